@@ -1,0 +1,476 @@
+// Polya-Gamma density, distribution function and the sampler's envelope tables.
+#include "polyagamma.h"
+
+#include <algorithm>
+#include <complex>
+
+namespace augp {
+namespace pg {
+
+namespace {
+constexpr double NEG_INF = -std::numeric_limits<double>::infinity();
+constexpr long double LD_EPS = std::numeric_limits<long double>::epsilon();
+}  // namespace
+
+double log_ncdf(double x) {
+  if (x > 0.0) return std::log1p(-0.5 * std::erfc(x / std::sqrt(2.0)));
+  if (x > -5.0) return std::log(0.5 * std::erfc(-x / std::sqrt(2.0)));
+  // Mills ratio R(u) = Phi(-u) / phi(u) by its continued fraction (backward evaluation).
+  const double u = -x;
+  double r = u;
+  for (int k = 60; k >= 1; --k) r = u + k / r;
+  return -0.5 * u * u - 0.5 * LOG2PI - std::log(r);
+}
+
+double mean(double b, double c) {
+  const double z = std::fabs(c);
+  if (z < 1e-3) {
+    const double z2 = z * z;
+    return 0.25 * b * (1.0 - z2 / 12.0 + z2 * z2 / 120.0);
+  }
+  return b * std::tanh(0.5 * z) / (2.0 * z);
+}
+
+double var(double b, double c) {
+  const double z = std::fabs(c);
+  if (z < 0.05) {
+    const double z2 = z * z;
+    return b / 24.0 * (1.0 - z2 / 5.0 + 17.0 * z2 * z2 / 560.0 - 31.0 * z2 * z2 * z2 / 7560.0);
+  }
+  const double y = 0.5 * z;
+  const double sech = 1.0 / std::cosh(y);
+  return b * (std::tanh(y) - y * sech * sech) / (2.0 * z * z * z);
+}
+
+std::atomic<long>& envelope_violations() {
+  static std::atomic<long> count(0);
+  return count;
+}
+
+// ---------------------------------------------------------------------------
+// Left (small-x) series of f0: log|sum| and an estimate of its relative rounding error.
+namespace {
+
+struct SeriesValue {
+  double log_value;  // log of the (positive) sum
+  double rel_err;    // estimated relative error (inf if the sum is not positive)
+};
+
+// Sum of (-1)^n exp(lt_n) given a generator of log-terms; stops when terms are negligible.
+template <class LogTerm>
+SeriesValue alternating_sum(LogTerm log_term, long max_terms) {
+  std::vector<long double> lt;
+  lt.reserve(64);
+  long double lmax = -std::numeric_limits<long double>::infinity();
+  long double prev = -std::numeric_limits<long double>::infinity();
+  for (long n = 0; n < max_terms; ++n) {
+    const long double l = log_term(n);
+    lt.push_back(l);
+    if (l > lmax) lmax = l;
+    if (n > 2 && l < prev && l < lmax - 60.0L) break;
+    prev = l;
+  }
+  long double S = 0.0L, A = 0.0L;
+  for (std::size_t n = lt.size(); n-- > 0;) {  // smallest terms first
+    const long double v = std::exp(lt[n] - lmax);
+    S += (n % 2 == 0) ? v : -v;
+    A += v;
+  }
+  SeriesValue out;
+  if (!(S > 0.0L) || lmax == -std::numeric_limits<long double>::infinity()) {
+    out.log_value = NEG_INF;
+    out.rel_err = std::numeric_limits<double>::infinity();
+    return out;
+  }
+  out.log_value = static_cast<double>(std::log(S) + lmax);
+  out.rel_err = static_cast<double>(8.0L * LD_EPS * A * std::sqrt((long double)lt.size() + 1.0L) / S);
+  return out;
+}
+
+SeriesValue log_f0_left(double x, double b) {
+  const long double lc = (b - 1.0) * LOG2 - std::lgamma(b) - 0.5 * (LOG2PI + 3.0 * std::log(x));
+  return alternating_sum(
+      [&](long n) {
+        const long double m = 2.0L * n + b;
+        return lc + std::lgamma((long double)n + b) - std::lgamma((long double)n + 1.0L) +
+               std::log(m) - m * m / (8.0L * x);
+      },
+      200000);
+}
+
+// Sums s_j = sum_{k >= 2} (k (k - 1))^(-j), j = 1..J.
+const std::vector<double>& stick_sums() {
+  static const std::vector<double> s = [] {
+    const int J = 90;
+    std::vector<double> v(J + 1, 0.0);
+    for (int j = 1; j <= J; ++j) {
+      if (j == 1) {
+        v[1] = 1.0;  // telescoping sum
+        continue;
+      }
+      long double acc = 0.0L;
+      for (int k = 4000; k >= 2; --k) acc += std::pow((long double)k * (k - 1.0L), -(long double)j);
+      v[j] = static_cast<double>(acc);
+    }
+    return v;
+  }();
+  return s;
+}
+
+}  // namespace
+
+// Large-x expansion: f0(x) = (2 pi)^b / Gamma(b) exp(-pi^2 x / 2) E[(x - R)^(b-1)], where R is a
+// sum of Gamma(b, 2 pi^2 k (k - 1)) variables (k >= 2); E[(x - R)^(b-1)] is expanded in the
+// moments of R (asymptotic series, truncated at its smallest term).
+bool log_f0_right(double x, double b, double* out) {
+  const std::vector<double>& s = stick_sums();
+  const int J = static_cast<int>(s.size()) - 1;
+  const double q = 1.0 / (2.0 * PI2 * x);
+  // scaled cumulants kx[i] = kappa_i / x^i and scaled moments mx[j] = m_j / x^j
+  std::vector<double> kx(J + 1), mx(J + 1);
+  double fact = 1.0;  // (i - 1)!
+  double qi = 1.0;
+  for (int i = 1; i <= J; ++i) {
+    if (i > 1) fact *= (i - 1);
+    qi *= q;
+    kx[i] = b * fact * s[i] * qi;
+  }
+  mx[0] = 1.0;
+  double sum = 1.0, coef = 1.0, last = 1.0;
+  bool converged = false;
+  for (int j = 1; j <= J; ++j) {
+    double m = 0.0, binom = 1.0;  // binom = C(j-1, i-1)
+    for (int i = 1; i <= j; ++i) {
+      m += binom * kx[i] * mx[j - i];
+      binom = binom * (j - i) / i;
+    }
+    mx[j] = m;
+    coef *= (j - b) / j;  // (1-b)_j / j!
+    const double term = coef * m;
+    if (term == 0.0) {  // integer b: the expansion is a finite sum
+      converged = true;
+      break;
+    }
+    if (std::fabs(term) > std::fabs(last) && j > 3) break;  // asymptotic series diverging
+    sum += term;
+    last = term;
+    if (std::fabs(term) < 1e-17 * std::fabs(sum)) {
+      converged = true;
+      break;
+    }
+  }
+  if (!converged || !(sum > 0.0)) return false;
+  *out = b * std::log(2.0 * PI) - std::lgamma(b) - 0.5 * PI2 * x + (b - 1.0) * std::log(x) +
+         std::log(sum);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Fourier inversion (used where neither series is accurate, i.e. large b near the bulk).
+namespace {
+
+std::complex<double> log_cf(double s, double b, double c) {
+  // log E[exp(i s omega)] = b [log cosh(c/2) - log cosh(w)], w = sqrt(c^2/4 - i s/2).
+  const std::complex<double> w = std::sqrt(std::complex<double>(0.25 * c * c, -0.5 * s));
+  const std::complex<double> lc = w + std::log(1.0 + std::exp(-2.0 * w)) - LOG2;
+  return b * (log_cosh(0.5 * c) - lc);
+}
+
+struct FourierGrid {
+  double h;
+  long kmax;
+};
+
+FourierGrid fourier_grid(double x, double b, double c) {
+  const double m = mean(b, c), sd = std::sqrt(var(b, c));
+  const double kappa = 0.5 * (PI2 + c * c);
+  const double period = x + m + 60.0 * sd + 120.0 / kappa;
+  FourierGrid g;
+  g.h = 2.0 * PI / period;
+  g.kmax = 4000000;
+  return g;
+}
+
+// Density by the trapezoid rule on the Fourier integral; *abs_err is an error estimate.
+double fourier_density(double x, double b, double c, double* abs_err) {
+  const FourierGrid g = fourier_grid(x, b, c);
+  double acc = 0.5;
+  long k = 1;
+  int small = 0;
+  for (; k < g.kmax; ++k) {
+    const double s = k * g.h;
+    const std::complex<double> l = log_cf(s, b, c);
+    if (l.real() < -42.0) {
+      if (++small > 8) break;
+      continue;
+    }
+    small = 0;
+    acc += std::exp(l.real()) * std::cos(l.imag() - s * x);
+  }
+  const double f = g.h / PI * acc;
+  *abs_err = g.h / PI * (1e-15 * k + 1e-18);
+  return f;
+}
+
+double fourier_cdf(double x, double b, double c, double* abs_err) {
+  const FourierGrid g = fourier_grid(x, b, c);
+  double acc = g.h * x / (2.0 * PI);
+  long k = 1;
+  int small = 0;
+  for (; k < g.kmax; ++k) {
+    const double s = k * g.h;
+    const std::complex<double> l = log_cf(s, b, c);
+    if (l.real() - std::log((double)k) < -42.0) {
+      if (++small > 8) break;
+      continue;
+    }
+    small = 0;
+    const std::complex<double> phi = std::exp(l);
+    const std::complex<double> e = std::exp(std::complex<double>(0.0, -s * x));
+    acc += (phi * (1.0 - e)).imag() / (PI * k);
+  }
+  *abs_err = 1e-15 * std::sqrt((double)k) + 1e-17;
+  return acc;
+}
+
+// Gauss-Laguerre nodes and weights (alpha = 0), by Newton's method on the recurrence.
+struct Laguerre {
+  std::vector<double> x, w;
+};
+
+const Laguerre& laguerre_rule() {
+  static const Laguerre rule = [] {
+    const int n = 40;
+    Laguerre r;
+    r.x.resize(n);
+    r.w.resize(n);
+    double z = 0.0;
+    for (int i = 0; i < n; ++i) {
+      if (i == 0) z = 3.0 / (1.0 + 2.4 * n);
+      else if (i == 1) z += 15.0 / (1.0 + 2.5 * n);
+      else z += (1.0 + 2.55 * (i - 1)) / (1.9 * (i - 1)) * (z - r.x[i - 2]);
+      double p1 = 0, p2 = 0, pp = 0;
+      for (int it = 0; it < 100; ++it) {
+        p1 = 1.0;
+        p2 = 0.0;
+        for (int j = 0; j < n; ++j) {
+          const double p3 = p2;
+          p2 = p1;
+          p1 = ((2 * j + 1 - z) * p2 - j * p3) / (j + 1);
+        }
+        pp = n * (p1 - p2) / z;
+        const double z1 = z;
+        z = z1 - p1 / pp;
+        if (std::fabs(z - z1) <= 1e-15 * std::fabs(z)) break;
+      }
+      r.x[i] = z;
+      r.w[i] = -1.0 / (pp * n * p2);
+    }
+    return r;
+  }();
+  return rule;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+double log_density(double x, double b, double c, bool* ok) {
+  *ok = true;
+  if (!(x > 0.0)) return NEG_INF;
+  if (std::isinf(x)) return NEG_INF;
+  const double tilt = b * log_cosh(0.5 * c) - 0.5 * c * c * x;
+  const SeriesValue left = log_f0_left(x, b);
+  if (left.rel_err < 1e-11) return tilt + left.log_value;
+  double lr;
+  if (x >= 2.0 && log_f0_right(x, b, &lr)) return tilt + lr;
+  // Fourier inversion: absolute accuracy only.
+  double err;
+  const double f = fourier_density(x, b, c, &err);
+  if (!(f > 0.0) || err > 1e-8 * f) {
+    // Fall back to the best series value when it is at least roughly accurate.
+    if (left.rel_err < 1e-4) {
+      *ok = left.rel_err < 1e-8;
+      return tilt + left.log_value;
+    }
+    *ok = false;
+    return f > 0.0 ? std::log(f) : NEG_INF;
+  }
+  return std::log(f);
+}
+
+namespace {
+
+// Lower-tail cdf by integrating the left series term by term (closed form per term).
+SeriesValue log_cdf_left(double x, double b, double z) {
+  const double sx = std::sqrt(x);
+  const long double lc = b * log_cosh(0.5 * z) + (b - 1.0) * LOG2 + LOG2;
+  const long double lgb = std::lgamma((long double)b);
+  return alternating_sum(
+      [&](long n) {
+        const double m = 2.0 * n + b;
+        const double beta = m / (2.0 * sx);
+        const double l1 = -0.5 * m * z + log_ncdf(z * sx - beta);
+        const double l2 = 0.5 * m * z + log_ncdf(-(z * sx + beta));
+        return lc + std::lgamma((long double)n + b) - lgb - std::lgamma((long double)n + 1.0L) +
+               (long double)log_add(l1, l2);
+      },
+      200000);
+}
+
+// Upper tail by Gauss-Laguerre on the large-x density expansion (x >= 2).
+bool log_upper_right(double x, double b, double c, double* out) {
+  const double kappa = 0.5 * (PI2 + c * c);
+  const Laguerre& L = laguerre_rule();
+  double acc = 0.0;
+  for (std::size_t i = 0; i < L.x.size(); ++i) {
+    const double s = x + L.x[i] / kappa;
+    double lf;
+    if (!log_f0_right(s, b, &lf)) return false;
+    // f(s) exp(kappa s) = cosh^b(c/2) f0(s) exp(pi^2 s / 2)
+    acc += L.w[i] * std::exp(lf + 0.5 * PI2 * s);
+  }
+  *out = b * log_cosh(0.5 * c) - kappa * x - std::log(kappa) + std::log(acc);
+  return true;
+}
+
+}  // namespace
+
+double cdf(double q, double b, double c, bool lower, bool log_p, bool* ok) {
+  *ok = true;
+  const double z = std::fabs(c);
+  double lo = NEG_INF, up = NEG_INF;  // log P(<= q), log P(> q)
+  if (!(q > 0.0)) {
+    lo = NEG_INF;
+    up = 0.0;
+  } else if (std::isinf(q)) {
+    lo = 0.0;
+    up = NEG_INF;
+  } else {
+    const SeriesValue left = log_cdf_left(q, b, z);
+    double lu;
+    const bool have_right = q >= 2.0 && log_upper_right(q, b, z, &lu);
+    if (have_right && lu < std::log(0.5)) {
+      up = lu;
+      lo = std::log1p(-std::exp(lu));
+    } else if (left.rel_err < 1e-11 && left.log_value <= 0.0) {
+      lo = left.log_value;
+      up = lo < std::log(0.5) ? std::log1p(-std::exp(lo)) : std::log(-std::expm1(lo));
+    } else {
+      double err;
+      double F = fourier_cdf(q, b, z, &err);
+      F = std::min(1.0, std::max(0.0, F));
+      if (err > 1e-8 * std::min(F, 1.0 - F)) *ok = false;
+      lo = std::log(F);
+      up = std::log1p(-F);
+    }
+  }
+  const double r = lower ? lo : up;
+  return log_p ? r : std::exp(r);
+}
+
+// ---------------------------------------------------------------------------
+// Envelope table for fractional b.
+namespace {
+
+constexpr int FRAC_NODES = 256;
+
+struct FracTable {
+  std::vector<double> t, logM;  // per interval [j/N, (j+1)/N], j = 0..N-1
+};
+
+// h(x) = f0(x) exp(pi^2 x / 2) on a grid of x in [0.01, 2] (h decreases beyond 2 for b < 1).
+void h_on_grid(double b, const std::vector<double>& xs, std::vector<double>* h) {
+  h->resize(xs.size());
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const SeriesValue v = log_f0_left(xs[i], b);
+    (*h)[i] = std::exp(v.log_value + 0.5 * PI2 * xs[i]);
+  }
+}
+
+const FracTable& frac_table() {
+  static const FracTable table = [] {
+    std::vector<double> xs;
+    for (int i = 0; i <= 600; ++i) xs.push_back(0.01 + (2.0 - 0.01) * i / 600.0);
+    const int N = FRAC_NODES;
+    std::vector<std::vector<double>> suffix(N + 1);
+    std::vector<int> best(N + 1, 0);
+    for (int j = 1; j <= N; ++j) {
+      const double b = static_cast<double>(j) / N;
+      std::vector<double> h;
+      h_on_grid(b, xs, &h);
+      std::vector<double>& sm = suffix[j];
+      sm.resize(xs.size());
+      double run = 0.0;
+      for (std::size_t i = xs.size(); i-- > 0;) {
+        run = std::max(run, h[i]);
+        sm[i] = run;
+      }
+      // choose t among grid points below x*(b) minimising the envelope mass at c = 0
+      const double xstar = (1.0 + b) / (2.0 * std::log(2.0 + b));
+      double bestmass = std::numeric_limits<double>::infinity();
+      for (std::size_t i = 0; i < xs.size() && xs[i] < 0.95 * xstar; ++i) {
+        const double t = xs[i];
+        const double wl = std::pow(2.0, b) * 2.0 * std::exp(log_ncdf(-b / (2.0 * std::sqrt(t))));
+        const double wr = sm[i] * 2.0 / PI2 * std::exp(-0.5 * PI2 * t);
+        if (wl + wr < bestmass) {
+          bestmass = wl + wr;
+          best[j] = static_cast<int>(i);
+        }
+      }
+    }
+    best[0] = best[1];
+    FracTable tab;
+    tab.t.resize(N);
+    tab.logM.resize(N);
+    for (int j = 0; j < N; ++j) {
+      const int i = std::min(best[j], best[j + 1]);
+      double M = suffix[j + 1][i];
+      if (j > 0) M = std::max(M, suffix[j][i]);
+      tab.t[j] = xs[i];
+      tab.logM[j] = std::log(M * 1.03);  // 3% above the grid maximum over the interval
+    }
+    return tab;
+  }();
+  return table;
+}
+
+}  // namespace
+
+FracConst frac_const(double b) {
+  const FracTable& tab = frac_table();
+  int j = static_cast<int>(std::floor(b * FRAC_NODES));
+  if (j >= FRAC_NODES) j = FRAC_NODES - 1;
+  if (j < 0) j = 0;
+  FracConst fc;
+  fc.t = tab.t[j];
+  fc.logM = tab.logM[j];
+  return fc;
+}
+
+SeriesSetup make_setup(double b, double z) {
+  SeriesSetup s;
+  s.b = b;
+  s.z = z;
+  s.unit = (b == 1.0);
+  if (s.unit) {
+    s.t = 0.16;
+    s.logM = std::log(2.0 * PI);
+  } else {
+    const FracConst fc = frac_const(b);
+    s.t = fc.t;
+    s.logM = fc.logM;
+  }
+  s.lambda = 0.25 * b * b;
+  s.mu = z > 0.0 ? b / (2.0 * z) : std::numeric_limits<double>::infinity();
+  s.kappa = 0.5 * (PI2 + z * z);
+  const double st = std::sqrt(s.t);
+  const double beta = b / (2.0 * st);
+  const double log_pig = log_add(log_ncdf(z * st - beta), b * z + log_ncdf(-(z * st + beta)));
+  const double log_wl = b * LOG2 - 0.5 * b * z + log_pig;
+  const double log_wr = s.logM - std::log(s.kappa) - s.kappa * s.t;
+  s.pleft = 1.0 / (1.0 + std::exp(log_wr - log_wl));
+  return s;
+}
+
+}  // namespace pg
+}  // namespace augp

@@ -1,0 +1,247 @@
+// The Polya-Gamma distribution PG(b, c): sampler, density and distribution
+// function. No R API in this file: it is used from worker threads.
+//
+// Notation (all in the PG scale, omega = sum_k g_k / (2 pi^2 ((k - 1/2)^2 + c^2 / (4 pi^2)))):
+//   f0(x | b)    density of PG(b, 0),
+//   f(x | b, c) = cosh^b(c / 2) exp(-c^2 x / 2) f0(x | b).
+//
+// The density of PG(b, 0) is the alternating series sum_n (-1)^n a_n(x) with
+//   a_n(x) = 2^(b-1) Gamma(n+b) / (Gamma(b) n!) (2n+b) / sqrt(2 pi x^3) exp(-(2n+b)^2 / (8x)).
+//
+// Sampler ("exact"):
+//   * b = 1: Devroye's alternating-series rejection method, written in the PG scale
+//     (left envelope: the n = 0 term, an inverse-Gaussian kernel; right envelope: the
+//     leading term of the large-x series 2 pi sum_n (-1)^n (2n+1) exp(-pi^2 (2n+1)^2 x / 2)).
+//   * integer b: sum of b independent PG(1, c) draws (additivity).
+//   * 0 < b < 1: an alternating-series rejection sampler of our own: the left envelope is
+//     again the n = 0 term (valid below t(b), where the terms decrease from n = 0), the
+//     right envelope is M(b) exp(-pi^2 x / 2) with M(b) >= sup_{x >= t} f0(x) exp(pi^2 x / 2)
+//     computed once per b-grid node from the density (see frac_table()); the accept/reject
+//     decision uses partial sums that bracket f0, so the output is exactly PG(b, c).
+//   * other b: floor(b) PG(1, c) draws plus one draw of the fractional part.
+#ifndef AUGP_POLYAGAMMA_H
+#define AUGP_POLYAGAMMA_H
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "rng.h"
+
+namespace augp {
+namespace pg {
+
+constexpr double PI = 3.141592653589793238462643383279502884;
+constexpr double PI2 = PI * PI;
+constexpr double LOG2 = 0.693147180559945309417232121458176568;
+constexpr double LOG2PI = 1.837877066409345483560659472811235279;
+
+// ---------- small numerical helpers ----------
+
+// log(cosh(x)) without overflow.
+inline double log_cosh(double x) {
+  const double a = std::fabs(x);
+  return a + std::log1p(std::exp(-2.0 * a)) - LOG2;
+}
+
+// log of the standard normal cdf, accurate in the far left tail.
+double log_ncdf(double x);
+
+// log(exp(a) + exp(b)).
+inline double log_add(double a, double b) {
+  if (a == -std::numeric_limits<double>::infinity()) return b;
+  if (b == -std::numeric_limits<double>::infinity()) return a;
+  return a > b ? a + std::log1p(std::exp(b - a)) : b + std::log1p(std::exp(a - b));
+}
+
+// Exact moments.
+double mean(double b, double c);
+double var(double b, double c);
+
+// ---------- sampler ----------
+
+// Left-envelope threshold and right-envelope constant for a fractional b.
+struct FracConst {
+  double t;     // switch point between the two envelope pieces
+  double logM;  // log M(b): right envelope is M exp(-pi^2 x / 2) on (t, inf)
+};
+
+// Lookup of (t, log M) for b in (0, 1), built once (thread-safe static init).
+FracConst frac_const(double b);
+
+// Number of times an envelope bound was found violated (should stay 0; checked by tests).
+std::atomic<long>& envelope_violations();
+
+// Everything that depends on (b, z) only, so repeated draws with the same
+// parameters (the integer part of b) pay for it once.
+struct SeriesSetup {
+  double b, z, t, logM, lambda, mu, kappa, pleft;
+  bool unit;  // b == 1: use the exact large-x series on the right
+};
+
+SeriesSetup make_setup(double b, double z);
+
+// Truncated inverse Gaussian IG(mu, lambda) on (0, t]; mu = inf means the Levy law.
+template <class RNG>
+double rtrunc_ig(double mu, double lambda, double z, double t, RNG& rng) {
+  if (!(mu < t)) {
+    // Levy(lambda) = lambda / Z^2 restricted to x <= t, then tilt by exp(-z^2 x / 2).
+    const double a = std::sqrt(lambda / t);
+    for (;;) {
+      double zz;
+      if (a < 1.0) {
+        do {
+          zz = rng.norm();
+        } while (std::fabs(zz) < a);
+      } else {
+        for (;;) {
+          const double xx = std::sqrt(a * a - 2.0 * std::log(rng.unif()));
+          if (rng.unif() * xx <= a) {
+            zz = xx;
+            break;
+          }
+        }
+      }
+      const double x = lambda / (zz * zz);
+      if (z == 0.0 || rng.unif() <= std::exp(-0.5 * z * z * x)) return x;
+    }
+  }
+  for (;;) {
+    const double y = rng.norm();
+    const double phi = mu * y * y / (2.0 * lambda);
+    double x = mu / (1.0 + phi + std::sqrt(phi * phi + 2.0 * phi));
+    if (rng.unif() > mu / (mu + x)) x = mu * mu / x;
+    if (x <= t) return x;
+  }
+}
+
+// log a_n(x) / a_0(x) ratio step: a_{n+1} / a_n.
+inline long double left_ratio(long double n, long double b, long double x) {
+  return (n + b) / (n + 1.0L) * (2.0L * n + 2.0L + b) / (2.0L * n + b) *
+         std::exp(-(2.0L * n + 1.0L + b) / (2.0L * x));
+}
+
+// log a_0(x | b).
+inline double log_a0(double x, double b) {
+  return (b - 1.0) * LOG2 + std::log(b) - 0.5 * (LOG2PI + 3.0 * std::log(x)) -
+         b * b / (8.0 * x);
+}
+
+// log f0 by the large-x expansion (b < 1 or x large); returns false if it did not converge.
+bool log_f0_right(double x, double b, double* out);
+
+// One draw of PG(b, z) for b in (0, 1] using a prepared setup.
+template <class RNG>
+double draw_series(const SeriesSetup& s, RNG& rng) {
+  for (;;) {
+    const bool left = rng.unif() < s.pleft;
+    const double x = left ? rtrunc_ig(s.mu, s.lambda, s.z, s.t, rng)
+                          : s.t + rng.exp1() / s.kappa;
+    const double u = rng.unif();
+    if (left) {
+      // Terms decrease from n = 0 below t: partial sums alternate around f0 / a0.
+      long double S = 1.0L, a = 1.0L;
+      for (long n = 0;; ++n) {
+        a *= left_ratio((long double)n, s.b, x);
+        if (n % 2 == 0) {
+          S -= a;
+          if (u <= S) return x;
+        } else {
+          S += a;
+          if (u > S) break;
+        }
+        if (n > 10000) break;  // cannot happen for x <= t; guards against NaN loops
+      }
+      continue;
+    }
+    if (s.unit) {
+      // Large-x series for b = 1, divided by its first term 2 pi exp(-pi^2 x / 2).
+      double S = 1.0;
+      for (long n = 1;; ++n) {
+        const double m = 2.0 * n + 1.0;
+        const double a = m * std::exp(-0.5 * PI2 * x * (m * m - 1.0));
+        if (n % 2 == 1) {
+          S -= a;
+          if (u <= S) return x;
+        } else {
+          S += a;
+          if (u > S) break;
+        }
+      }
+      continue;
+    }
+    // Fractional b, x > t. Target / envelope = f0(x) / (M exp(-pi^2 x / 2)).
+    if (x >= 2.0) {
+      double lf;
+      if (log_f0_right(x, s.b, &lf)) {
+        const double r = std::exp(lf + 0.5 * PI2 * x - s.logM);
+        if (r > 1.0) envelope_violations().fetch_add(1, std::memory_order_relaxed);
+        if (u <= r) return x;
+        continue;
+      }
+    }
+    // Left series with the first terms summed until they decrease (n >= N0), then bounds.
+    const long double lb = s.b, lx = x;
+    const long double scale = std::exp((long double)log_a0(x, s.b) + 0.5L * PI2 * lx - s.logM);
+    const long N0 = std::max(1L, (long)std::ceil(std::sqrt(s.b * x)));
+    long double a = scale, S = scale;
+    int verdict = 0;  // 1 accept, -1 reject
+    for (long n = 0; n < 100000 && verdict == 0; ++n) {
+      a *= left_ratio((long double)n, lb, lx);
+      const long m = n + 1;  // S is now the partial sum through term m
+      S += (m % 2 == 1) ? -a : a;
+      if (m < N0 - 1) continue;
+      // From m >= N0 - 1 on, the tail alternates with shrinking terms:
+      // odd m gives a lower bound of f0 / envelope, even m an upper bound.
+      if (m % 2 == 1) {
+        if (S > 1.0L) envelope_violations().fetch_add(1, std::memory_order_relaxed);
+        if (u <= S) verdict = 1;
+      } else if (u > S) {
+        verdict = -1;
+      }
+    }
+    if (verdict == 1) return x;
+  }
+}
+
+// Devroye-type PG(1, z) and the general exact sampler.
+template <class RNG>
+double draw_exact(double b, double c, RNG& rng) {
+  const double z = std::fabs(c);
+  const double nint = std::floor(b);
+  const double frac = b - nint;
+  double sum = 0.0;
+  if (nint > 0) {
+    const SeriesSetup s1 = make_setup(1.0, z);
+    for (double i = 0; i < nint; i += 1.0) sum += draw_series(s1, rng);
+  }
+  if (frac > 0) {
+    const SeriesSetup sf = make_setup(frac, z);
+    sum += draw_series(sf, rng);
+  }
+  return sum;
+}
+
+// Moment-matched normal approximation (opt-in, method = "normal"); redrawn if negative.
+template <class RNG>
+double draw_normal(double b, double c, RNG& rng) {
+  const double m = mean(b, c), sd = std::sqrt(var(b, c));
+  for (;;) {
+    const double x = m + sd * rng.norm();
+    if (x > 0) return x;
+  }
+}
+
+// ---------- density and distribution function ----------
+
+// log density of PG(b, c) at x (x > 0); *ok = false if no method reached 1e-8 relative.
+double log_density(double x, double b, double c, bool* ok);
+
+// P(omega <= q) (lower = true) or P(omega > q), optionally on the log scale.
+double cdf(double q, double b, double c, bool lower, bool log_p, bool* ok);
+
+}  // namespace pg
+}  // namespace augp
+
+#endif
