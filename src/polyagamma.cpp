@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <complex>
+#include <mutex>
 
 namespace augp {
 namespace pg {
@@ -88,16 +89,25 @@ SeriesValue alternating_sum(LogTerm log_term, long max_terms) {
 }
 
 SeriesValue log_f0_left(double x, double b) {
-  const long double lc = (b - 1.0) * LOG2 - std::lgamma(b) - 0.5 * (LOG2PI + 3.0 * std::log(x));
+  // log a_0 and then the exact ratio a_{n+1} / a_n (no lgamma per term).
+  long double l = (b - 1.0) * LOG2 + std::log(b) - 0.5 * (LOG2PI + 3.0 * std::log(x)) -
+                  b * b / (8.0 * x);
+  const long double lb = b, lx = x;
   return alternating_sum(
       [&](long n) {
-        const long double m = 2.0L * n + b;
-        return lc + std::lgamma((long double)n + b) - std::lgamma((long double)n + 1.0L) +
-               std::log(m) - m * m / (8.0L * x);
+        if (n > 0) {
+          const long double k = n - 1;  // step from term k to k + 1
+          l += std::log((k + lb) / (k + 1.0L)) + std::log((2.0L * k + 2.0L + lb) / (2.0L * k + lb)) -
+               (2.0L * k + 1.0L + lb) / (2.0L * lx);
+        }
+        return l;
       },
       200000);
 }
 
+}  // namespace
+
+namespace {
 // Sums s_j = sum_{k >= 2} (k (k - 1))^(-j), j = 1..J.
 const std::vector<double>& stick_sums() {
   static const std::vector<double> s = [] {
@@ -374,76 +384,75 @@ namespace {
 
 constexpr int FRAC_NODES = 256;
 
-struct FracTable {
-  std::vector<double> t, logM;  // per interval [j/N, (j+1)/N], j = 0..N-1
+// For a grid node b_j = j / FRAC_NODES: the running maximum from the right of
+// h(x) = f0(x) exp(pi^2 x / 2) on an x-grid over [0.01, 2] (h decreases beyond 2 for
+// b < 1, where the large-x expansion has positive terms), and the grid index of the
+// switch point t that minimises the envelope mass at c = 0.
+struct FracNode {
+  std::vector<double> suffix;
+  int best = 0;
 };
 
-// h(x) = f0(x) exp(pi^2 x / 2) on a grid of x in [0.01, 2] (h decreases beyond 2 for b < 1).
-void h_on_grid(double b, const std::vector<double>& xs, std::vector<double>* h) {
-  h->resize(xs.size());
-  for (std::size_t i = 0; i < xs.size(); ++i) {
+const std::vector<double>& frac_xgrid() {
+  static const std::vector<double> xs = [] {
+    std::vector<double> v;
+    for (int i = 0; i <= 600; ++i) v.push_back(0.01 + (2.0 - 0.01) * i / 600.0);
+    return v;
+  }();
+  return xs;
+}
+
+void compute_node(int j, FracNode* node) {
+  const std::vector<double>& xs = frac_xgrid();
+  const double b = static_cast<double>(j) / FRAC_NODES;
+  node->suffix.assign(xs.size(), 0.0);
+  double run = 0.0;
+  for (std::size_t i = xs.size(); i-- > 0;) {
     const SeriesValue v = log_f0_left(xs[i], b);
-    (*h)[i] = std::exp(v.log_value + 0.5 * PI2 * xs[i]);
+    run = std::max(run, std::exp(v.log_value + 0.5 * PI2 * xs[i]));
+    node->suffix[i] = run;
+  }
+  // t must stay below x*(b), where the terms of the series stop decreasing from n = 0.
+  const double xstar = (1.0 + b) / (2.0 * std::log(2.0 + b));
+  double bestmass = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < xs.size() && xs[i] < 0.95 * xstar; ++i) {
+    const double t = xs[i];
+    const double wl = std::pow(2.0, b) * 2.0 * std::exp(log_ncdf(-b / (2.0 * std::sqrt(t))));
+    const double wr = node->suffix[i] * 2.0 / PI2 * std::exp(-0.5 * PI2 * t);
+    if (wl + wr < bestmass) {
+      bestmass = wl + wr;
+      node->best = static_cast<int>(i);
+    }
   }
 }
 
-const FracTable& frac_table() {
-  static const FracTable table = [] {
-    std::vector<double> xs;
-    for (int i = 0; i <= 600; ++i) xs.push_back(0.01 + (2.0 - 0.01) * i / 600.0);
-    const int N = FRAC_NODES;
-    std::vector<std::vector<double>> suffix(N + 1);
-    std::vector<int> best(N + 1, 0);
-    for (int j = 1; j <= N; ++j) {
-      const double b = static_cast<double>(j) / N;
-      std::vector<double> h;
-      h_on_grid(b, xs, &h);
-      std::vector<double>& sm = suffix[j];
-      sm.resize(xs.size());
-      double run = 0.0;
-      for (std::size_t i = xs.size(); i-- > 0;) {
-        run = std::max(run, h[i]);
-        sm[i] = run;
-      }
-      // choose t among grid points below x*(b) minimising the envelope mass at c = 0
-      const double xstar = (1.0 + b) / (2.0 * std::log(2.0 + b));
-      double bestmass = std::numeric_limits<double>::infinity();
-      for (std::size_t i = 0; i < xs.size() && xs[i] < 0.95 * xstar; ++i) {
-        const double t = xs[i];
-        const double wl = std::pow(2.0, b) * 2.0 * std::exp(log_ncdf(-b / (2.0 * std::sqrt(t))));
-        const double wr = sm[i] * 2.0 / PI2 * std::exp(-0.5 * PI2 * t);
-        if (wl + wr < bestmass) {
-          bestmass = wl + wr;
-          best[j] = static_cast<int>(i);
-        }
-      }
-    }
-    best[0] = best[1];
-    FracTable tab;
-    tab.t.resize(N);
-    tab.logM.resize(N);
-    for (int j = 0; j < N; ++j) {
-      const int i = std::min(best[j], best[j + 1]);
-      double M = suffix[j + 1][i];
-      if (j > 0) M = std::max(M, suffix[j][i]);
-      tab.t[j] = xs[i];
-      tab.logM[j] = std::log(M * 1.03);  // 3% above the grid maximum over the interval
-    }
-    return tab;
-  }();
-  return table;
+// Nodes are computed on first use, once, whichever thread asks first.
+const FracNode& frac_node(int j) {
+  static FracNode nodes[FRAC_NODES + 1];
+  static std::once_flag flags[FRAC_NODES + 1];
+  std::call_once(flags[j], [j] { compute_node(j, &nodes[j]); });
+  return nodes[j];
 }
 
 }  // namespace
 
+// Envelope constants on the interval [j/N, (j+1)/N] containing b: the smaller of the two
+// nodes' switch points, and 3% above the larger of their grid maxima of h beyond it.
 FracConst frac_const(double b) {
-  const FracTable& tab = frac_table();
   int j = static_cast<int>(std::floor(b * FRAC_NODES));
-  if (j >= FRAC_NODES) j = FRAC_NODES - 1;
-  if (j < 0) j = 0;
+  j = std::min(std::max(j, 0), FRAC_NODES - 1);
+  const FracNode& hi = frac_node(j + 1);
+  int i = hi.best;
+  double M = 0.0;
+  if (j > 0) {
+    const FracNode& lo = frac_node(j);
+    i = std::min(i, lo.best);
+    M = lo.suffix[i];
+  }
+  M = std::max(M, hi.suffix[i]);
   FracConst fc;
-  fc.t = tab.t[j];
-  fc.logM = tab.logM[j];
+  fc.t = frac_xgrid()[i];
+  fc.logM = std::log(M * 1.03);
   return fc;
 }
 
