@@ -15,11 +15,12 @@ constexpr long double LD_EPS = std::numeric_limits<long double>::epsilon();
 
 double log_ncdf(double x) {
   if (x > 0.0) return std::log1p(-0.5 * std::erfc(x / std::sqrt(2.0)));
-  if (x > -5.0) return std::log(0.5 * std::erfc(-x / std::sqrt(2.0)));
+  // erfc keeps full relative accuracy in the tail until it underflows near x = -37.
+  if (x > -30.0) return std::log(0.5 * std::erfc(-x / std::sqrt(2.0)));
   // Mills ratio R(u) = Phi(-u) / phi(u) by its continued fraction (backward evaluation).
   const double u = -x;
   double r = u;
-  for (int k = 60; k >= 1; --k) r = u + k / r;
+  for (int k = 24; k >= 1; --k) r = u + k / r;
   return -0.5 * u * u - 0.5 * LOG2PI - std::log(r);
 }
 
@@ -179,11 +180,55 @@ bool log_f0_right(double x, double b, double* out) {
 // Fourier inversion (used where neither series is accurate, i.e. large b near the bulk).
 namespace {
 
-std::complex<double> log_cf(double s, double b, double c) {
-  // log E[exp(i s omega)] = b [log cosh(c/2) - log cosh(w)], w = sqrt(c^2/4 - i s/2).
-  const std::complex<double> w = std::sqrt(std::complex<double>(0.25 * c * c, -0.5 * s));
+// The exponentially tilted family: f_s(x) proportional to exp(-s x / 2) f0(x), s > -pi^2
+// (s = c^2 gives PG(b, c); s < 0 tilts towards the right tail). Its normaliser is C(s)^b with
+// C(s) = cosh(sqrt(s) / 2) for s >= 0 and cos(sqrt(-s) / 2) for s < 0.
+double tilt_log_C(double s) {
+  if (s >= 0.0) return log_cosh(0.5 * std::sqrt(s));
+  return std::log(std::cos(0.5 * std::sqrt(-s)));
+}
+
+double tilt_mean(double b, double s) {
+  if (std::fabs(s) < 1e-6) return 0.25 * b * (1.0 - s / 12.0 + s * s / 120.0);
+  if (s > 0.0) {
+    const double c = std::sqrt(s);
+    return b * std::tanh(0.5 * c) / (2.0 * c);
+  }
+  const double r = std::sqrt(-s);
+  return b * std::tan(0.5 * r) / (2.0 * r);
+}
+
+double tilt_var(double b, double s) {
+  if (s >= 0.0) return var(b, std::sqrt(s));
+  const double r = std::sqrt(-s);
+  if (r < 0.05) return b / 24.0 * (1.0 - s / 5.0 + 17.0 * s * s / 560.0);
+  const double sec = 1.0 / std::cos(0.5 * r);
+  return b * (0.5 * r * sec * sec - std::tan(0.5 * r)) / (2.0 * r * r * r);
+}
+
+// The tilt s whose mean is x (the saddlepoint), by bisection.
+double tilt_for_mean(double b, double x) {
+  if (x >= 0.25 * b) {
+    double lo = 0.0, hi = PI;  // r = sqrt(-s); the mean increases with r
+    for (int it = 0; it < 200; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      if (tilt_mean(b, -mid * mid) < x) lo = mid; else hi = mid;
+    }
+    return -lo * lo;
+  }
+  double lo = 0.0, hi = std::max(1.0, std::pow(b / x, 2));
+  for (int it = 0; it < 200; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    if (tilt_mean(b, mid) > x) lo = mid; else hi = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// log of the characteristic function E[exp(i t omega)] of the tilted law.
+std::complex<double> log_cf(double t, double b, double s) {
+  const std::complex<double> w = std::sqrt(std::complex<double>(0.25 * s, -0.5 * t));
   const std::complex<double> lc = w + std::log(1.0 + std::exp(-2.0 * w)) - LOG2;
-  return b * (log_cosh(0.5 * c) - lc);
+  return b * (tilt_log_C(s) - lc);
 }
 
 struct FourierGrid {
@@ -191,9 +236,9 @@ struct FourierGrid {
   long kmax;
 };
 
-FourierGrid fourier_grid(double x, double b, double c) {
-  const double m = mean(b, c), sd = std::sqrt(var(b, c));
-  const double kappa = 0.5 * (PI2 + c * c);
+FourierGrid fourier_grid(double x, double b, double s) {
+  const double m = tilt_mean(b, s), sd = std::sqrt(tilt_var(b, s));
+  const double kappa = 0.5 * (PI2 + s);
   const double period = x + m + 60.0 * sd + 120.0 / kappa;
   FourierGrid g;
   g.h = 2.0 * PI / period;
@@ -201,35 +246,40 @@ FourierGrid fourier_grid(double x, double b, double c) {
   return g;
 }
 
-// Density by the trapezoid rule on the Fourier integral; *abs_err is an error estimate.
-double fourier_density(double x, double b, double c, double* abs_err) {
-  const FourierGrid g = fourier_grid(x, b, c);
-  double acc = 0.5;
-  long k = 1;
+// log density at x by the trapezoid rule on the Fourier integral of the law tilted so that
+// its mean is x: there the density is of order 1 / sd and the absolute accuracy of the
+// rule becomes a relative one. *rel_err estimates the relative rounding error.
+double fourier_log_density(double x, double b, double c, double* rel_err) {
+  const double s = tilt_for_mean(b, x);
+  const FourierGrid g = fourier_grid(x, b, s);
+  double acc = 0.5, mag = 0.5;
   int small = 0;
-  for (; k < g.kmax; ++k) {
-    const double s = k * g.h;
-    const std::complex<double> l = log_cf(s, b, c);
-    if (l.real() < -42.0) {
+  for (long k = 1; k < g.kmax; ++k) {
+    const double t = k * g.h;
+    const std::complex<double> l = log_cf(t, b, s);
+    if (l.real() < -45.0) {
       if (++small > 8) break;
       continue;
     }
     small = 0;
-    acc += std::exp(l.real()) * std::cos(l.imag() - s * x);
+    const double a = std::exp(l.real());
+    acc += a * std::cos(l.imag() - t * x);
+    mag += a;
   }
-  const double f = g.h / PI * acc;
-  *abs_err = g.h / PI * (1e-15 * k + 1e-18);
-  return f;
+  const double fs = g.h / PI * acc;
+  *rel_err = (fs > 0.0) ? 1e-15 * (g.h / PI) * mag / fs : std::numeric_limits<double>::infinity();
+  if (!(fs > 0.0)) return NEG_INF;
+  return b * log_cosh(0.5 * c) - b * tilt_log_C(s) - 0.5 * (c * c - s) * x + std::log(fs);
 }
 
 double fourier_cdf(double x, double b, double c, double* abs_err) {
-  const FourierGrid g = fourier_grid(x, b, c);
+  const FourierGrid g = fourier_grid(x, b, c * c);
   double acc = g.h * x / (2.0 * PI);
   long k = 1;
   int small = 0;
   for (; k < g.kmax; ++k) {
     const double s = k * g.h;
-    const std::complex<double> l = log_cf(s, b, c);
+    const std::complex<double> l = log_cf(s, b, c * c);
     if (l.real() - std::log((double)k) < -42.0) {
       if (++small > 8) break;
       continue;
@@ -293,19 +343,16 @@ double log_density(double x, double b, double c, bool* ok) {
   if (left.rel_err < 1e-11) return tilt + left.log_value;
   double lr;
   if (x >= 2.0 && log_f0_right(x, b, &lr)) return tilt + lr;
-  // Fourier inversion: absolute accuracy only.
-  double err;
-  const double f = fourier_density(x, b, c, &err);
-  if (!(f > 0.0) || err > 1e-8 * f) {
-    // Fall back to the best series value when it is at least roughly accurate.
-    if (left.rel_err < 1e-4) {
-      *ok = left.rel_err < 1e-8;
-      return tilt + left.log_value;
-    }
-    *ok = false;
-    return f > 0.0 ? std::log(f) : NEG_INF;
+  // Saddlepoint-centred Fourier inversion.
+  double rel;
+  const double lf = fourier_log_density(x, b, c, &rel);
+  if (rel < 1e-9) return lf;
+  if (left.rel_err < rel) {
+    *ok = left.rel_err < 1e-8;
+    return tilt + left.log_value;
   }
-  return std::log(f);
+  *ok = rel < 1e-8;
+  return lf;
 }
 
 namespace {
@@ -345,6 +392,28 @@ bool log_upper_right(double x, double b, double c, double* out) {
 
 }  // namespace
 
+// A far tail by Gauss-Laguerre on the density: with lambda the local exponential rate of f at
+// q (from the saddlepoint tilt), tail = (1 / lambda) sum_i w_i f(q +- u_i / lambda) exp(u_i).
+bool log_tail_laguerre(double q, double b, double c, bool upper, double* out) {
+  const double s = tilt_for_mean(b, q);
+  const double lambda = 0.5 * std::fabs(c * c - s) + 1.0 / std::sqrt(tilt_var(b, s));
+  const Laguerre& L = laguerre_rule();
+  bool ok = true;
+  const double l0 = log_density(q, b, c, &ok);
+  if (!ok || !std::isfinite(l0)) return false;
+  double acc = 0.0;
+  for (std::size_t i = 0; i < L.x.size(); ++i) {
+    const double y = upper ? q + L.x[i] / lambda : q - L.x[i] / lambda;
+    if (y <= 0.0) continue;
+    bool oki = true;
+    const double l = log_density(y, b, c, &oki);
+    if (!oki) return false;
+    acc += L.w[i] * std::exp(l - l0 + L.x[i]);
+  }
+  *out = l0 - std::log(lambda) + std::log(acc);
+  return true;
+}
+
 double cdf(double q, double b, double c, bool lower, bool log_p, bool* ok) {
   *ok = true;
   const double z = std::fabs(c);
@@ -369,9 +438,23 @@ double cdf(double q, double b, double c, bool lower, bool log_p, bool* ok) {
       double err;
       double F = fourier_cdf(q, b, z, &err);
       F = std::min(1.0, std::max(0.0, F));
-      if (err > 1e-8 * std::min(F, 1.0 - F)) *ok = false;
       lo = std::log(F);
       up = std::log1p(-F);
+      if (err > 1e-8 * std::min(F, 1.0 - F)) {
+        double lt;
+        const bool upper = F > 0.5;
+        if (log_tail_laguerre(q, b, z, upper, &lt) && lt < std::log(0.5)) {
+          if (upper) {
+            up = lt;
+            lo = std::log1p(-std::exp(lt));
+          } else {
+            lo = lt;
+            up = std::log1p(-std::exp(lt));
+          }
+        } else {
+          *ok = false;
+        }
+      }
     }
   }
   const double r = lower ? lo : up;

@@ -139,6 +139,22 @@ double draw_series(const SeriesSetup& s, RNG& rng) {
     const double x = left ? rtrunc_ig(s.mu, s.lambda, s.z, s.t, rng)
                           : s.t + rng.exp1() / s.kappa;
     const double u = rng.unif();
+    if (left && s.unit) {
+      // b = 1: a_n / a_0 = (2n + 1) exp(-((2n + 1)^2 - 1) / (8x)), decreasing below t.
+      double S = 1.0;
+      for (long n = 1;; ++n) {
+        const double m = 2.0 * n + 1.0;
+        const double a = m * std::exp(-(m * m - 1.0) / (8.0 * x));
+        if (n % 2 == 1) {
+          S -= a;
+          if (u <= S) return x;
+        } else {
+          S += a;
+          if (u > S) break;
+        }
+      }
+      continue;
+    }
     if (left) {
       // Terms decrease from n = 0 below t: partial sums alternate around f0 / a0.
       long double S = 1.0L, a = 1.0L;
