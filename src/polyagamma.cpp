@@ -557,6 +557,17 @@ SeriesSetup make_setup(double b, double z) {
   s.kappa = 0.5 * (PI2 + z * z);
   const double st = std::sqrt(s.t);
   const double beta = b / (2.0 * st);
+  if (z < 600.0) {
+    // plain arithmetic is safe here (no overflow or underflow of both masses)
+    const double wl = std::pow(2.0, b - 1.0) *
+                      (std::exp(-0.5 * b * z) * std::erfc((beta - z * st) / std::sqrt(2.0)) +
+                       std::exp(0.5 * b * z) * std::erfc((z * st + beta) / std::sqrt(2.0)));
+    const double wr = std::exp(s.logM - s.kappa * s.t) / s.kappa;
+    if (wl > 0.0 && std::isfinite(wl) && std::isfinite(wr)) {
+      s.pleft = wl / (wl + wr);
+      return s;
+    }
+  }
   const double log_pig = log_add(log_ncdf(z * st - beta), b * z + log_ncdf(-(z * st + beta)));
   const double log_wl = b * LOG2 - 0.5 * b * z + log_pig;
   const double log_wr = s.logM - std::log(s.kappa) - s.kappa * s.t;

@@ -221,22 +221,42 @@ double draw_series(const SeriesSetup& s, RNG& rng) {
   }
 }
 
-// Devroye-type PG(1, z) and the general exact sampler.
+// The general exact sampler: floor(b) draws of PG(1, z) plus one of PG(b - floor(b), z).
+// A sampler object keeps the last setups, so runs of equal parameters pay for them once.
+class ExactSampler {
+ public:
+  template <class RNG>
+  double operator()(double b, double c, RNG& rng) {
+    const double z = std::fabs(c);
+    const double nint = std::floor(b);
+    const double frac = b - nint;
+    double sum = 0.0;
+    if (nint > 0) {
+      if (!(have_unit_ && unit_.z == z)) {
+        unit_ = make_setup(1.0, z);
+        have_unit_ = true;
+      }
+      for (double i = 0; i < nint; i += 1.0) sum += draw_series(unit_, rng);
+    }
+    if (frac > 0) {
+      if (!(have_frac_ && frac_.z == z && frac_.b == frac)) {
+        frac_ = make_setup(frac, z);
+        have_frac_ = true;
+      }
+      sum += draw_series(frac_, rng);
+    }
+    return sum;
+  }
+
+ private:
+  SeriesSetup unit_, frac_;
+  bool have_unit_ = false, have_frac_ = false;
+};
+
 template <class RNG>
 double draw_exact(double b, double c, RNG& rng) {
-  const double z = std::fabs(c);
-  const double nint = std::floor(b);
-  const double frac = b - nint;
-  double sum = 0.0;
-  if (nint > 0) {
-    const SeriesSetup s1 = make_setup(1.0, z);
-    for (double i = 0; i < nint; i += 1.0) sum += draw_series(s1, rng);
-  }
-  if (frac > 0) {
-    const SeriesSetup sf = make_setup(frac, z);
-    sum += draw_series(sf, rng);
-  }
-  return sum;
+  ExactSampler sampler;
+  return sampler(b, c, rng);
 }
 
 // Moment-matched normal approximation (opt-in, method = "normal"); redrawn if negative.

@@ -27,11 +27,12 @@ struct RpgWorker : public RcppParallel::Worker {
   void operator()(std::size_t begin, std::size_t end) {
     for (std::size_t blk = begin; blk < end; ++blk) {
       augp::Rng rng(seed, blk);
+      augp::pg::ExactSampler exact;
       const std::size_t lo = blk * PG_BLOCK, hi = std::min(n, lo + PG_BLOCK);
       for (std::size_t i = lo; i < hi; ++i) {
         const double bi = b[i % nb], ci = c[i % nc];
         out[i] = (method == 1) ? augp::pg::draw_normal(bi, ci, rng)
-                               : augp::pg::draw_exact(bi, ci, rng);
+                               : exact(bi, ci, rng);
       }
     }
   }
