@@ -16,8 +16,8 @@
 #' the true density, so no truncation error enters. The cost grows linearly in
 #' `floor(b)`. `method = "normal"` is an opt-in moment-matched normal
 #' approximation (redrawn when negative): cheap for large `b`, but not exact; its
-#' Kolmogorov distance to the exact law is about \eqn{0.04 / \sqrt{b}}
-#' (measured in `bench/pg_normal_error.R`).
+#' Kolmogorov distance to the exact law is about \eqn{0.13 / \sqrt{b}}
+#' (measured exactly with `ppg()` in `bench/pg/pg_normal_error.R`; 0.013 at b = 100).
 #'
 #' Draws are made on `threads` threads in blocks with their own random-number
 #' streams, seeded from R's RNG: results depend on [set.seed()] and never on the

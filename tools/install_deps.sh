@@ -9,7 +9,7 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   apt-get install -y -qq --no-install-recommends \
     r-cran-rcpp r-cran-rcppeigen r-cran-rcppparallel r-cran-ggplot2 r-cran-knitr \
     r-cran-rmarkdown r-cran-posterior r-cran-coda r-cran-future.apply r-cran-matrix \
-    r-cran-roxygen2 r-cran-testthat r-cran-mass pandoc >/dev/null 2>&1 || \
+    r-cran-roxygen2 r-cran-testthat r-cran-mass pandoc qpdf >/dev/null 2>&1 || \
     echo "install_deps: some Debian packages could not be installed; falling back to R" >&2
 fi
 Rscript -e '
