@@ -12,17 +12,21 @@ library(augmentedGP)
 timeit <- function(f, reps = 3) {
   median(vapply(seq_len(reps), function(i) system.time(f())[["elapsed"]], numeric(1)))
 }
-grid <- expand.grid(c = c(0, 1, 10), b = c(1, 2.5, 10, 100))
+grid <- expand.grid(c = c(0, 1, 10, NA), b = c(1, 2.5, 10, 100))
 rows <- list()
+set.seed(1)
 for (i in seq_len(nrow(grid))) {
-  b <- grid$b[i]; cc <- grid$c[i]
+  b <- grid$b[i]
   n <- if (b >= 100) 2e4 else 2e5
-  t1 <- timeit(function() rpg(n, b, cc, threads = 1))
-  t2 <- timeit(function() rpg(n, b, cc, threads = 2))
-  tb <- timeit(function() BayesLogit::rpg(n, rep(b, n), rep(cc, n)))
-  tp <- if (b == floor(b)) timeit(function() pgdraw::pgdraw(rep(b, n), rep(cc, n))) else NA
-  rows[[i]] <- data.frame(b = b, c = cc, n = n,
-                          augp_1thr = n / t1, augp_2thr = n / t2,
+  # NA row: a different c for every draw (as in a Gibbs sweep), uniform on (0, 10)
+  cv <- if (is.na(grid$c[i])) runif(n, 0, 10) else rep(grid$c[i], n)
+  bv <- rep(b, n)
+  t1 <- timeit(function() rpg(n, bv, cv, threads = 1))
+  t2 <- timeit(function() rpg(n, bv, cv, threads = 2))
+  tb <- timeit(function() BayesLogit::rpg(n, bv, cv))
+  tp <- if (b == floor(b)) timeit(function() pgdraw::pgdraw(bv, cv)) else NA
+  rows[[i]] <- data.frame(b = b, c = if (is.na(grid$c[i])) "U(0,10)" else format(grid$c[i]),
+                          n = n, augp_1thr = n / t1, augp_2thr = n / t2,
                           BayesLogit = n / tb, pgdraw = n / tp,
                           ratio_vs_BayesLogit = tb / t1, ratio_vs_pgdraw = tp / t1)
   print(rows[[i]])
@@ -36,6 +40,7 @@ out <- c("# Polya-Gamma sampler: draws per second (same process, same machine)",
          sprintf("Peers: BayesLogit %s, pgdraw %s.", packageVersion("BayesLogit"),
                  packageVersion("pgdraw")),
          "Ratios are single-threaded augmentedGP speed over the peer's (> 1: augmentedGP faster).",
+         "All three get the same full-length b and c vectors; c = U(0,10) draws a new c per variate.",
          "pgdraw has no non-integer b; BayesLogit is not exact for non-integer b (truncated gamma",
          "sum) nor above b = 13 (approximation); augmentedGP is exact everywhere.",
          "",
