@@ -22,7 +22,7 @@ test_that("PG draws match the exact mean and variance over the b x c grid", {
 
 test_that("PG draws pass Kolmogorov-Smirnov tests against ppg", {
   set.seed(1)
-  cases <- expand.grid(b = c(0.2, 0.5, 1, 1.7, 3, 6.5, 20), c = c(0, 0.7, 4))
+  cases <- expand.grid(b = c(0.01, 0.2, 0.5, 1, 1.7, 3, 6.5, 20), c = c(0, 0.7, 4))
   p <- numeric(nrow(cases))
   for (i in seq_len(nrow(cases))) {
     w <- rpg(5000, cases$b[i], cases$c[i], threads = 2)
