@@ -559,9 +559,10 @@ SeriesSetup make_setup(double b, double z) {
   const double beta = b / (2.0 * st);
   if (z < 600.0) {
     // plain arithmetic is safe here (no overflow or underflow of both masses)
-    const double wl = std::pow(2.0, b - 1.0) *
-                      (std::exp(-0.5 * b * z) * std::erfc((beta - z * st) / std::sqrt(2.0)) +
-                       std::exp(0.5 * b * z) * std::erfc((z * st + beta) / std::sqrt(2.0)));
+    const double e = std::exp(0.5 * b * z);
+    const double wl = (s.unit ? 1.0 : std::pow(2.0, b - 1.0)) *
+                      (std::erfc((beta - z * st) * 0.70710678118654752440) / e +
+                       e * std::erfc((z * st + beta) * 0.70710678118654752440));
     const double wr = std::exp(s.logM - s.kappa * s.t) / s.kappa;
     if (wl > 0.0 && std::isfinite(wl) && std::isfinite(wr)) {
       s.pleft = wl / (wl + wr);
