@@ -5,7 +5,8 @@
 #' profiles of the document's authors; authors not seen in training (and
 #' documents without any listed author) use the corpus-wide term distribution
 #' `fit$pi`. Words outside the fitted vocabulary are ignored. Responsibilities
-#' below `1e-10` (or below the fit's `truncate`, when larger) are dropped.
+#' below `1e-10` (or below the fit's `truncate`, when larger) are dropped, so
+#' a sentence may get fewer than `top` rows.
 #'
 #' @param object A `go_annotator` fit.
 #' @param sentences New sentences, as in [go_annotator()].
