@@ -34,7 +34,9 @@ inline std::uint64_t tie_rank(std::uint64_t seed, std::size_t s, int g) {
   return splitmix64(x);
 }
 
-double value_of(const SparseVec& v, int g) {
+// theta_aG; an empty profile stands for the uniform distribution over n_terms.
+double value_of(const SparseVec& v, int g, int n_terms) {
+  if (v.empty()) return 1.0 / static_cast<double>(n_terms);
   auto it = std::lower_bound(v.begin(), v.end(), g,
                              [](const Entry& e, int key) { return e.g < key; });
   return (it != v.end() && it->g == g) ? it->v : 0.0;
@@ -189,8 +191,11 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
         pgd.clear();
         const std::size_t a0 = c.doc_authors.p[d], a1 = c.doc_authors.p[d + 1];
         const double na = static_cast<double>(a1 - a0);
+        std::size_t n_unif = 0;  // profiles stored as empty = uniform over all terms
         for (std::size_t k = a0; k < a1; ++k) {
-          for (const Entry& e : theta[static_cast<std::size_t>(c.doc_authors.idx[k])]) {
+          const SparseVec& prof = theta[static_cast<std::size_t>(c.doc_authors.idx[k])];
+          if (prof.empty()) ++n_unif;
+          for (const Entry& e : prof) {
             if (pos[e.g] < 0) {
               pos[e.g] = static_cast<int>(support.size());
               support.push_back(e.g);
@@ -199,10 +204,28 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
             pgd[pos[e.g]] += e.v;
           }
         }
+        if (n_unif > 0) {
+          const double u = static_cast<double>(n_unif) / static_cast<double>(K);
+          for (std::size_t g = 0; g < K; ++g) {
+            if (pos[g] < 0) {
+              pos[g] = static_cast<int>(support.size());
+              support.push_back(static_cast<int>(g));
+              pgd.push_back(0.0);
+            }
+            pgd[pos[g]] += u;
+          }
+        }
         const std::size_t ns = support.size();
         // order the support by term index so rows come out sorted
-        sorted = support;
-        std::sort(sorted.begin(), sorted.end());
+        if (ns * 8 > K) {
+          sorted.clear();
+          for (std::size_t g = 0; g < K; ++g) {
+            if (pos[g] >= 0) sorted.push_back(static_cast<int>(g));
+          }
+        } else {
+          sorted = support;
+          std::sort(sorted.begin(), sorted.end());
+        }
         lp.resize(ns);
         for (std::size_t k = 0; k < ns; ++k) lp[k] = pgd[pos[sorted[k]]];
         for (std::size_t k = 0; k < ns; ++k) {
@@ -331,7 +354,7 @@ std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
           Rd[d].push_back({g, acc[g]});
           double sden = 0.0;
           for (std::size_t k = c.doc_authors.p[d]; k < c.doc_authors.p[d + 1]; ++k) {
-            sden += value_of(theta[static_cast<std::size_t>(c.doc_authors.idx[k])], g);
+            sden += value_of(theta[static_cast<std::size_t>(c.doc_authors.idx[k])], g, c.n_terms);
           }
           den[d].push_back({g, sden});
           acc[g] = 0.0;
@@ -350,7 +373,11 @@ std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
     std::vector<int> touched;
     for (std::size_t b = b0; b < b1; ++b) {
       for (std::size_t a = acuts[b]; a < acuts[b + 1]; ++a) {
-        for (const Entry& e : theta[a]) th[e.g] = e.v;
+        if (theta[a].empty()) {
+          std::fill(th.begin(), th.end(), 1.0 / static_cast<double>(K));
+        } else {
+          for (const Entry& e : theta[a]) th[e.g] = e.v;
+        }
         touched.clear();
         for (std::size_t k = author_docs.p[a]; k < author_docs.p[a + 1]; ++k) {
           const std::size_t d = static_cast<std::size_t>(author_docs.idx[k]);
@@ -388,7 +415,11 @@ std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
           credit[g] = 0.0;
           seen[g] = 0;
         }
-        for (const Entry& e : theta[a]) th[e.g] = 0.0;
+        if (theta[a].empty()) {
+          std::fill(th.begin(), th.end(), 0.0);
+        } else {
+          for (const Entry& e : theta[a]) th[e.g] = 0.0;
+        }
       }
     }
   });
@@ -399,6 +430,10 @@ double theta_log_prior(const std::vector<SparseVec>& theta, int n_terms, double 
   if (author_pc <= 0.0) return 0.0;
   double lp = 0.0;
   for (const SparseVec& v : theta) {
+    if (v.empty()) {  // uniform
+      lp += author_pc * static_cast<double>(n_terms) * std::log(1.0 / static_cast<double>(n_terms));
+      continue;
+    }
     if (v.size() < static_cast<std::size_t>(n_terms)) return NEG_INF;
     for (const Entry& e : v) lp += author_pc * std::log(e.v);
   }
@@ -423,12 +458,8 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
   Fit fit;
   // start: phi from the definitions alone, uniform author profiles
   fit.phi = build_phi(c, nullptr, word_sent, ctl.pseudocount, run);
+  // empty profile = uniform (saves a dense authors x terms start)
   fit.theta.assign(static_cast<std::size_t>(n_profiles), SparseVec());
-  const double u = 1.0 / static_cast<double>(c.n_terms);
-  for (SparseVec& v : fit.theta) {
-    v.reserve(static_cast<std::size_t>(c.n_terms));
-    for (int g = 0; g < c.n_terms; ++g) v.push_back({g, u});
-  }
   double theta_lp = theta_log_prior(fit.theta, c.n_terms, ctl.author_pseudocount);
   std::vector<int> prev;
   for (int it = 1; it <= ctl.max_iter; ++it) {

@@ -80,7 +80,7 @@ Phi build_phi(const Corpus& c, const Resp* resp, const Csc& word_sent, double pc
               const Runner& run);
 
 // E-step over all sentences with author profiles `theta` (one sparse vector per
-// profile, entries > 0, summing to 1).
+// profile, entries > 0, summing to 1; an empty vector means the uniform profile).
 Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta,
             const Control& ctl, const Runner& run);
 

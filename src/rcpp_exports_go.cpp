@@ -66,11 +66,17 @@ List resp_to_list(const augp::go::Resp& r) {
                       _["top_r"] = top_r, _["loglik"] = r.loglik);
 }
 
-List theta_to_list(const std::vector<augp::go::SparseVec>& theta) {
+List theta_to_list(const std::vector<augp::go::SparseVec>& theta, int n_terms) {
   std::vector<double> p{0};
   std::vector<int> g;
   std::vector<double> v;
   for (const auto& row : theta) {
+    if (row.empty()) {  // uniform profile
+      for (int k = 0; k < n_terms; ++k) {
+        g.push_back(k);
+        v.push_back(1.0 / n_terms);
+      }
+    }
     for (const auto& e : row) {
       g.push_back(e.g);
       v.push_back(e.v);
@@ -135,7 +141,7 @@ List go_em_cpp(List data, List control) {
       _["log_prior"] = phi.log_prior);
   const std::vector<double> pi = augp::go::term_distribution(fit.resp, as<int>(data["n_terms"]));
   return List::create(
-      _["theta"] = theta_to_list(fit.theta), _["phi"] = phi_list,
+      _["theta"] = theta_to_list(fit.theta, as<int>(data["n_terms"])), _["phi"] = phi_list,
       _["resp"] = resp_to_list(fit.resp),
       _["baseline"] = IntegerVector(fit.baseline.begin(), fit.baseline.end()),
       _["objective"] = NumericVector(fit.objective.begin(), fit.objective.end()),
