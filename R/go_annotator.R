@@ -88,7 +88,10 @@
 #'   profiles `theta` (sparse author x term matrix), the corpus-wide term
 #'   distribution `pi`, the per-sentence best term `assignment` and its
 #'   probability, the definitions-only `baseline` assignment, the sparse
-#'   `responsibilities`, the `objective` trace and bookkeeping.
+#'   `responsibilities`, the `objective` trace, the number of sentences whose
+#'   best term changed (`n_changed`), the wall time of each iteration
+#'   (`seconds`: M-step plus E-step; the first also includes setting up the
+#'   C++ data) and bookkeeping.
 #' @examples
 #' sim <- simulate_go_corpus(go_subset$terms, n_authors = 5, n_documents = 20,
 #'                           seed = 1)
@@ -145,7 +148,7 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
     baseline = res$baseline[inv] + 1L,
     responsibilities = resp,
     documents = corp$doc,
-    objective = res$objective, n_changed = res$n_changed,
+    objective = res$objective, n_changed = res$n_changed, seconds = res$seconds,
     converged = res$converged, iterations = res$iterations,
     em = em, pseudocount = pseudocount, author_pseudocount = author_pseudocount,
     truncate = truncate, tol = tol, seed = control$seed,

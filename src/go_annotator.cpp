@@ -2,6 +2,7 @@
 #include "go_annotator.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -462,8 +463,12 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
   fit.theta.assign(static_cast<std::size_t>(n_profiles), SparseVec());
   double theta_lp = theta_log_prior(fit.theta, c.n_terms, ctl.author_pseudocount);
   std::vector<int> prev;
+  auto clock_start = std::chrono::steady_clock::now();
   for (int it = 1; it <= ctl.max_iter; ++it) {
     fit.resp = e_step(c, fit.phi, fit.theta, ctl, run);
+    const auto now = std::chrono::steady_clock::now();
+    fit.seconds.push_back(std::chrono::duration<double>(now - clock_start).count());
+    clock_start = now;
     fit.iterations = it;
     const double obj = fit.resp.loglik + fit.phi.log_prior + theta_lp;
     fit.objective.push_back(obj);
@@ -486,6 +491,7 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
     }
     if (it == ctl.max_iter) break;
     tick(it);
+    clock_start = std::chrono::steady_clock::now();
     // M-step
     std::vector<SparseVec> th =
         m_step_theta(c, fit.resp, fit.theta, author_docs, ctl.author_pseudocount, run);

@@ -106,6 +106,7 @@ struct Fit {
   std::vector<int> baseline;  // argmax under definitions only and uniform profiles
   std::vector<double> objective;
   std::vector<double> n_changed;
+  std::vector<double> seconds;  // wall time of each iteration (M-step before it + E-step)
   bool converged = false;
   int iterations = 0;
 };

@@ -146,6 +146,7 @@ List go_em_cpp(List data, List control) {
       _["baseline"] = IntegerVector(fit.baseline.begin(), fit.baseline.end()),
       _["objective"] = NumericVector(fit.objective.begin(), fit.objective.end()),
       _["n_changed"] = NumericVector(fit.n_changed.begin(), fit.n_changed.end()),
+      _["seconds"] = NumericVector(fit.seconds.begin(), fit.seconds.end()),
       _["converged"] = fit.converged, _["iterations"] = fit.iterations,
       _["pi"] = NumericVector(pi.begin(), pi.end()));
 }
