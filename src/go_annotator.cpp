@@ -163,6 +163,7 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
             const Control& ctl, const Runner& run) {
   const std::size_t K = static_cast<std::size_t>(c.n_terms);
   const std::size_t D = c.doc_ptr.size() - 1;
+  const std::size_t S = c.sentences.ncol();
   // blocks of whole documents with about SENT_BLOCK sentences each
   std::vector<std::size_t> dcuts{0};
   for (std::size_t d = 0; d < D; ++d) {
@@ -174,73 +175,190 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
   std::vector<std::vector<int>> bg(nb);
   std::vector<std::vector<double>> br(nb);
   std::vector<double> bll(nb, 0.0);
-  const std::size_t S = c.sentences.ncol();
   Resp out;
   out.top.assign(S, -1);
   out.top_r.assign(S, 0.0);
   const double log_trunc = ctl.truncate > 0.0 ? std::log(ctl.truncate) : NEG_INF;
+  const double lpu = -std::log(static_cast<double>(K));
+
+  // Fast path (only with truncate > 0) for documents whose authors all have the
+  // uniform profile (the first iteration): terms sharing no word with the
+  // sentence have score lpu + len * logpz_G, whose maximum and log-sum-exp
+  // depend only on the sentence length and are cached here.
+  std::vector<double> lens, len_max, len_lse;
+  bool any_uniform = false;
+  for (const SparseVec& v : theta) any_uniform = any_uniform || v.empty();
+  const bool fast_ok = ctl.truncate > 0.0 && any_uniform;
+  if (fast_ok) {
+    for (std::size_t s = 0; s < S; ++s) {
+      double len = 0.0;
+      for (std::size_t k = c.sentences.p[s]; k < c.sentences.p[s + 1]; ++k) len += c.sentences.val[k];
+      lens.push_back(len);
+    }
+    std::sort(lens.begin(), lens.end());
+    lens.erase(std::unique(lens.begin(), lens.end()), lens.end());
+    for (double len : lens) {
+      double mx = NEG_INF;
+      for (std::size_t g = 0; g < K; ++g) mx = std::max(mx, lpu + len * phi.logpz[g]);
+      double sm = 0.0;
+      for (std::size_t g = 0; g < K; ++g) sm += std::exp(lpu + len * phi.logpz[g] - mx);
+      len_max.push_back(mx);
+      len_lse.push_back(mx + std::log(sm));
+    }
+  }
 
   run(nb, [&](std::size_t b0, std::size_t b1) {
-    std::vector<int> pos(K, -1);
-    std::vector<int> support, sorted;
-    std::vector<double> pgd, lp, sc, ex;
+    std::vector<int> pos(K, -1), mark(K, -1);
+    std::vector<int> support, sorted, touched, order;
+    std::vector<double> pgd, lp, sc, ex, acc;
     for (std::size_t b = b0; b < b1; ++b) {
       double ll = 0.0;
       for (std::size_t d = dcuts[b]; d < dcuts[b + 1]; ++d) {
-        // P(G | D) = mean over the document's profiles
-        support.clear();
-        pgd.clear();
         const std::size_t a0 = c.doc_authors.p[d], a1 = c.doc_authors.p[d + 1];
         const double na = static_cast<double>(a1 - a0);
         std::size_t n_unif = 0;  // profiles stored as empty = uniform over all terms
         for (std::size_t k = a0; k < a1; ++k) {
-          const SparseVec& prof = theta[static_cast<std::size_t>(c.doc_authors.idx[k])];
-          if (prof.empty()) ++n_unif;
-          for (const Entry& e : prof) {
-            if (pos[e.g] < 0) {
-              pos[e.g] = static_cast<int>(support.size());
-              support.push_back(e.g);
-              pgd.push_back(0.0);
+          if (theta[static_cast<std::size_t>(c.doc_authors.idx[k])].empty()) ++n_unif;
+        }
+        const bool fast_doc = fast_ok && n_unif == a1 - a0;
+        bool built = false;
+        // P(G | D) = mean over the document's profiles, on its support
+        auto build = [&]() {
+          support.clear();
+          pgd.clear();
+          for (std::size_t k = a0; k < a1; ++k) {
+            for (const Entry& e : theta[static_cast<std::size_t>(c.doc_authors.idx[k])]) {
+              if (pos[e.g] < 0) {
+                pos[e.g] = static_cast<int>(support.size());
+                support.push_back(e.g);
+                pgd.push_back(0.0);
+              }
+              pgd[pos[e.g]] += e.v;
             }
-            pgd[pos[e.g]] += e.v;
           }
-        }
-        if (n_unif > 0) {
-          const double u = static_cast<double>(n_unif) / static_cast<double>(K);
-          for (std::size_t g = 0; g < K; ++g) {
-            if (pos[g] < 0) {
-              pos[g] = static_cast<int>(support.size());
-              support.push_back(static_cast<int>(g));
-              pgd.push_back(0.0);
+          if (n_unif > 0) {
+            const double u = static_cast<double>(n_unif) / static_cast<double>(K);
+            for (std::size_t g = 0; g < K; ++g) {
+              if (pos[g] < 0) {
+                pos[g] = static_cast<int>(support.size());
+                support.push_back(static_cast<int>(g));
+                pgd.push_back(0.0);
+              }
+              pgd[pos[g]] += u;
             }
-            pgd[pos[g]] += u;
           }
-        }
-        const std::size_t ns = support.size();
-        // order the support by term index so rows come out sorted
-        if (ns * 8 > K) {
-          sorted.clear();
-          for (std::size_t g = 0; g < K; ++g) {
-            if (pos[g] >= 0) sorted.push_back(static_cast<int>(g));
+          const std::size_t ns = support.size();
+          // order the support by term index so rows come out sorted
+          if (ns * 8 > K) {
+            sorted.clear();
+            for (std::size_t g = 0; g < K; ++g) {
+              if (pos[g] >= 0) sorted.push_back(static_cast<int>(g));
+            }
+          } else {
+            sorted = support;
+            std::sort(sorted.begin(), sorted.end());
           }
-        } else {
-          sorted = support;
-          std::sort(sorted.begin(), sorted.end());
-        }
-        lp.resize(ns);
-        for (std::size_t k = 0; k < ns; ++k) lp[k] = pgd[pos[sorted[k]]];
-        for (std::size_t k = 0; k < ns; ++k) {
-          support[k] = sorted[k];
-          pos[sorted[k]] = static_cast<int>(k);
-          pgd[k] = lp[k];
-        }
-        sc.resize(ns);
-        ex.resize(ns);
-        for (std::size_t k = 0; k < ns; ++k) lp[k] = std::log(pgd[k] / na);
+          lp.resize(ns);
+          for (std::size_t k = 0; k < ns; ++k) lp[k] = pgd[pos[sorted[k]]];
+          for (std::size_t k = 0; k < ns; ++k) {
+            support[k] = sorted[k];
+            pos[sorted[k]] = static_cast<int>(k);
+            pgd[k] = lp[k];
+          }
+          for (std::size_t k = 0; k < ns; ++k) lp[k] = std::log(pgd[k] / na);
+          sc.resize(ns);
+          ex.resize(ns);
+          built = true;
+        };
+        if (!fast_doc) build();
+
         for (std::size_t s = c.doc_ptr[d]; s < c.doc_ptr[d + 1]; ++s) {
           const std::size_t w0 = c.sentences.p[s], w1 = c.sentences.p[s + 1];
           double len = 0.0;
           for (std::size_t k = w0; k < w1; ++k) len += c.sentences.val[k];
+
+          if (fast_doc) {
+            // scores of the terms that share a word with the sentence
+            touched.clear();
+            acc.clear();
+            for (std::size_t k = w0; k < w1; ++k) {
+              const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
+              const double n = c.sentences.val[k];
+              for (std::size_t e = phi.wp[w]; e < phi.wp[w + 1]; ++e) {
+                const int g = phi.g[e];
+                if (mark[g] < 0) {
+                  mark[g] = static_cast<int>(touched.size());
+                  touched.push_back(g);
+                  acc.push_back(lpu + len * phi.logpz[g]);
+                }
+                acc[mark[g]] += n * phi.l1p[e];
+              }
+            }
+            const std::size_t li = static_cast<std::size_t>(
+                std::lower_bound(lens.begin(), lens.end(), len) - lens.begin());
+            bool done = false;
+            double mx = NEG_INF;
+            for (double a : acc) mx = std::max(mx, a);
+            if (!touched.empty() && mx > len_max[li]) {
+              double sum_t = 0.0, base = 0.0;
+              for (std::size_t k = 0; k < touched.size(); ++k) {
+                sum_t += std::exp(acc[k] - mx);
+                base += std::exp(lpu + len * phi.logpz[touched[k]] - mx);
+              }
+              const double s_non = std::max(0.0, std::exp(len_lse[li] - mx) - base);
+              const double sum = sum_t + s_non;
+              // every term outside the overlap is below the truncation level
+              if (std::exp(len_max[li] - mx) / sum < ctl.truncate) {
+                done = true;
+                ll += mx + std::log(sum);
+                const double tie_tol = 1e-12 * (1.0 + std::fabs(mx));
+                int best = -1;
+                std::uint64_t best_rank = 0;
+                for (std::size_t k = 0; k < touched.size(); ++k) {
+                  if (acc[k] >= mx - tie_tol) {
+                    const std::uint64_t rk = tie_rank(ctl.seed, s, touched[k]);
+                    if (best < 0 || rk < best_rank || (rk == best_rank && touched[k] < best)) {
+                      best = touched[k];
+                      best_rank = rk;
+                    }
+                  }
+                }
+                out.top[s] = best;
+                std::size_t kept = 0;
+                if (ctl.hard) {
+                  out.top_r[s] = 1.0;
+                  bg[b].push_back(best);
+                  br[b].push_back(1.0);
+                  kept = 1;
+                } else {
+                  order.clear();
+                  double ksum = 0.0;
+                  for (std::size_t k = 0; k < touched.size(); ++k) {
+                    const double r = std::exp(acc[k] - mx) / sum;
+                    if (r >= ctl.truncate || touched[k] == best) {
+                      order.push_back(static_cast<int>(k));
+                      ksum += r;
+                    }
+                  }
+                  std::sort(order.begin(), order.end(),
+                            [&](int x, int y) { return touched[x] < touched[y]; });
+                  for (int k : order) {
+                    const double r = std::exp(acc[k] - mx) / sum / ksum;
+                    bg[b].push_back(touched[k]);
+                    br[b].push_back(r);
+                    if (touched[k] == best) out.top_r[s] = r;
+                  }
+                  kept = order.size();
+                }
+                bn[b].push_back(kept);
+              }
+            }
+            for (int g : touched) mark[g] = -1;
+            if (done) continue;
+            if (!built) build();
+          }
+
+          const std::size_t ns = support.size();
           for (std::size_t k = 0; k < ns; ++k) sc[k] = lp[k] + len * phi.logpz[support[k]];
           for (std::size_t k = w0; k < w1; ++k) {
             const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
@@ -280,15 +398,17 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
             br[b].push_back(1.0);
             kept = 1;
           } else {
-            double ksum = sum;
-            if (ctl.truncate > 0.0) {
-              ksum = 0.0;
-              for (std::size_t k = 0; k < ns; ++k) {
-                if (ex[k] / sum >= ctl.truncate) ksum += ex[k];
+            // with truncation, keep entries >= truncate (and always the best term)
+            double ksum = 0.0;
+            for (std::size_t k = 0; k < ns; ++k) {
+              if (ex[k] > 0.0 && (ctl.truncate <= 0.0 || ex[k] / sum >= ctl.truncate ||
+                                  support[k] == best)) {
+                ksum += ex[k];
               }
             }
             for (std::size_t k = 0; k < ns; ++k) {
-              if (ex[k] > 0.0 && (ctl.truncate <= 0.0 || ex[k] / sum >= ctl.truncate)) {
+              if (ex[k] > 0.0 && (ctl.truncate <= 0.0 || ex[k] / sum >= ctl.truncate ||
+                                  support[k] == best)) {
                 bg[b].push_back(support[k]);
                 br[b].push_back(ex[k] / ksum);
                 if (support[k] == best) out.top_r[s] = ex[k] / ksum;
@@ -298,7 +418,9 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
           }
           bn[b].push_back(kept);
         }
-        for (int g : support) pos[g] = -1;
+        if (built) {
+          for (int g : support) pos[g] = -1;
+        }
       }
       bll[b] = ll;
     }

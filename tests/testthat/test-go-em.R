@@ -142,3 +142,19 @@ test_that("truncation keeps results close and makes profiles sparse", {
   expect_equal(f1$objective[length(f1$objective)], f0$objective[length(f0$objective)],
                tolerance = 1e-3)
 })
+
+test_that("the truncated first E-step (cached fast path) matches exact EM", {
+  sim <- simulate_go_corpus(go_subset$terms, n_authors = 6, n_documents = 40, seed = 9)
+  f0 <- go_annotator(sim$sentences, sim$authors, go_subset$terms, max_iter = 1,
+                     threads = 1, seed = 1)
+  f1 <- go_annotator(sim$sentences, sim$authors, go_subset$terms, max_iter = 1,
+                     threads = 1, seed = 1, truncate = 1e-3)
+  R0 <- as.matrix(f0$responsibilities)
+  keep <- R0 >= 1e-3
+  keep[cbind(seq_len(nrow(R0)), f0$assignment)] <- TRUE
+  R0t <- R0 * keep
+  R0t <- R0t / rowSums(R0t)
+  expect_equal(unname(as.matrix(f1$responsibilities)), unname(R0t), tolerance = 1e-8)
+  expect_equal(f1$assignment, f0$assignment)
+  expect_equal(f1$objective, f0$objective, tolerance = 1e-8)
+})
