@@ -156,5 +156,7 @@ test_that("the truncated first E-step (cached fast path) matches exact EM", {
   R0t <- R0t / rowSums(R0t)
   expect_equal(unname(as.matrix(f1$responsibilities)), unname(R0t), tolerance = 1e-8)
   expect_equal(f1$assignment, f0$assignment)
-  expect_equal(f1$objective, f0$objective, tolerance = 1e-8)
+  # truncation drops mass below the threshold from the normaliser: close, not exact
+  expect_equal(f1$objective, f0$objective, tolerance = 1e-5)
+  expect_lte(f1$objective, f0$objective + 1e-8)
 })
