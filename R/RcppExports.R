@@ -2,18 +2,26 @@
 # Generator token: 10BE3573-1514-4C36-9D1C-5A225CD40393
 
 .rpg_cpp <- function(n, b, c, method, seed, threads) {
-    .Call('_augmentedGP_rpg_cpp', PACKAGE = 'augmentedGP', n, b, c, method, seed, threads)
+    .Call(`_augmentedGP_rpg_cpp`, n, b, c, method, seed, threads)
 }
 
 .dpg_cpp <- function(x, b, c, is_cdf, lower, log_p, threads) {
-    .Call('_augmentedGP_dpg_cpp', PACKAGE = 'augmentedGP', x, b, c, is_cdf, lower, log_p, threads)
+    .Call(`_augmentedGP_dpg_cpp`, x, b, c, is_cdf, lower, log_p, threads)
 }
 
 .pg_moments_cpp <- function(b, c) {
-    .Call('_augmentedGP_pg_moments_cpp', PACKAGE = 'augmentedGP', b, c)
+    .Call(`_augmentedGP_pg_moments_cpp`, b, c)
 }
 
 .pg_frac_const_cpp <- function(b) {
-    .Call('_augmentedGP_pg_frac_const_cpp', PACKAGE = 'augmentedGP', b)
+    .Call(`_augmentedGP_pg_frac_const_cpp`, b)
+}
+
+.go_em_cpp <- function(data, control) {
+    .Call(`_augmentedGP_go_em_cpp`, data, control)
+}
+
+.go_estep_cpp <- function(data, profiles, phi_list, control) {
+    .Call(`_augmentedGP_go_estep_cpp`, data, profiles, phi_list, control)
 }
 

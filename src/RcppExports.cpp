@@ -67,12 +67,40 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// go_em_cpp
+List go_em_cpp(List data, List control);
+RcppExport SEXP _augmentedGP_go_em_cpp(SEXP dataSEXP, SEXP controlSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< List >::type control(controlSEXP);
+    rcpp_result_gen = Rcpp::wrap(go_em_cpp(data, control));
+    return rcpp_result_gen;
+END_RCPP
+}
+// go_estep_cpp
+List go_estep_cpp(List data, List profiles, List phi_list, List control);
+RcppExport SEXP _augmentedGP_go_estep_cpp(SEXP dataSEXP, SEXP profilesSEXP, SEXP phi_listSEXP, SEXP controlSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< List >::type profiles(profilesSEXP);
+    Rcpp::traits::input_parameter< List >::type phi_list(phi_listSEXP);
+    Rcpp::traits::input_parameter< List >::type control(controlSEXP);
+    rcpp_result_gen = Rcpp::wrap(go_estep_cpp(data, profiles, phi_list, control));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_rpg_cpp", (DL_FUNC) &_augmentedGP_rpg_cpp, 6},
     {"_augmentedGP_dpg_cpp", (DL_FUNC) &_augmentedGP_dpg_cpp, 7},
     {"_augmentedGP_pg_moments_cpp", (DL_FUNC) &_augmentedGP_pg_moments_cpp, 2},
     {"_augmentedGP_pg_frac_const_cpp", (DL_FUNC) &_augmentedGP_pg_frac_const_cpp, 1},
+    {"_augmentedGP_go_em_cpp", (DL_FUNC) &_augmentedGP_go_em_cpp, 2},
+    {"_augmentedGP_go_estep_cpp", (DL_FUNC) &_augmentedGP_go_estep_cpp, 4},
     {NULL, NULL, 0}
 };
 

@@ -1,0 +1,221 @@
+#' Predict GO terms for the sentences of new documents
+#'
+#' Runs the E-step of a fitted [go_annotator()] on new documents and returns
+#' the most probable GO terms of every sentence. `P(G | d)` is the mean of the
+#' profiles of the document's authors; authors not seen in training (and
+#' documents without any listed author) use the corpus-wide term distribution
+#' `fit$pi`. Words outside the fitted vocabulary are ignored. Responsibilities
+#' below `1e-10` (or below the fit's `truncate`, when larger) are dropped, so
+#' a sentence may get fewer than `top` rows.
+#'
+#' @param object A `go_annotator` fit.
+#' @param sentences New sentences, as in [go_annotator()].
+#' @param authors Data frame of (`document`, `author`) pairs for the new
+#'   documents, or `NULL` (every document uses `fit$pi`).
+#' @param top Number of terms reported per sentence.
+#' @param documents With a matrix `sentences`: the document id of each row.
+#' @param propagate If `TRUE` (default when the fit has a hierarchy), report
+#'   for every term the probability of it or any of its descendants (true-path
+#'   rule), so ancestors score at least as high as their descendants.
+#' @param threads Number of threads.
+#' @param ... Unused.
+#' @return A data frame with columns `sentence` (row of `sentences`),
+#'   `document`, `rank`, `go_id`, `name` and `probability`.
+#' @examples
+#' sim <- simulate_go_corpus(go_subset$terms, n_authors = 5, n_documents = 20,
+#'                           seed = 1)
+#' fit <- go_annotator(sim$sentences, sim$authors, go_subset$terms,
+#'                     hierarchy = go_subset$hierarchy, max_iter = 20, threads = 1)
+#' new <- data.frame(document = "new", text = "DNA repair after damage")
+#' predict(fit, new, authors = NULL, top = 3, threads = 1)
+#' @export
+predict.go_annotator <- function(object, sentences, authors = NULL, top = 5, documents = NULL,
+                                 propagate = !is.null(object$ancestors), threads = NULL, ...) {
+  fit <- object
+  top <- check_count(top, "top")
+  if (top < 1) stop("`top` must be at least 1.", call. = FALSE)
+  propagate <- check_flag(propagate, "propagate")
+  if (propagate && is.null(fit$ancestors)) {
+    stop("`propagate = TRUE` needs a fit with a `hierarchy`.", call. = FALSE)
+  }
+  threads <- resolve_threads(threads)
+  corp <- go_prepare_sentences(sentences, documents, fit$tokenizer)
+  if (is.null(authors)) authors <- data.frame(document = character(), author = character())
+  auth <- go_prepare_authors(authors, corp$doc, required = FALSE)
+  A <- nrow(fit$theta)
+  K <- length(fit$go_id)
+  data <- go_build_data(corp, list(go_id = fit$go_id), fit$vocabulary, auth$doc_levels,
+                        auth$pairs, rownames(fit$theta), unknown_profile = A + 1L)
+  data$n_terms <- K
+  data$definitions <- list(p = integer(length(fit$vocabulary) + 1), i = integer(), x = double())
+  pi <- fit$pi
+  nz <- which(pi > 0)
+  th <- fit$theta_rows
+  profiles <- list(p = c(th$p, th$p[length(th$p)] + length(nz)), g = c(th$g, nz - 1L),
+                   v = c(th$v, pi[nz]))
+  control <- list(pseudocount = fit$pseudocount, author_pseudocount = 0, hard = FALSE,
+                  max_iter = 1L, tol = 0, truncate = max(1e-10, fit$truncate),
+                  threads = threads, seed = fit$seed)
+  res <- .go_estep_cpp(data, profiles, fit$phi, control)
+  S <- length(corp$doc)
+  R <- go_rows_to_matrix(res$p, res$g, res$r, S, K)[order(data$order), , drop = FALSE]
+  if (propagate) R <- R %*% fit$ancestors
+  tr <- Matrix::summary(R)
+  tr <- tr[order(tr$i, -tr$x, tr$j), , drop = FALSE]
+  rank <- stats::ave(tr$i, tr$i, FUN = seq_along)
+  tr <- tr[rank <= top, , drop = FALSE]
+  rank <- rank[rank <= top]
+  out <- data.frame(sentence = tr$i, document = corp$doc[tr$i], rank = as.integer(rank),
+                    go_id = fit$go_id[tr$j], name = fit$name[tr$j], probability = tr$x,
+                    stringsAsFactors = FALSE)
+  rownames(out) <- NULL
+  out
+}
+
+#' Top GO terms of an author
+#'
+#' @param fit A `go_annotator` fit.
+#' @param author An author id used in fitting.
+#' @param n Number of terms.
+#' @return A data frame with columns `author`, `go_id`, `name` and
+#'   `probability` (the author's profile `theta_a`), largest first.
+#' @examples
+#' sim <- simulate_go_corpus(go_subset$terms, n_authors = 3, n_documents = 10,
+#'                           seed = 2)
+#' fit <- go_annotator(sim$sentences, sim$authors, go_subset$terms,
+#'                     max_iter = 10, threads = 1)
+#' top_terms(fit, sim$authors$author[1], n = 3)
+#' @export
+top_terms <- function(fit, author, n = 10) {
+  if (!inherits(fit, "go_annotator")) {
+    stop("`fit` must be a go_annotator fit.", call. = FALSE)
+  }
+  if (length(author) != 1 || is.na(author)) {
+    stop("`author` must be a single author id.", call. = FALSE)
+  }
+  a <- match(as.character(author), rownames(fit$theta))
+  if (is.na(a)) stop(sprintf("`author` '%s' is not in the fit.", author), call. = FALSE)
+  n <- check_count(n, "n")
+  row <- fit$theta[a, ]
+  o <- utils::head(order(-row, seq_along(row)), n)
+  data.frame(author = as.character(author), go_id = fit$go_id[o], name = fit$name[o],
+             probability = row[o], stringsAsFactors = FALSE, row.names = NULL)
+}
+
+#' @export
+print.go_annotator <- function(x, ...) {
+  cat(sprintf("<go_annotator> %s EM, %d iteration(s), %s\n", x$em, x$iterations,
+              if (x$converged) "converged" else "not converged"))
+  cat(sprintf("  %d sentences, %d documents, %d authors, %d GO terms, %d words\n",
+              x$n[["sentences"]], x$n[["documents"]], x$n[["authors"]], x$n[["terms"]],
+              x$n[["words"]]))
+  cat(sprintf("  objective: %.6g -> %.6g\n", x$objective[1], x$objective[length(x$objective)]))
+  invisible(x)
+}
+
+#' Summarise a GO annotator fit
+#'
+#' @param object A `go_annotator` fit.
+#' @param n Number of corpus-wide top terms to list.
+#' @param ... Unused.
+#' @return An object of class `summary.go_annotator` (a list) with the sizes,
+#'   the objective trace, the convergence status, the share of sentences whose
+#'   term changed from the definitions-only baseline and the corpus-wide top
+#'   terms.
+#' @examples
+#' sim <- simulate_go_corpus(go_subset$terms, n_authors = 3, n_documents = 10,
+#'                           seed = 2)
+#' fit <- go_annotator(sim$sentences, sim$authors, go_subset$terms,
+#'                     max_iter = 10, threads = 1)
+#' summary(fit)
+#' @export
+summary.go_annotator <- function(object, n = 5, ...) {
+  o <- utils::head(order(-object$pi), n)
+  structure(list(
+    em = object$em, n = object$n, iterations = object$iterations,
+    converged = object$converged, objective = object$objective,
+    changed_from_baseline = mean(object$assignment != object$baseline),
+    mean_assignment_prob = mean(object$assignment_prob),
+    top = data.frame(go_id = object$go_id[o], name = object$name[o],
+                     share = unname(object$pi[o]), stringsAsFactors = FALSE)
+  ), class = "summary.go_annotator")
+}
+
+#' @export
+print.summary.go_annotator <- function(x, ...) {
+  cat(sprintf("GO annotator (%s EM): %d iteration(s), %s\n", x$em, x$iterations,
+              if (x$converged) "converged" else "not converged"))
+  cat(sprintf("Sizes: %s\n", paste(names(x$n), x$n, sep = " = ", collapse = ", ")))
+  cat(sprintf("Objective: first %.6g, last %.6g\n", x$objective[1],
+              x$objective[length(x$objective)]))
+  cat(sprintf("Sentences whose best term differs from the definitions-only baseline: %.1f%%\n",
+              100 * x$changed_from_baseline))
+  cat(sprintf("Mean probability of the best term: %.3f\n", x$mean_assignment_prob))
+  cat("Most frequent terms in the corpus:\n")
+  print(x$top, row.names = FALSE)
+  invisible(x)
+}
+
+#' Plot a GO annotator fit
+#'
+#' `type = "objective"` shows the objective (log marginal likelihood plus log
+#' prior) per EM iteration; `type = "author"` shows the top terms of one
+#' author's profile.
+#'
+#' @param x,object A `go_annotator` fit.
+#' @param type `"objective"` or `"author"`.
+#' @param author Author id for `type = "author"` (default: the first author).
+#' @param n Number of terms for `type = "author"`.
+#' @param ... Passed to [graphics::plot()] / [graphics::barplot()].
+#' @return `plot()` returns `x` invisibly; `autoplot()` a ggplot object.
+#' @examples
+#' sim <- simulate_go_corpus(go_subset$terms, n_authors = 3, n_documents = 10,
+#'                           seed = 2)
+#' fit <- go_annotator(sim$sentences, sim$authors, go_subset$terms,
+#'                     max_iter = 10, threads = 1)
+#' plot(fit)
+#' ggplot2::autoplot(fit, type = "author")
+#' @export
+plot.go_annotator <- function(x, type = c("objective", "author"), author = NULL, n = 10, ...) {
+  type <- match.arg(type)
+  if (type == "objective") {
+    graphics::plot(seq_along(x$objective), x$objective, type = "b", xlab = "iteration",
+                   ylab = "log marginal likelihood + log prior",
+                   main = sprintf("%s EM objective", x$em), ...)
+  } else {
+    if (is.null(author)) author <- rownames(x$theta)[1]
+    tt <- top_terms(x, author, n)
+    graphics::barplot(rev(tt$probability), names.arg = rev(tt$go_id), horiz = TRUE,
+                      las = 1, xlab = "P(term | author)",
+                      main = sprintf("Top terms of author %s", author), ...)
+  }
+  invisible(x)
+}
+
+#' @rdname plot.go_annotator
+#' @importFrom ggplot2 autoplot
+#' @export
+autoplot.go_annotator <- function(object, type = c("objective", "author"), author = NULL,
+                                  n = 10, ...) {
+  type <- match.arg(type)
+  if (type == "objective") {
+    df <- data.frame(iteration = seq_along(object$objective), objective = object$objective)
+    ggplot2::ggplot(df, ggplot2::aes(x = .data$iteration, y = .data$objective)) +
+      ggplot2::geom_line() + ggplot2::geom_point() +
+      ggplot2::labs(x = "iteration", y = "log marginal likelihood + log prior",
+                    title = sprintf("%s EM objective", object$em))
+  } else {
+    if (is.null(author)) author <- rownames(object$theta)[1]
+    tt <- top_terms(object, author, n)
+    tt$label <- factor(paste(tt$go_id, substr(tt$name, 1, 40)),
+                       levels = rev(paste(tt$go_id, substr(tt$name, 1, 40))))
+    ggplot2::ggplot(tt, ggplot2::aes(x = .data$probability, y = .data$label)) +
+      ggplot2::geom_col() +
+      ggplot2::labs(x = "P(term | author)", y = NULL,
+                    title = sprintf("Top terms of author %s", author))
+  }
+}
+
+#' @importFrom ggplot2 .data
+#' @importFrom Matrix sparseMatrix
+NULL

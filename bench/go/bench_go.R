@@ -1,0 +1,66 @@
+# Benchmark of go_annotator() on the whole Gene Ontology.
+# Usage (from the package root, package installed in a library on R_LIBS):
+#   Rscript bench/go/bench_go.R [n_sentences] [max_iter] [truncate]
+# Defaults: 100000 sentences, 4 iterations, truncate = 1e-3, 2 threads.
+# Prints a results block; bench/go/results.md records the runs that were made.
+suppressPackageStartupMessages(library(augmentedGP))
+args <- commandArgs(trailingOnly = TRUE)
+n_sent <- if (length(args) >= 1) as.numeric(args[1]) else 1e5
+iters <- if (length(args) >= 2) as.integer(args[2]) else 4L
+trunc <- if (length(args) >= 3) as.numeric(args[3]) else 1e-3
+threads <- as.integer(Sys.getenv("GO_BENCH_THREADS", "2"))
+peak_mb <- function() {
+  st <- readLines("/proc/self/status")
+  as.numeric(gsub("[^0-9]", "", st[grepl("^VmHWM", st)])) / 1024
+}
+tok_matrix <- function(tok, vocab, rows = NULL) {
+  j <- match(unlist(tok, use.names = FALSE), vocab)
+  Matrix::sparseMatrix(i = rep.int(seq_along(tok), lengths(tok)), j = j, x = 1,
+                       dims = c(length(tok), length(vocab)), dimnames = list(rows, vocab))
+}
+
+t0 <- proc.time()[["elapsed"]]
+go <- read_go_sqlite()
+terms <- go$terms
+cat(sprintf("GO: %d terms, %d links (read in %.1f s)\n", nrow(terms), nrow(go$hierarchy),
+            proc.time()[["elapsed"]] - t0))
+sim <- simulate_go_corpus(terms, n_authors = 2000, n_documents = n_sent / 10,
+                          sentences_per_document = 10, terms_per_author = 5,
+                          words_per_sentence = 8, noise = 0.2, seed = 1)
+dtok <- go_tokenize(terms$definition)
+stok <- go_tokenize(sim$sentences$text)
+vocab <- sort(unique(c(unlist(dtok), unlist(stok))))
+O <- tok_matrix(dtok, vocab, terms$go_id)
+X <- tok_matrix(stok, vocab)
+cat(sprintf("corpus: %d sentences, %d documents, %d authors, %d words (setup %.1f s)\n",
+            nrow(X), length(unique(sim$sentences$document)), 2000, length(vocab),
+            proc.time()[["elapsed"]] - t0))
+truth <- match(sim$sentences$go_id, terms$go_id)
+
+run <- function(em) {
+  t1 <- proc.time()[["elapsed"]]
+  fit <- go_annotator(X, sim$authors, O, documents = sim$sentences$document, em = em,
+                      max_iter = iters, tol = 0, truncate = trunc, threads = threads, seed = 1)
+  total <- proc.time()[["elapsed"]] - t1
+  # profile overlap sum_G min(theta_hat, theta_true), over authors that wrote documents
+  ia <- match(sim$profiles$author, rownames(fit$theta))
+  ok <- !is.na(ia)
+  jg <- match(sim$profiles$go_id[ok], fit$go_id)
+  est <- fit$theta[cbind(ia[ok], jg)]
+  overlap <- sum(pmin(sim$profiles$weight[ok], est)) / length(unique(ia[ok]))
+  cat(sprintf("%s EM: %d iterations, total %.1f s (incl. R-side preparation)\n", em,
+              fit$iterations, total))
+  cat(sprintf("  seconds per iteration (M + E): %s\n",
+              paste(sprintf("%.2f", fit$seconds), collapse = ", ")))
+  cat(sprintf("  objective: %s\n", paste(sprintf("%.6g", fit$objective), collapse = ", ")))
+  cat(sprintf("  accuracy %.3f, definitions-only baseline %.3f, profile overlap %.3f\n",
+              mean(fit$assignment == truth), mean(fit$baseline == truth), overlap))
+  cat(sprintf("  nnz(theta) = %d, nnz(responsibilities) = %d\n", Matrix::nnzero(fit$theta),
+              Matrix::nnzero(fit$responsibilities)))
+  invisible(fit)
+}
+fit_soft <- run("soft")
+rm(fit_soft)
+invisible(gc())
+fit_hard <- run("hard")
+cat(sprintf("peak resident memory of this R process: %.0f MB\n", peak_mb()))

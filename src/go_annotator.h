@@ -1,0 +1,122 @@
+// Expectation-maximisation for the document -> author -> GO term -> sentence
+// model (see MATH.md, last section). Plain C++: no R or Rcpp API anywhere in
+// this file or in go_annotator.cpp. Parallel sections are run through a
+// `Runner` supplied by the adapter layer, and every parallel section writes to
+// per-block outputs whose layout depends only on the data, so results never
+// depend on the number of threads.
+#ifndef AUGP_GO_ANNOTATOR_H
+#define AUGP_GO_ANNOTATOR_H
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace augp {
+namespace go {
+
+// runner(n, body): call body(begin, end) on disjoint ranges covering [0, n).
+using Body = std::function<void(std::size_t, std::size_t)>;
+using Runner = std::function<void(std::size_t, const Body&)>;
+
+struct Entry {
+  int g;     // term index
+  double v;  // value
+};
+using SparseVec = std::vector<Entry>;  // sorted by term index
+
+// Column-compressed sparse matrix: column j holds rows idx[p[j] .. p[j+1]).
+struct Csc {
+  std::vector<std::size_t> p;
+  std::vector<int> idx;
+  std::vector<double> val;
+  std::size_t ncol() const { return p.empty() ? 0 : p.size() - 1; }
+};
+
+struct Corpus {
+  int n_terms = 0;
+  int n_words = 0;
+  Csc sentences;                     // words x sentences, sentences grouped by document
+  std::vector<std::size_t> doc_ptr;  // sentences of document d: [doc_ptr[d], doc_ptr[d+1])
+  Csc doc_authors;                   // column d = profile (author) indices of document d
+  Csc definitions;                   // terms x words definition counts (column = word)
+};
+
+struct Control {
+  double pseudocount = 0.01;        // Dirichlet prior on phi: alpha - 1 = definition counts + pseudocount
+  double author_pseudocount = 0.0;  // Dirichlet prior on theta: alpha - 1 = author_pseudocount
+  bool hard = false;
+  int max_iter = 100;
+  double tol = 1e-6;
+  double truncate = 0.0;  // responsibilities below this are dropped (0 = exact EM)
+  std::uint64_t seed = 0;
+};
+
+// Word-indexed view of the current phi: for word w, the terms with a positive
+// count C_Gw = (expected corpus count) + (definition count) and log1p(C_Gw / pc).
+struct Phi {
+  std::vector<std::size_t> wp;
+  std::vector<int> g;
+  std::vector<double> count;  // C_Gw
+  std::vector<double> defn;   // definition part O_Gw
+  std::vector<double> l1p;    // log1p(C_Gw / pc)
+  std::vector<double> logpz;  // per term: log(pc / Z_G), Z_G = sum_w C_Gw + V pc
+  double log_prior = 0.0;     // sum_G sum_w (O_Gw + pc) log phi_Gw
+};
+
+// Sparse responsibilities, one row per sentence (CSR).
+struct Resp {
+  std::vector<std::size_t> p;
+  std::vector<int> g;
+  std::vector<double> r;
+  std::vector<int> top;      // argmax term per sentence (deterministic ties)
+  std::vector<double> top_r; // its responsibility
+  double loglik = 0.0;       // sum_s log sum_G P(G|D) P(s|G)
+};
+
+// Build phi from definition counts plus the sentences' expected counts (resp
+// may be empty: definitions only).
+Phi build_phi(const Corpus& c, const Resp* resp, const Csc& word_sent, double pc,
+              const Runner& run);
+
+// E-step over all sentences with author profiles `theta` (one sparse vector per
+// profile, entries > 0, summing to 1; an empty vector means the uniform profile).
+Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta,
+            const Control& ctl, const Runner& run);
+
+// Exact author-credit M-step for theta; returns the new profiles.
+std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
+                                    const std::vector<SparseVec>& theta,
+                                    const Csc& author_docs, double author_pc,
+                                    const Runner& run);
+
+// log prior of theta under a symmetric Dirichlet with alpha - 1 = author_pc.
+double theta_log_prior(const std::vector<SparseVec>& theta, int n_terms, double author_pc);
+
+// Transpose of a Csc matrix with nrow rows (counts kept).
+Csc transpose(const Csc& m, int nrow);
+
+// Corpus-wide term distribution: mean responsibility over sentences.
+std::vector<double> term_distribution(const Resp& resp, int n_terms);
+
+struct Fit {
+  std::vector<SparseVec> theta;
+  Phi phi;
+  Resp resp;
+  std::vector<int> baseline;  // argmax under definitions only and uniform profiles
+  std::vector<double> objective;
+  std::vector<double> n_changed;
+  std::vector<double> seconds;  // wall time of each iteration (M-step before it + E-step)
+  bool converged = false;
+  int iterations = 0;
+};
+
+// Whole EM. `tick(iter)` is called on the calling thread between iterations
+// (e.g. for interrupt checks); it must not be called from workers.
+Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& run,
+           const std::function<void(int)>& tick);
+
+}  // namespace go
+}  // namespace augp
+
+#endif

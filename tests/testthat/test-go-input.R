@@ -1,0 +1,112 @@
+sim <- simulate_go_corpus(go_subset$terms, n_authors = 4, n_documents = 12,
+                          sentences_per_document = 4, seed = 21)
+defs <- go_subset$terms[1:60, ]
+fit_q <- function(...) go_annotator(..., max_iter = 3, threads = 1, seed = 1)
+
+test_that("sentences without known words, long sentences and ties behave", {
+  s <- sim$sentences
+  s$text[1] <- ""
+  s$text[2] <- "zzzz qqqq"  # only unknown-to-definitions words (they join the vocabulary)
+  s$text[3] <- paste(rep(strsplit(go_subset$terms$definition[5], " ")[[1]], 400),
+                     collapse = " ")
+  fit <- go_annotator(s, sim$authors, go_subset$terms, max_iter = 10, threads = 1, seed = 1)
+  expect_true(all(is.finite(fit$objective)))
+  expect_false(anyNA(fit$responsibilities@x))
+  expect_equal(unname(Matrix::rowSums(fit$responsibilities)), rep(1, nrow(s)),
+               tolerance = 1e-10)
+  # an empty sentence gets the document's prior P(G | d)
+  d1 <- sim$authors$author[sim$authors$document == s$document[1]]
+  prior <- Matrix::colMeans(fit$theta[d1, , drop = FALSE])
+  # (the fit stops after an E-step, so responsibilities match the final theta)
+  expect_equal(unname(fit$responsibilities[1, ]), unname(prior), tolerance = 1e-10)
+  # the very long sentence is confidently assigned to a term, no underflow
+  expect_gt(fit$assignment_prob[3], 0.99)
+
+  # exact ties: with uniform profiles, empty sentences tie across all terms;
+  # the winner must not be the first term (no index-0 bias) and must vary
+  e <- data.frame(document = rep(c("x", "y"), each = 100), text = "")
+  au <- data.frame(document = c("x", "y"), author = c("p", "q"))
+  f1 <- go_annotator(e, au, go_subset$terms, max_iter = 1, threads = 1, seed = 1)
+  expect_lt(mean(f1$assignment == 1), 0.05)
+  expect_gt(length(unique(f1$assignment)), 50)
+  f2 <- go_annotator(e, au, go_subset$terms, max_iter = 1, threads = 1, seed = 2)
+  expect_false(identical(f1$assignment, f2$assignment))
+  # two terms with identical definitions split the responsibility evenly
+  d2 <- go_subset$terms[1:10, ]
+  d2$definition[2] <- d2$definition[1]
+  words <- paste(go_tokenize(d2$definition[1])[[1]], collapse = " ")
+  s2 <- data.frame(document = rep("z", 40), text = words)
+  f3 <- go_annotator(s2, data.frame(document = "z", author = "r"), d2, max_iter = 1,
+                     threads = 1, seed = 1)
+  r <- as.matrix(f3$responsibilities)
+  expect_equal(r[, 1], r[, 2])
+  expect_true(all(f3$assignment %in% c(1, 2)))
+  expect_true(any(f3$assignment == 1) || length(unique(f3$assignment)) == 1)
+})
+
+test_that("bad inputs give clear errors naming the argument", {
+  s <- sim$sentences
+  a <- sim$authors
+  expect_error(fit_q(s, a[a$document != s$document[1], ], defs), "`authors`.*no author")
+  s_unknown <- rbind(s, data.frame(document = "nowhere", text = "cell", go_id = NA))
+  expect_error(fit_q(s_unknown, a, defs), "`authors`.*nowhere")
+  expect_error(fit_q(s, a, defs[0, ]), "`definitions` has no rows")
+  expect_error(fit_q(s, a, rbind(defs, defs[1, ])), "`definitions` has duplicated GO ids")
+  expect_error(fit_q(s, rbind(a, a[1, ]), defs), "`authors` has duplicated")
+  s_na <- s
+  s_na$document[2] <- NA
+  expect_error(fit_q(s_na, a, defs), "`sentences\\$document` must not contain NA")
+  s_na <- s
+  s_na$text[2] <- NA
+  expect_error(fit_q(s_na, a, defs), "`sentences\\$text` must not contain NA")
+  a_na <- a
+  a_na$author[1] <- NA
+  expect_error(fit_q(s, a_na, defs), "`authors\\$author` must not contain NA")
+  d_na <- defs
+  d_na$go_id[3] <- NA
+  expect_error(fit_q(s, a, d_na), "`definitions\\$go_id` must not contain NA")
+  expect_error(fit_q(s$text, a, defs), "`sentences` must be a data frame or a Matrix")
+  expect_error(fit_q(s, as.matrix(a), defs), "`authors` must be a data frame")
+  expect_error(fit_q(s, a, "GO:1"), "`definitions` must be a data frame or a Matrix")
+  expect_error(fit_q(s[, c("document", "go_id")], a, defs), "`sentences` must have column")
+  s_num <- s
+  s_num$text <- seq_len(nrow(s))
+  expect_error(fit_q(s_num, a, defs), "`sentences\\$text` must be character")
+  expect_error(fit_q(s, a, defs, pseudocount = 0), "`pseudocount` must be >")
+  expect_error(fit_q(s, a, defs, pseudocount = NA), "`pseudocount`")
+  expect_error(go_annotator(s, a, defs, max_iter = 0), "`max_iter`")
+  expect_error(fit_q(s, a, defs, truncate = 1), "`truncate`")
+  expect_error(fit_q(s, a, defs, em = "medium"), "'arg'")
+  expect_error(fit_q(s, a, defs, tokenizer = function(x) x), "`tokenizer` must return")
+  expect_error(go_annotator(s, a, defs, threads = 0), "`threads`")
+  X <- Matrix::sparseMatrix(i = 1:3, j = 1:3, x = 1, dims = c(3, 3),
+                            dimnames = list(NULL, c("cell", "dna", "repair")))
+  expect_error(fit_q(X, a, defs), "`documents` must give")
+  expect_error(fit_q(X, a, defs, documents = a$document[1:2]), "`documents` must have one")
+  Xneg <- X
+  Xneg@x[1] <- -1
+  expect_error(fit_q(Xneg, a, defs, documents = a$document[1:3]), "non-negative")
+  # empty definitions: kept, documented (learnt from the corpus alone)
+  d_empty <- defs
+  d_empty$definition[1:5] <- ""
+  expect_s3_class(fit_q(s, a, d_empty), "go_annotator")
+  expect_error(fit_q(data.frame(document = "d", text = ""), data.frame(document = "d", author = "a"),
+                     data.frame(go_id = "GO:1", definition = "")), "no words")
+})
+
+test_that("matrix and data frame inputs give the same fit", {
+  f1 <- fit_q(sim$sentences, sim$authors, defs)
+  tok <- go_tokenize(sim$sentences$text)
+  vocab <- sort(unique(c(unlist(tok), unlist(go_tokenize(defs$definition)))))
+  mk <- function(tk) {
+    j <- match(unlist(tk), vocab)
+    Matrix::sparseMatrix(i = rep(seq_along(tk), lengths(tk)), j = j, x = 1,
+                         dims = c(length(tk), length(vocab)), dimnames = list(NULL, vocab))
+  }
+  X <- mk(tok)
+  O <- mk(go_tokenize(defs$definition))
+  rownames(O) <- defs$go_id
+  f2 <- fit_q(X, sim$authors, O, documents = sim$sentences$document)
+  expect_equal(f1$objective, f2$objective, tolerance = 1e-12)
+  expect_equal(as.matrix(f1$theta), as.matrix(f2$theta), tolerance = 1e-12)
+})
