@@ -2,18 +2,58 @@
 # Generator token: 10BE3573-1514-4C36-9D1C-5A225CD40393
 
 .rpg_cpp <- function(n, b, c, method, seed, threads) {
-    .Call('_augmentedGP_rpg_cpp', PACKAGE = 'augmentedGP', n, b, c, method, seed, threads)
+    .Call(`_augmentedGP_rpg_cpp`, n, b, c, method, seed, threads)
 }
 
 .dpg_cpp <- function(x, b, c, is_cdf, lower, log_p, threads) {
-    .Call('_augmentedGP_dpg_cpp', PACKAGE = 'augmentedGP', x, b, c, is_cdf, lower, log_p, threads)
+    .Call(`_augmentedGP_dpg_cpp`, x, b, c, is_cdf, lower, log_p, threads)
 }
 
 .pg_moments_cpp <- function(b, c) {
-    .Call('_augmentedGP_pg_moments_cpp', PACKAGE = 'augmentedGP', b, c)
+    .Call(`_augmentedGP_pg_moments_cpp`, b, c)
 }
 
 .pg_frac_const_cpp <- function(b) {
-    .Call('_augmentedGP_pg_frac_const_cpp', PACKAGE = 'augmentedGP', b)
+    .Call(`_augmentedGP_pg_frac_const_cpp`, b)
+}
+
+.gp_kernel_matrix_cpp <- function(spec, x, y) {
+    .Call(`_augmentedGP_gp_kernel_matrix_cpp`, spec, x, y)
+}
+
+.gp_kernel_grad_cpp <- function(spec, x) {
+    .Call(`_augmentedGP_gp_kernel_grad_cpp`, spec, x)
+}
+
+.gp_kernel_diag_cpp <- function(spec, x) {
+    .Call(`_augmentedGP_gp_kernel_diag_cpp`, spec, x)
+}
+
+.gp_chol_jitter_cpp <- function(K, jitter) {
+    .Call(`_augmentedGP_gp_chol_jitter_cpp`, K, jitter)
+}
+
+.gp_cavi_cpp <- function(K, lik, mu0, kappa, omega, maxit, tol, prev_elbo) {
+    .Call(`_augmentedGP_gp_cavi_cpp`, K, lik, mu0, kappa, omega, maxit, tol, prev_elbo)
+}
+
+.gp_hyper_obj_cpp <- function(spec, x, jitter, kappa, omega, mu0, gradient) {
+    .Call(`_augmentedGP_gp_hyper_obj_cpp`, spec, x, jitter, kappa, omega, mu0, gradient)
+}
+
+.gp_gaussian_step_cpp <- function(K, omega, kappa, mu0, ndraws, seed) {
+    .Call(`_augmentedGP_gp_gaussian_step_cpp`, K, omega, kappa, mu0, ndraws, seed)
+}
+
+.gp_lik_eval_cpp <- function(lik, m, v, f) {
+    .Call(`_augmentedGP_gp_lik_eval_cpp`, lik, m, v, f)
+}
+
+.gp_gibbs_cpp <- function(K, lik, mu0, f_init, warmup, iter, thin, chains, seed, threads, jitter, verbose) {
+    .Call(`_augmentedGP_gp_gibbs_cpp`, K, lik, mu0, f_init, warmup, iter, thin, chains, seed, threads, jitter, verbose)
+}
+
+.gp_bench_cpp <- function(K, lik, reps, seed) {
+    .Call(`_augmentedGP_gp_bench_cpp`, K, lik, reps, seed)
 }
 
