@@ -1,0 +1,4 @@
+library(testthat)
+library(augmentedGP)
+
+test_check("augmentedGP")
