@@ -49,8 +49,8 @@
     .Call(`_augmentedGP_gp_lik_eval_cpp`, lik, m, v, f)
 }
 
-.gp_gibbs_cpp <- function(K, lik, mu0, f_init, warmup, iter, thin, chains, seed, threads, jitter, verbose) {
-    .Call(`_augmentedGP_gp_gibbs_cpp`, K, lik, mu0, f_init, warmup, iter, thin, chains, seed, threads, jitter, verbose)
+.gp_gibbs_cpp <- function(K, lik, mu0, init_mean, init_sd, warmup, iter, thin, chains, seed, threads, jitter, verbose) {
+    .Call(`_augmentedGP_gp_gibbs_cpp`, K, lik, mu0, init_mean, init_sd, warmup, iter, thin, chains, seed, threads, jitter, verbose)
 }
 
 .gp_bench_cpp <- function(K, lik, reps, seed) {

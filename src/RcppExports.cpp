@@ -182,15 +182,16 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_gibbs_cpp
-List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixXd f_init, int warmup, int iter, int thin, int chains, NumericVector seed, int threads, double jitter, bool verbose);
-RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP KSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP f_initSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chainsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP verboseSEXP) {
+List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Eigen::MatrixXd init_sd, int warmup, int iter, int thin, int chains, NumericVector seed, int threads, double jitter, bool verbose);
+RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP KSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chainsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type K(KSEXP);
     Rcpp::traits::input_parameter< List >::type lik(likSEXP);
     Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type f_init(f_initSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type init_mean(init_meanSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type init_sd(init_sdSEXP);
     Rcpp::traits::input_parameter< int >::type warmup(warmupSEXP);
     Rcpp::traits::input_parameter< int >::type iter(iterSEXP);
     Rcpp::traits::input_parameter< int >::type thin(thinSEXP);
@@ -199,7 +200,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(K, lik, mu0, f_init, warmup, iter, thin, chains, seed, threads, jitter, verbose));
+    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(K, lik, mu0, init_mean, init_sd, warmup, iter, thin, chains, seed, threads, jitter, verbose));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -231,7 +232,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_hyper_obj_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cpp, 7},
     {"_augmentedGP_gp_gaussian_step_cpp", (DL_FUNC) &_augmentedGP_gp_gaussian_step_cpp, 6},
     {"_augmentedGP_gp_lik_eval_cpp", (DL_FUNC) &_augmentedGP_gp_lik_eval_cpp, 4},
-    {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 12},
+    {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 13},
     {"_augmentedGP_gp_bench_cpp", (DL_FUNC) &_augmentedGP_gp_bench_cpp, 4},
     {NULL, NULL, 0}
 };

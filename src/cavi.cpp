@@ -15,6 +15,7 @@ void cavi_init(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::Vec
   st.v = K.diagonal().replicate(1, q);
   st.alpha = Eigen::MatrixXd::Zero(n, q);
   lik.expect_aux(st.m, st.v, st.kappa, st.omega);
+  st.omega_q = Eigen::MatrixXd::Zero(n, q);
   st.elbo.clear();
   st.converged = false;
 }
@@ -36,6 +37,7 @@ int cavi_sweeps(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::Ve
       st.v.col(j) = step.diag_cov(K).cwiseMax(0.0);
       kl += step.kl(st.m.col(j), mu0, alpha);
     }
+    st.omega_q = st.omega;
     lik.expect_aux(st.m, st.v, st.kappa, st.omega);
     const double e = lik.elbo_local(st.m, st.v) - kl;
     if (!std::isfinite(e)) throw std::runtime_error("the ELBO is not finite");

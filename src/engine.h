@@ -15,6 +15,7 @@ namespace augp {
 struct CaviState {
   Eigen::MatrixXd m, v, alpha;   // q(f): means, marginal variances, K^-1 (m - mu0)
   Eigen::MatrixXd kappa, omega;  // q(aux) summaries used for the next q(f) update
+  Eigen::MatrixXd omega_q;       // the omega that produced the current q(f)
   std::vector<double> elbo;
   bool converged = false;
 };

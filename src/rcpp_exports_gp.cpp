@@ -128,7 +128,8 @@ List gp_cavi_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Rcpp::Nullable<
     std::vector<double> trace(st.elbo.begin() + (had_prev ? 1 : 0), st.elbo.end());
     return List::create(Rcpp::Named("m") = st.m, Rcpp::Named("v") = st.v,
                         Rcpp::Named("alpha") = st.alpha, Rcpp::Named("kappa") = st.kappa,
-                        Rcpp::Named("omega") = st.omega, Rcpp::Named("elbo") = trace,
+                        Rcpp::Named("omega") = st.omega, Rcpp::Named("omega_q") = st.omega_q,
+                        Rcpp::Named("elbo") = trace,
                         Rcpp::Named("converged") = st.converged);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
@@ -196,8 +197,8 @@ List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::Matr
 // Gibbs chains in parallel, one random stream per chain. Returns draws as an
 // array [iter, chains, n] (n * q for q latent columns).
 // [[Rcpp::export(name = ".gp_gibbs_cpp")]]
-List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixXd f_init,
-                  int warmup, int iter, int thin, int chains, NumericVector seed, int threads,
+List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixXd init_mean,
+                  Eigen::MatrixXd init_sd, int warmup, int iter, int thin, int chains, NumericVector seed, int threads,
                   double jitter, bool verbose) {
   std::unique_ptr<augp::Likelihood> L;
   try {
@@ -207,7 +208,8 @@ List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixX
   }
   const int n = L->n_obs(), q = L->n_latent();
   if (K.rows() != n || K.cols() != n) Rcpp::stop("K has the wrong size");
-  if (f_init.rows() != n || f_init.cols() != q * chains) Rcpp::stop("f_init has the wrong size");
+  if (init_mean.rows() != n || init_mean.cols() != q || init_sd.rows() != n || init_sd.cols() != q)
+    Rcpp::stop("init_mean / init_sd have the wrong size");
   Eigen::MatrixXd LK;
   double jit = jitter;
   if (!augp::chol_jitter(K, &jit, LK)) Rcpp::stop("the kernel matrix is not positive definite even with jitter");
@@ -219,7 +221,12 @@ List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixX
   std::vector<augp::GibbsChain> ch;
   ch.reserve(chains);
   for (int c = 0; c < chains; ++c) {
-    ch.emplace_back(K, LK, *L, m0, f_init.middleCols(c * q, q), augp::Rng(base, c), warmup,
+    // Dispersed starting points from a stream of their own (chains + c).
+    augp::Rng rinit(base, static_cast<std::uint64_t>(chains + c));
+    Eigen::MatrixXd f0(n, q);
+    for (int j = 0; j < q; ++j)
+      for (int i = 0; i < n; ++i) f0(i, j) = init_mean(i, j) + init_sd(i, j) * rinit.norm();
+    ch.emplace_back(K, LK, *L, m0, f0, augp::Rng(base, c), warmup,
                     iter, thin, out.begin() + static_cast<R_xlen_t>(iter) * c, iter * chains);
   }
   std::vector<int> ok(chains, 1);
