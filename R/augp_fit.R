@@ -58,7 +58,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   mean0 <- stats::qlogis(min(max(rate, 0.02), 0.98))
 
   eng <- run_engine(std$x, resp$y, resp$trials, kernel, method, control, seed, mean0)
-  if (isTRUE(eng$jitter > control$jitter * (1 + 1e-8))) {
+  if (isTRUE(eng$jitter_increased) || isTRUE(eng$jitter > control$jitter * (1 + 1e-8))) {
     warning(sprintf(paste0("The kernel matrix was nearly singular (duplicate or very close ",
                            "inputs?): jitter raised to %.3g."), eng$jitter), call. = FALSE)
   }
@@ -122,21 +122,32 @@ standardise_design <- function(x, standardise = TRUE) {
   list(x = xs, centre = centre, scale = scale, dropped = dropped)
 }
 
-# Call the engine; pass a progress callback when the engine accepts one.
+# Call the engine. The engine counts Gibbs iterations after warm-up (kept draws),
+# while augp_control() counts them in total, warm-up included, so translate.
+# Progress: the engine reports each variational outer iteration with message();
+# in an interactive verbose session these ticks drive a text progress bar.
 run_engine <- function(X, y, trials, kernel, method, control, seed, mean0) {
+  ctl <- unclass(control)
+  ctl$iter <- as.integer(floor((control$iter - control$warmup) / control$thin))
+  ctl$standardise <- NULL
   args <- list(X = X, y = y, trials = trials, kernel = kernel, method = method,
-               control = unclass(control), seed = seed, mean0 = mean0)
-  bar <- NULL
-  if (control$verbose && interactive() && "progress" %in% names(formals(augp_engine))) {
-    total <- if (method == "vi") max(1L, control$hyper_maxit) else control$iter
-    bar <- utils::txtProgressBar(min = 0, max = total, style = 3)
-    on.exit(close(bar), add = TRUE)
-    args$progress <- function(i, ...) utils::setTxtProgressBar(bar, min(i, total))
-  }
-  if (control$verbose) {
-    message(sprintf("augp: %s on %d observations, %d input(s)...",
-                    if (method == "vi") "variational inference" else "Gibbs sampling",
-                    nrow(X), ncol(X)))
-  }
-  do.call(augp_engine, args)
+               control = ctl, seed = seed, mean0 = mean0)
+  if (!control$verbose) return(do.call(augp_engine, args))
+  message(sprintf("augp: %s on %d observations, %d input(s)",
+                  if (method == "vi") "variational inference" else "Gibbs sampling",
+                  nrow(X), ncol(X)))
+  if (!interactive()) return(do.call(augp_engine, args))
+  total <- max(2L, control$hyper_maxit + 1L)
+  bar <- utils::txtProgressBar(min = 0, max = total, style = 3)
+  on.exit(close(bar), add = TRUE)
+  ticks <- 0L
+  withCallingHandlers(
+    do.call(augp_engine, args),
+    message = function(m) {
+      if (grepl("^VI:", conditionMessage(m))) {
+        ticks <<- ticks + 1L
+        utils::setTxtProgressBar(bar, min(ticks, total - 1L))
+        invokeRestart("muffleMessage")
+      }
+    })
 }

@@ -141,8 +141,8 @@ encode_response.augp_binomial <- function(likelihood, y, weights = NULL) {
   if (any(abs(y - round(y)) > 1e-8)) {
     stop("`y` (the response) counts must be whole numbers.", call. = FALSE)
   }
-  s <- round(y[, 1])
-  n <- s + round(y[, 2])
+  s <- unname(round(y[, 1]))
+  n <- s + unname(round(y[, 2]))
   w <- check_weights(weights, length(s))
   keep <- w > 0 & n > 0
   if (sum(s[keep] * w[keep]) == 0 || sum((n - s)[keep] * w[keep]) == 0) {

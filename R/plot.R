@@ -46,20 +46,23 @@ plot.augp <- function(x, type = c("predictive", "elbo", "trace", "latent"), ...)
   invisible(p)
 }
 
-#' @importFrom ggplot2 ggplot aes geom_line geom_point geom_ribbon geom_raster
+#' @importFrom ggplot2 ggplot aes .data geom_line geom_point geom_ribbon geom_raster
 #'   geom_contour geom_pointrange facet_wrap labs scale_fill_gradient2 theme_minimal
 NULL
 
 plot_elbo <- function(object) {
   e <- object$engine$elbo
-  if (object$method != "vi" || !length(e)) {
-    stop("`type = \"elbo\"` needs a variational fit (method = \"vi\"); use type = \"trace\".",
+  if (!length(e)) {
+    stop(paste0("`type = \"elbo\"` needs an ELBO trace: a variational fit (method = ",
+                "\"vi\") or a Gibbs fit with learn_hyper = TRUE; use type = \"trace\"."),
          call. = FALSE)
   }
   df <- data.frame(iteration = seq_along(e), elbo = as.numeric(e))
   ggplot(df, aes(x = .data$iteration, y = .data$elbo)) +
     geom_line(colour = "steelblue") + geom_point(size = 0.8, colour = "steelblue") +
-    labs(x = "Iteration", y = "ELBO", title = "ELBO trace") + theme_minimal()
+    labs(x = "Iteration", y = "ELBO",
+         title = if (object$method == "vi") "ELBO trace" else
+           "ELBO trace (hyperparameter learning before sampling)") + theme_minimal()
 }
 
 plot_trace <- function(object, which = NULL) {
