@@ -69,7 +69,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
     y = resp$y, trials = resp$trials, levels = resp$levels,
     x = std$x, centre = std$centre, scale = std$scale, dropped = std$dropped,
     x_names = colnames(x), mean0 = mean0, control = control, seed = seed,
-    n = nrow(x), weighted = !is.null(weights),
+    n = nrow(x), weighted = !is.null(weights), kept = which(resp$keep),
     time = proc.time()[["elapsed"]] - t0
   )
   obj$x_raw <- x

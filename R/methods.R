@@ -145,24 +145,27 @@ kernel_label <- function(kernel) {
   paste(lab, collapse = " ")
 }
 
-# Split R-hat and bulk effective sample size for each latent value, from an
-# array [iterations, chains, variables]. Uses posterior when installed.
-mcmc_diagnostics <- function(draws) {
+# Split R-hat and bulk effective sample size for the latent values, from an
+# array [iterations, chains, variables]; at most `max_vars` of them, evenly
+# spaced, to keep summaries fast. Uses posterior when installed.
+mcmc_diagnostics <- function(draws, max_vars = 200L) {
   if (is.null(draws)) return(data.frame(rhat = NA_real_, ess = NA_real_))
   nv <- dim(draws)[3]
-  rhat <- ess <- numeric(nv)
+  idx <- if (nv > max_vars) unique(round(seq(1, nv, length.out = max_vars))) else seq_len(nv)
+  rhat <- ess <- numeric(length(idx))
   use_post <- requireNamespace("posterior", quietly = TRUE)
-  for (j in seq_len(nv)) {
+  for (k in seq_along(idx)) {
+    j <- idx[k]
     m <- matrix(draws[, , j], nrow = dim(draws)[1])
     if (use_post) {
-      rhat[j] <- posterior::rhat(m)
-      ess[j] <- posterior::ess_bulk(m)
+      rhat[k] <- posterior::rhat(m)
+      ess[k] <- posterior::ess_bulk(m)
     } else {
-      rhat[j] <- split_rhat(m)
-      ess[j] <- ess_basic(m)
+      rhat[k] <- split_rhat(m)
+      ess[k] <- ess_basic(m)
     }
   }
-  data.frame(rhat = rhat, ess = ess)
+  data.frame(variable = idx, rhat = rhat, ess = ess)
 }
 
 # Split R-hat (Gelman et al.): each chain is cut in half, then the classical

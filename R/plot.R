@@ -133,7 +133,7 @@ plot_predictive <- function(object, grid = 60L, level = 0.95) {
   binary <- all(object$trials == 1)
   response <- if (binary) factor(object$levels[obs + 1], levels = object$levels) else obs
   dat <- inp$data
-  if (nrow(dat) != length(obs)) dat <- dat[seq_along(obs), , drop = FALSE]
+  if (nrow(dat) != length(obs) && !is.null(object$kept)) dat <- dat[object$kept, , drop = FALSE]
   mk_new <- function(g) {
     if (is.null(object$terms)) as.matrix(g) else g
   }

@@ -184,7 +184,7 @@ new_design <- function(object, newdata) {
 # the nodes are the eigenvalues of the Jacobi matrix of the (probabilists')
 # Hermite recurrence, the weights the squared first components of its
 # normalised eigenvectors.
-gauss_hermite <- function(n) {
+gh_golub_welsch <- function(n) {
   if (n == 1L) return(list(x = 0, w = 1))
   J <- matrix(0, n, n)
   off <- sqrt(seq_len(n - 1))
@@ -199,7 +199,7 @@ gh_cache <- new.env(parent = emptyenv())
 
 gh_rule <- function(n = 40L) {
   key <- as.character(n)
-  if (is.null(gh_cache[[key]])) gh_cache[[key]] <- gauss_hermite(n)
+  if (is.null(gh_cache[[key]])) gh_cache[[key]] <- gh_golub_welsch(n)
   gh_cache[[key]]
 }
 

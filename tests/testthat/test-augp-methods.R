@@ -54,3 +54,17 @@ test_that("own split R-hat and ESS behave", {
   expect_true(ess_basic(ar) < 300)
   expect_true(split_rhat(cbind(m[, 1], m[, 2] + 3)) > 1.5)
 })
+
+test_that("verbose fits report what they do", {
+  d <- augp_toy(20)
+  msgs <- capture_messages(augp(y ~ x1, d, control = augp_quick(verbose = TRUE)))
+  expect_match(msgs[1], "augp: variational inference on 20 observations")
+})
+
+test_that("summaries of large Gibbs fits check a subset of the latent values", {
+  set.seed(1)
+  dr <- array(rnorm(50 * 2 * 300), c(50, 2, 300))
+  dg <- suppressWarnings(mcmc_diagnostics(dr, max_vars = 20))
+  expect_equal(nrow(dg), 20)
+  expect_true(all(dg$rhat < 1.2))
+})

@@ -1,5 +1,5 @@
 test_that("Golub-Welsch Gauss-Hermite rule integrates normal moments", {
-  r <- gauss_hermite(20)
+  r <- gh_golub_welsch(20)
   expect_equal(sum(r$w), 1, tolerance = 1e-12)
   expect_equal(sum(r$w * r$x^2), 1, tolerance = 1e-10)
   expect_equal(sum(r$w * r$x^4), 3, tolerance = 1e-10)
