@@ -139,7 +139,8 @@ engine_vi <- function(X, y, trials, kernel, ctl, mean0) {
       hyper_rounds <- hyper_rounds + 1
       kernel <- hs$kernel
       K <- engine_K(kernel, X, jitter)
-      small <- hs$gain <= max(ctl$tol, 1e-9) * max(1, abs(hs$bound %||% 1)) || hs$step < 1e-5
+      scale <- if (is.null(hs$bound)) 1 else max(1, abs(hs$bound))
+      small <- hs$gain <= max(ctl$tol, 1e-9) * scale || hs$step < 1e-5
       if (small || hyper_rounds >= ctl$hyper_maxit) hyper_done <- TRUE
     }
     sweeps <- if (hyper_done) ctl$maxit - length(trace) else min(5, ctl$maxit - length(trace))
@@ -166,8 +167,6 @@ engine_vi <- function(X, y, trials, kernel, ctl, mean0) {
        kappa = as.numeric(res$kappa), elbo = trace, converged = converged,
        jitter = jitter, hyper_rounds = hyper_rounds)
 }
-
-`%||%` <- function(a, b) if (is.null(a)) b else a
 
 engine_gibbs <- function(X, y, trials, kernel, ctl, seed, mean0) {
   seeds <- new_seed(seed)
