@@ -186,8 +186,8 @@ engine_gibbs <- function(X, y, trials, kernel, ctl, seed, mean0) {
   }
   res <- .gp_gibbs_cpp(K, engine_lik(y, trials), mean0, init_mean, init_sd,
                        as.integer(ctl$warmup), as.integer(ctl$iter), as.integer(ctl$thin),
-                       as.integer(ctl$chains), seeds, as.integer(ctl$threads), ctl$jitter,
-                       ctl$verbose)
+                       as.integer(ctl$chains), seeds, as.integer(ctl$threads),
+                       if (is.null(vi)) ctl$jitter else max(ctl$jitter, vi$jitter), ctl$verbose)
   draws <- res$draws
   flat <- matrix(draws, ctl$iter * ctl$chains, n)
   list(kernel = kernel, draws = draws,
@@ -263,8 +263,9 @@ augp_engine_predict <- function(fit, Xnew, draws = FALSE, mean0 = NULL) {
     v <- pmax(kss - colSums(V * V), 0)
     return(list(mean = mu, var = v, draws = NULL))
   }
-  K <- engine_K(fit$kernel, fit$X, fit$jitter)
-  R <- chol(K)
+  ch <- .gp_chol_jitter_cpp(kernel_matrix(fit$kernel, fit$X), fit$jitter)
+  if (!ch$ok) stop("The kernel matrix is not positive definite.", call. = FALSE)
+  R <- t(ch$L)
   A <- backsolve(R, Ks, transpose = TRUE)
   n <- nrow(fit$X)
   d <- dim(fit$draws)
