@@ -113,7 +113,7 @@ fitted.augp <- function(object, type = c("response", "link"), ...) {
 }
 
 #' @rdname augp-methods
-#' @importFrom stats nobs
+#' @importFrom stats nobs coef predict
 #' @export
 nobs.augp <- function(object, ...) object$n
 
