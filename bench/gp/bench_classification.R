@@ -3,13 +3,15 @@
 # gplite, on binary classification data sets that ship with R packages.
 #
 # Usage (from the package root, augmentedGP installed):
-#   Rscript bench/gp/bench_classification.R [max_n] [threads]
-# Writes bench/gp/results_classification.csv and prints a markdown table.
+#   Rscript bench/gp/bench_classification.R [max_n] [threads] [only]
+# `only` is an optional regular expression selecting data sets (e.g. "spam-2000").
+# Writes bench/gp/results_classification[_only].csv and prints a markdown table.
 # Metrics on held-out data: error rate, mean log loss, fit time (seconds).
 # Ratios are augp / kernlab (below 1: augp better or faster).
 args <- commandArgs(trailingOnly = TRUE)
 max_n <- if (length(args) >= 1) as.numeric(args[1]) else 4000
 threads <- if (length(args) >= 2) as.integer(args[2]) else 2L
+only <- if (length(args) >= 3) args[3] else ""
 run_gibbs_upto <- 400  # Gibbs only on small training sets (cost O(iter n^3))
 
 need <- function(pkg) {
@@ -93,6 +95,8 @@ fit_gplite <- function(s) {
   c(scores(p, s$yte), time = t)
 }
 
+if (nzchar(only)) sets <- sets[grepl(only, names(sets))]
+tag <- if (nzchar(only)) paste0("_", gsub("[^A-Za-z0-9]+", "", only)) else ""
 rows <- list()
 for (nm in names(sets)) {
   s <- sets[[nm]][[1]]
@@ -112,7 +116,7 @@ for (nm in names(sets)) {
   }
 }
 tab <- do.call(rbind, rows)
-utils::write.csv(tab, file.path("bench", "gp", "results_classification.csv"), row.names = FALSE)
+utils::write.csv(tab, file.path("bench", "gp", paste0("results_classification", tag, ".csv")), row.names = FALSE)
 
 # Markdown: one line per data set and augp method, with ratios to kernlab.
 md <- c("| data | n train | n test | d | method | error | log loss | time (s) | error ratio | log-loss ratio | time ratio |",
@@ -131,4 +135,3 @@ for (nm in unique(tab$data)) {
   }
 }
 cat(md, sep = "\n")
-writeLines(md, file.path("bench", "gp", "results_classification_table.md"))
