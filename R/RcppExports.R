@@ -25,3 +25,43 @@
     .Call(`_augmentedGP_go_estep_cpp`, data, profiles, phi_list, control)
 }
 
+.gp_kernel_matrix_cpp <- function(spec, x, y) {
+    .Call(`_augmentedGP_gp_kernel_matrix_cpp`, spec, x, y)
+}
+
+.gp_kernel_grad_cpp <- function(spec, x) {
+    .Call(`_augmentedGP_gp_kernel_grad_cpp`, spec, x)
+}
+
+.gp_kernel_diag_cpp <- function(spec, x) {
+    .Call(`_augmentedGP_gp_kernel_diag_cpp`, spec, x)
+}
+
+.gp_chol_jitter_cpp <- function(K, jitter) {
+    .Call(`_augmentedGP_gp_chol_jitter_cpp`, K, jitter)
+}
+
+.gp_cavi_cpp <- function(K, lik, mu0, kappa, omega, maxit, tol, prev_elbo) {
+    .Call(`_augmentedGP_gp_cavi_cpp`, K, lik, mu0, kappa, omega, maxit, tol, prev_elbo)
+}
+
+.gp_hyper_obj_cpp <- function(spec, x, jitter, kappa, omega, mu0, gradient) {
+    .Call(`_augmentedGP_gp_hyper_obj_cpp`, spec, x, jitter, kappa, omega, mu0, gradient)
+}
+
+.gp_gaussian_step_cpp <- function(K, omega, kappa, mu0, ndraws, seed) {
+    .Call(`_augmentedGP_gp_gaussian_step_cpp`, K, omega, kappa, mu0, ndraws, seed)
+}
+
+.gp_lik_eval_cpp <- function(lik, m, v, f) {
+    .Call(`_augmentedGP_gp_lik_eval_cpp`, lik, m, v, f)
+}
+
+.gp_gibbs_cpp <- function(K, lik, mu0, init_mean, init_sd, warmup, iter, thin, chains, seed, threads, jitter, verbose) {
+    .Call(`_augmentedGP_gp_gibbs_cpp`, K, lik, mu0, init_mean, init_sd, warmup, iter, thin, chains, seed, threads, jitter, verbose)
+}
+
+.gp_bench_cpp <- function(K, lik, reps, seed) {
+    .Call(`_augmentedGP_gp_bench_cpp`, K, lik, reps, seed)
+}
+

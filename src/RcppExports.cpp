@@ -93,6 +93,157 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gp_kernel_matrix_cpp
+Eigen::MatrixXd gp_kernel_matrix_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd y);
+RcppExport SEXP _augmentedGP_gp_kernel_matrix_cpp(SEXP specSEXP, SEXP xSEXP, SEXP ySEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type y(ySEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_kernel_matrix_cpp(spec, x, y));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_kernel_grad_cpp
+List gp_kernel_grad_cpp(List spec, Eigen::MatrixXd x);
+RcppExport SEXP _augmentedGP_gp_kernel_grad_cpp(SEXP specSEXP, SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type x(xSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_kernel_grad_cpp(spec, x));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_kernel_diag_cpp
+Eigen::VectorXd gp_kernel_diag_cpp(List spec, Eigen::MatrixXd x);
+RcppExport SEXP _augmentedGP_gp_kernel_diag_cpp(SEXP specSEXP, SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type x(xSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_kernel_diag_cpp(spec, x));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_chol_jitter_cpp
+List gp_chol_jitter_cpp(Eigen::MatrixXd K, double jitter);
+RcppExport SEXP _augmentedGP_gp_chol_jitter_cpp(SEXP KSEXP, SEXP jitterSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type K(KSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_chol_jitter_cpp(K, jitter));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_cavi_cpp
+List gp_cavi_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::MatrixXd> kappa, Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, double prev_elbo);
+RcppExport SEXP _augmentedGP_gp_cavi_cpp(SEXP KSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP prev_elboSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type K(KSEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Eigen::MatrixXd> >::type kappa(kappaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Eigen::MatrixXd> >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< int >::type maxit(maxitSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< double >::type prev_elbo(prev_elboSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_cavi_cpp(K, lik, mu0, kappa, omega, maxit, tol, prev_elbo));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_hyper_obj_cpp
+NumericVector gp_hyper_obj_cpp(List spec, Eigen::MatrixXd x, double jitter, Eigen::VectorXd kappa, Eigen::VectorXd omega, NumericVector mu0, bool gradient);
+RcppExport SEXP _augmentedGP_gp_hyper_obj_cpp(SEXP specSEXP, SEXP xSEXP, SEXP jitterSEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP mu0SEXP, SEXP gradientSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type x(xSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< Eigen::VectorXd >::type kappa(kappaSEXP);
+    Rcpp::traits::input_parameter< Eigen::VectorXd >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< bool >::type gradient(gradientSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_hyper_obj_cpp(spec, x, jitter, kappa, omega, mu0, gradient));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_gaussian_step_cpp
+List gp_gaussian_step_cpp(Eigen::MatrixXd K, Eigen::VectorXd omega, Eigen::VectorXd kappa, NumericVector mu0, int ndraws, NumericVector seed);
+RcppExport SEXP _augmentedGP_gp_gaussian_step_cpp(SEXP KSEXP, SEXP omegaSEXP, SEXP kappaSEXP, SEXP mu0SEXP, SEXP ndrawsSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type K(KSEXP);
+    Rcpp::traits::input_parameter< Eigen::VectorXd >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< Eigen::VectorXd >::type kappa(kappaSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< int >::type ndraws(ndrawsSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_gaussian_step_cpp(K, omega, kappa, mu0, ndraws, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_lik_eval_cpp
+List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::MatrixXd f);
+RcppExport SEXP _augmentedGP_gp_lik_eval_cpp(SEXP likSEXP, SEXP mSEXP, SEXP vSEXP, SEXP fSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type m(mSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type f(fSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_lik_eval_cpp(lik, m, v, f));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_gibbs_cpp
+List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Eigen::MatrixXd init_sd, int warmup, int iter, int thin, int chains, NumericVector seed, int threads, double jitter, bool verbose);
+RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP KSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chainsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP verboseSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type K(KSEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type init_mean(init_meanSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type init_sd(init_sdSEXP);
+    Rcpp::traits::input_parameter< int >::type warmup(warmupSEXP);
+    Rcpp::traits::input_parameter< int >::type iter(iterSEXP);
+    Rcpp::traits::input_parameter< int >::type thin(thinSEXP);
+    Rcpp::traits::input_parameter< int >::type chains(chainsSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(K, lik, mu0, init_mean, init_sd, warmup, iter, thin, chains, seed, threads, jitter, verbose));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_bench_cpp
+NumericVector gp_bench_cpp(Eigen::MatrixXd K, List lik, int reps, NumericVector seed);
+RcppExport SEXP _augmentedGP_gp_bench_cpp(SEXP KSEXP, SEXP likSEXP, SEXP repsSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type K(KSEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_bench_cpp(K, lik, reps, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_rpg_cpp", (DL_FUNC) &_augmentedGP_rpg_cpp, 6},
@@ -101,6 +252,16 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_pg_frac_const_cpp", (DL_FUNC) &_augmentedGP_pg_frac_const_cpp, 1},
     {"_augmentedGP_go_em_cpp", (DL_FUNC) &_augmentedGP_go_em_cpp, 2},
     {"_augmentedGP_go_estep_cpp", (DL_FUNC) &_augmentedGP_go_estep_cpp, 4},
+    {"_augmentedGP_gp_kernel_matrix_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_matrix_cpp, 3},
+    {"_augmentedGP_gp_kernel_grad_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_grad_cpp, 2},
+    {"_augmentedGP_gp_kernel_diag_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_diag_cpp, 2},
+    {"_augmentedGP_gp_chol_jitter_cpp", (DL_FUNC) &_augmentedGP_gp_chol_jitter_cpp, 2},
+    {"_augmentedGP_gp_cavi_cpp", (DL_FUNC) &_augmentedGP_gp_cavi_cpp, 8},
+    {"_augmentedGP_gp_hyper_obj_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cpp, 7},
+    {"_augmentedGP_gp_gaussian_step_cpp", (DL_FUNC) &_augmentedGP_gp_gaussian_step_cpp, 6},
+    {"_augmentedGP_gp_lik_eval_cpp", (DL_FUNC) &_augmentedGP_gp_lik_eval_cpp, 4},
+    {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 13},
+    {"_augmentedGP_gp_bench_cpp", (DL_FUNC) &_augmentedGP_gp_bench_cpp, 4},
     {NULL, NULL, 0}
 };
 

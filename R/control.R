@@ -1,0 +1,108 @@
+#' Control settings for fitting augmented GP models
+#'
+#' Collects the tuning constants used by [augp()] and [augp_fit()] and checks
+#' them, so that a mistake is reported before any computation starts.
+#'
+#' @param maxit Maximum number of coordinate-ascent sweeps (variational
+#'   inference) per hyperparameter step.
+#' @param tol Convergence tolerance on the relative change of the ELBO.
+#' @param learn_hyper Learn the kernel hyperparameters (variance and
+#'   lengthscales) by maximising the ELBO? If `FALSE` they stay as given.
+#' @param hyper_maxit Maximum number of hyperparameter updates (outer
+#'   iterations of variational inference).
+#' @param iter Number of Gibbs iterations per chain, warm-up included.
+#' @param warmup Number of warm-up iterations discarded from each chain.
+#' @param thin Keep every `thin`-th draw after warm-up.
+#' @param chains Number of Gibbs chains.
+#' @param threads Number of threads; `NULL` uses the option
+#'   `augmentedGP.threads` (default 2).
+#' @param jitter Value added to the diagonal of the kernel matrix for
+#'   numerical stability (the engine may increase it; a warning then says so).
+#' @param verbose Print progress? A progress bar is shown only in interactive
+#'   sessions.
+#' @param standardise Centre and scale the numeric inputs before fitting?
+#'   Predictions undo the transformation, so results are on the original
+#'   scale either way.
+#' @return A list of class `augp_control`.
+#' @examples
+#' augp_control(maxit = 50, chains = 1)
+#' @export
+augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, hyper_maxit = 30,
+                         iter = 1000, warmup = floor(iter / 2), thin = 1, chains = 2,
+                         threads = NULL, jitter = 1e-6, verbose = FALSE,
+                         standardise = TRUE) {
+  ctrl_whole(maxit, "maxit", min = 1)
+  ctrl_positive(tol, "tol")
+  ctrl_flag(learn_hyper, "learn_hyper")
+  ctrl_whole(hyper_maxit, "hyper_maxit", min = 0)
+  ctrl_whole(iter, "iter", min = 1)
+  ctrl_whole(warmup, "warmup", min = 0)
+  ctrl_whole(thin, "thin", min = 1)
+  ctrl_whole(chains, "chains", min = 1)
+  if (warmup >= iter) {
+    stop(sprintf("`warmup` (%s) must be smaller than `iter` (%s).", warmup, iter),
+         call. = FALSE)
+  }
+  if ((iter - warmup) < thin) {
+    stop("`thin` leaves no draws: need `iter - warmup >= thin`.", call. = FALSE)
+  }
+  threads <- resolve_threads(threads)
+  if (!is.numeric(jitter) || length(jitter) != 1 || is.na(jitter) || jitter < 0 ||
+      !is.finite(jitter)) {
+    stop("`jitter` must be a single non-negative number.", call. = FALSE)
+  }
+  ctrl_flag(verbose, "verbose")
+  ctrl_flag(standardise, "standardise")
+  structure(list(maxit = as.integer(maxit), tol = as.double(tol),
+                 learn_hyper = learn_hyper, hyper_maxit = as.integer(hyper_maxit),
+                 iter = as.integer(iter), warmup = as.integer(warmup),
+                 thin = as.integer(thin), chains = as.integer(chains),
+                 threads = threads, jitter = as.double(jitter), verbose = verbose,
+                 standardise = standardise),
+            class = "augp_control")
+}
+
+#' @export
+print.augp_control <- function(x, ...) {
+  cat("<augp_control>\n")
+  v <- vapply(unclass(x), function(e) paste(format(e), collapse = " "), "")
+  cat(paste0("  ", format(names(v)), " ", v), sep = "\n")
+  invisible(x)
+}
+
+ctrl_whole <- function(x, arg, min = 0) {
+  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x) || x < min ||
+      x != floor(x)) {
+    stop(sprintf("`%s` must be a single whole number >= %d.", arg, min), call. = FALSE)
+  }
+  invisible(x)
+}
+
+ctrl_positive <- function(x, arg) {
+  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x) || x <= 0) {
+    stop(sprintf("`%s` must be a single positive number.", arg), call. = FALSE)
+  }
+  invisible(x)
+}
+
+ctrl_flag <- function(x, arg) {
+  if (!is.logical(x) || length(x) != 1 || is.na(x)) {
+    stop(sprintf("`%s` must be TRUE or FALSE.", arg), call. = FALSE)
+  }
+  invisible(x)
+}
+
+# Accept a list (possibly partial) as well as an augp_control object.
+as_augp_control <- function(control) {
+  if (inherits(control, "augp_control")) return(control)
+  if (is.list(control)) {
+    bad <- setdiff(names(control), names(formals(augp_control)))
+    if (length(bad)) {
+      stop(sprintf("`control` has unknown setting(s): %s.", paste(bad, collapse = ", ")),
+           call. = FALSE)
+    }
+    return(do.call(augp_control, control))
+  }
+  stop("`control` must be made by augp_control() (or be a list of its settings).",
+       call. = FALSE)
+}

@@ -1,0 +1,291 @@
+# The inference engine behind augp(): variational (CAVI) and Gibbs inference for
+# a GP prior f ~ N(mean0, K) with a Polya-Gamma augmented binomial likelihood.
+# Internal: the front end (augp_fit) calls augp_engine() and augp_engine_predict().
+
+engine_control_defaults <- function() {
+  list(maxit = 200, tol = 1e-8, learn_hyper = TRUE, hyper_maxit = 50, iter = 1000,
+       warmup = 500, thin = 1, chains = 2, threads = NULL, jitter = 1e-8, verbose = FALSE)
+}
+
+engine_control <- function(control) {
+  ctl <- engine_control_defaults()
+  if (!is.null(control)) {
+    if (!is.list(control)) stop("`control` must be a list.", call. = FALSE)
+    for (nm in intersect(names(control), names(ctl))) {
+      if (!is.null(control[[nm]])) ctl[[nm]] <- control[[nm]]
+    }
+    if ("threads" %in% names(control)) ctl$threads <- control$threads
+  }
+  ctl$maxit <- check_count(ctl$maxit, "control$maxit")
+  ctl$hyper_maxit <- check_count(ctl$hyper_maxit, "control$hyper_maxit")
+  ctl$iter <- check_count(ctl$iter, "control$iter")
+  ctl$warmup <- check_count(ctl$warmup, "control$warmup")
+  ctl$thin <- max(1, check_count(ctl$thin, "control$thin"))
+  ctl$chains <- max(1, check_count(ctl$chains, "control$chains"))
+  ctl$tol <- check_positive(ctl$tol, "control$tol")
+  ctl$jitter <- check_numeric(ctl$jitter, "control$jitter")
+  if (length(ctl$jitter) != 1 || ctl$jitter < 0) {
+    stop("`control$jitter` must be a single number >= 0.", call. = FALSE)
+  }
+  ctl$learn_hyper <- check_flag(ctl$learn_hyper, "control$learn_hyper")
+  ctl$verbose <- check_flag(ctl$verbose, "control$verbose")
+  ctl$threads <- resolve_threads(ctl$threads)
+  ctl
+}
+
+# Smallest jitter (control$jitter times powers of ten) for which K + jitter I
+# has a Cholesky factor.
+engine_find_jitter <- function(K, jitter) {
+  res <- .gp_chol_jitter_cpp(K, jitter)
+  if (!res$ok) {
+    stop("The kernel matrix is not positive definite even with jitter ",
+         format(res$jitter), ".", call. = FALSE)
+  }
+  res$jitter
+}
+
+# A data-driven alternative start for the lengthscales: the median pairwise
+# distance (per column for ARD kernels), used when it gives a better bound.
+kernel_median_start <- function(kernel, X) {
+  idx <- if (nrow(X) > 500) round(seq(1, nrow(X), length.out = 500)) else seq_len(nrow(X))
+  Xs <- X[idx, , drop = FALSE]
+  med_all <- stats::median(as.numeric(stats::dist(Xs)))
+  med_col <- apply(Xs, 2, function(col) stats::median(as.numeric(stats::dist(col))))
+  fix <- function(v, fallback) ifelse(is.finite(v) & v > 0, v, fallback)
+  set <- function(k) {
+    if (k$type %in% c("sum", "prod")) {
+      k$k1 <- set(k$k1)
+      k$k2 <- set(k$k2)
+    } else if (k$type %in% c("se", "matern")) {
+      k$lengthscale <- if (length(k$lengthscale) == 1) fix(med_all, k$lengthscale) else
+        fix(med_col, k$lengthscale)
+    }
+    k
+  }
+  set(kernel)
+}
+
+# Hyperparameter objective for fixed q(omega) (the ELBO maximised over q(f), up to
+# terms free of K) and its gradient in the kernel's log parameters.
+augp_engine_elbo_grad <- function(kernel, X, kappa, omega, mean0 = 0, jitter = 1e-8,
+                                  gradient = TRUE) {
+  .gp_hyper_obj_cpp(kernel_flatten(kernel), X, jitter, as.double(kappa), as.double(omega),
+                    as.double(mean0), gradient)
+}
+
+engine_lik <- function(y, trials) {
+  list(type = "binomial", y = as.double(y), trials = as.double(trials))
+}
+
+engine_K <- function(kernel, X, jitter) {
+  K <- kernel_matrix(kernel, X)
+  diag(K) <- diag(K) + jitter
+  K
+}
+
+# One L-BFGS-B step on the collapsed bound from the current log parameters.
+engine_hyper_step <- function(kernel, X, state, mean0, jitter, lower, upper, maxit) {
+  cache <- new.env(parent = emptyenv())
+  eval_at <- function(th) {
+    if (!identical(cache$th, th)) {
+      k <- kernel_set_params(kernel, th)
+      v <- augp_engine_elbo_grad(k, X, state$kappa, state$omega, mean0, jitter)
+      if (!is.finite(v)) v <- structure(-1e300, gradient = rep(0, length(th)))
+      cache$th <- th
+      cache$v <- v
+    }
+    cache$v
+  }
+  th0 <- kernel_get_params(kernel)
+  f0 <- as.numeric(eval_at(th0))
+  opt <- tryCatch(
+    stats::optim(th0, function(th) -as.numeric(eval_at(th)),
+                 function(th) -attr(eval_at(th), "gradient"), method = "L-BFGS-B",
+                 lower = lower, upper = upper, control = list(maxit = maxit)),
+    error = function(e) NULL)
+  if (is.null(opt) || !is.finite(opt$value) || -opt$value < f0) {
+    return(list(kernel = kernel, gain = 0, step = 0))
+  }
+  list(kernel = kernel_set_params(kernel, opt$par), gain = -opt$value - f0,
+       step = max(abs(opt$par - th0)), bound = -opt$value)
+}
+
+engine_vi <- function(X, y, trials, kernel, ctl, mean0) {
+  lik <- engine_lik(y, trials)
+  jitter <- ctl$jitter
+  K <- engine_K(kernel, X, 0)
+  jitter <- engine_find_jitter(K, jitter)
+  diag(K) <- diag(K) + jitter
+  init <- .gp_cavi_cpp(K, lik, mean0, NULL, NULL, 0L, ctl$tol, NA_real_)
+  state <- list(kappa = init$kappa, omega = init$omega)
+  learn <- ctl$learn_hyper && ctl$hyper_maxit > 0
+  if (learn) {
+    alt <- kernel_median_start(kernel, X)
+    b_cur <- augp_engine_elbo_grad(kernel, X, state$kappa, state$omega, mean0, jitter, FALSE)
+    b_alt <- augp_engine_elbo_grad(alt, X, state$kappa, state$omega, mean0, jitter, FALSE)
+    if (is.finite(b_alt) && (!is.finite(b_cur) || b_alt > b_cur)) kernel <- alt
+    th <- kernel_get_params(kernel)
+    lower <- th - 8
+    upper <- th + 8
+  }
+  trace <- numeric(0)
+  hyper_rounds <- 0
+  hyper_done <- !learn
+  converged <- FALSE
+  res <- NULL
+  while (length(trace) < ctl$maxit) {
+    if (!hyper_done) {
+      hs <- engine_hyper_step(kernel, X, state, mean0, jitter, lower, upper, maxit = 20)
+      hyper_rounds <- hyper_rounds + 1
+      kernel <- hs$kernel
+      K <- engine_K(kernel, X, jitter)
+      scale <- if (is.null(hs$bound)) 1 else max(1, abs(hs$bound))
+      small <- hs$gain <= max(ctl$tol, 1e-9) * scale || hs$step < 1e-5
+      if (small || hyper_rounds >= ctl$hyper_maxit) hyper_done <- TRUE
+    }
+    sweeps <- if (hyper_done) ctl$maxit - length(trace) else min(5, ctl$maxit - length(trace))
+    prev <- if (length(trace)) trace[length(trace)] else NA_real_
+    res <- .gp_cavi_cpp(K, lik, mean0, state$kappa, state$omega, as.integer(sweeps),
+                        ctl$tol, prev)
+    trace <- c(trace, res$elbo)
+    state <- list(kappa = res$kappa, omega = res$omega)
+    if (ctl$verbose) {
+      message(sprintf("VI: %d sweeps, ELBO %.6f", length(trace), trace[length(trace)]))
+    }
+    if (hyper_done && res$converged) {
+      converged <- TRUE
+      break
+    }
+    if (hyper_done && length(res$elbo) == 0) break
+  }
+  if (is.null(res)) {
+    res <- init
+    res$elbo <- numeric(0)
+  }
+  list(kernel = kernel, mean = as.numeric(res$m), var = as.numeric(res$v),
+       alpha = as.numeric(res$alpha), omega = as.numeric(res$omega_q),
+       kappa = as.numeric(res$kappa), elbo = trace, converged = converged,
+       jitter = jitter, hyper_rounds = hyper_rounds)
+}
+
+engine_gibbs <- function(X, y, trials, kernel, ctl, seed, mean0) {
+  seeds <- new_seed(seed)
+  vi <- NULL
+  if (ctl$learn_hyper) {
+    vi <- engine_vi(X, y, trials, kernel, ctl, mean0)
+    kernel <- vi$kernel
+  }
+  n <- nrow(X)
+  K <- kernel_matrix(kernel, X)
+  if (!is.null(vi)) {
+    init_mean <- matrix(vi$mean, n, 1)
+    init_sd <- matrix(sqrt(pmax(vi$var, 0)), n, 1)
+  } else {
+    init_mean <- matrix(if (length(mean0) == 1) rep(mean0, n) else mean0, n, 1)
+    init_sd <- matrix(sqrt(pmax(diag(K), 0)), n, 1)
+  }
+  res <- .gp_gibbs_cpp(K, engine_lik(y, trials), mean0, init_mean, init_sd,
+                       as.integer(ctl$warmup), as.integer(ctl$iter), as.integer(ctl$thin),
+                       as.integer(ctl$chains), seeds, as.integer(ctl$threads),
+                       if (is.null(vi)) ctl$jitter else max(ctl$jitter, vi$jitter), ctl$verbose)
+  draws <- res$draws
+  flat <- matrix(draws, ctl$iter * ctl$chains, n)
+  list(kernel = kernel, draws = draws,
+       mean = if (ctl$iter > 0) colMeans(flat) else rep(NA_real_, n),
+       var = if (ctl$iter > 1) apply(flat, 2, stats::var) else rep(NA_real_, n),
+       elbo = if (is.null(vi)) numeric(0) else vi$elbo,
+       converged = if (is.null(vi)) TRUE else vi$converged,
+       jitter = max(res$jitter, if (is.null(vi)) 0 else vi$jitter), seed = seeds)
+}
+
+# Fit the latent GP. See the contract in the package's design notes.
+augp_engine <- function(X, y, trials, kernel, method = c("vi", "gibbs"), control = list(),
+                        seed = NULL, mean0 = 0) {
+  method <- match.arg(method)
+  X <- kernel_as_matrix(X, "X")
+  n <- nrow(X)
+  y <- check_numeric(y, "y")
+  trials <- check_numeric(trials, "trials")
+  if (length(y) != n || length(trials) != n) {
+    stop("`y` and `trials` must have one element per row of `X`.", call. = FALSE)
+  }
+  if (any(trials < 0) || any(y < 0) || any(y > trials)) {
+    stop("Need 0 <= y <= trials.", call. = FALSE)
+  }
+  if (!is_kernel(kernel)) stop("`kernel` must be an augp_kernel object.", call. = FALSE)
+  kernel_check_dims(kernel, ncol(X))
+  mean0 <- check_numeric(mean0, "mean0")
+  if (!length(mean0) %in% c(1, n)) {
+    stop("`mean0` must be a single number or one per row of `X`.", call. = FALSE)
+  }
+  ctl <- engine_control(control)
+  fit <- if (method == "vi") {
+    engine_vi(X, y, trials, kernel, ctl, mean0)
+  } else {
+    engine_gibbs(X, y, trials, kernel, ctl, seed, mean0)
+  }
+  out <- list(kernel = fit$kernel, X = X, y = y, trials = trials, method = method,
+              mean = fit$mean, var = fit$var, elbo = fit$elbo, converged = fit$converged,
+              draws = if (method == "gibbs") fit$draws else NULL,
+              jitter = fit$jitter, jitter_increased = fit$jitter > ctl$jitter,
+              mean0 = mean0, alpha = fit$alpha, omega = fit$omega, control = ctl)
+  structure(out, class = "augp_engine")
+}
+
+engine_mean0_new <- function(fit, nnew, mean0) {
+  if (!is.null(mean0)) return(rep_len(check_numeric(mean0, "mean0"), nnew))
+  if (length(fit$mean0) != 1) {
+    stop("The fit has a non-constant prior mean: supply `mean0` for the new points.",
+         call. = FALSE)
+  }
+  rep(fit$mean0, nnew)
+}
+
+# Predictive distribution of the latent f at new inputs.
+augp_engine_predict <- function(fit, Xnew, draws = FALSE, mean0 = NULL) {
+  if (!inherits(fit, "augp_engine")) stop("`fit` must be an augp_engine object.", call. = FALSE)
+  Xnew <- kernel_as_matrix(Xnew, "Xnew")
+  if (ncol(Xnew) != ncol(fit$X)) {
+    stop("`Xnew` must have the same number of columns as the training inputs.", call. = FALSE)
+  }
+  nnew <- nrow(Xnew)
+  m0new <- engine_mean0_new(fit, nnew, mean0)
+  Ks <- kernel_matrix(fit$kernel, fit$X, Xnew)
+  kss <- kernel_diag(fit$kernel, Xnew)
+  if (fit$method == "vi") {
+    sw <- sqrt(pmax(fit$omega, 0))
+    K <- engine_K(fit$kernel, fit$X, fit$jitter)
+    B <- sw * K * rep(sw, each = length(sw))
+    diag(B) <- diag(B) + 1
+    R <- chol(B)
+    V <- backsolve(R, sw * Ks, transpose = TRUE)
+    mu <- m0new + drop(crossprod(Ks, fit$alpha))
+    v <- pmax(kss - colSums(V * V), 0)
+    return(list(mean = mu, var = v, draws = NULL))
+  }
+  ch <- .gp_chol_jitter_cpp(kernel_matrix(fit$kernel, fit$X), fit$jitter)
+  if (!ch$ok) stop("The kernel matrix is not positive definite.", call. = FALSE)
+  R <- t(ch$L)
+  A <- backsolve(R, Ks, transpose = TRUE)
+  n <- nrow(fit$X)
+  d <- dim(fit$draws)
+  Fd <- matrix(fit$draws, d[1] * d[2], n)
+  m0 <- rep_len(fit$mean0, n)
+  C <- backsolve(R, t(Fd) - m0, transpose = TRUE)
+  M <- crossprod(C, A) + rep(m0new, each = nrow(Fd))
+  condvar <- pmax(kss - colSums(A * A), 0)
+  S <- nrow(M)
+  mu <- colMeans(M)
+  v <- condvar + if (S > 1) apply(M, 2, stats::var) * (S - 1) / S else 0
+  out <- list(mean = mu, var = v, draws = NULL)
+  if (draws) {
+    Cc <- kernel_matrix(fit$kernel, Xnew) - crossprod(A)
+    Cc <- (Cc + t(Cc)) / 2
+    jit <- engine_find_jitter(Cc, max(fit$jitter, 1e-10 * max(1, mean(diag(Cc)))))
+    diag(Cc) <- diag(Cc) + jit
+    Lc <- chol(Cc)
+    Z <- matrix(stats::rnorm(S * nnew), S, nnew)
+    out$draws <- M + Z %*% Lc
+  }
+  out
+}

@@ -1,0 +1,210 @@
+#' Methods for augmented GP fits
+#'
+#' Printing, summaries and the usual extractor functions for objects of
+#' class `augp`.
+#'
+#' @param object,x A fit from [augp()] or [augp_fit()].
+#' @param type For `fitted()`: `"response"` (probabilities) or `"link"`
+#'   (posterior mean of the latent function).
+#' @param digits Number of significant digits to print.
+#' @param ... Unused.
+#' @return `print()` returns `x` invisibly; `summary()` an object of class
+#'   `summary.augp`; `fitted()` a numeric vector; `nobs()` the number of
+#'   observations used; `logLik()` an object of class `logLik` holding the
+#'   final ELBO (variational fits; `NA` for Gibbs fits) with attributes `df`
+#'   (number of kernel hyperparameters) and `nobs`; `coef()` the kernel
+#'   hyperparameters as a named vector.
+#' @examples
+#' set.seed(1)
+#' x <- matrix(rnorm(60), 30)
+#' y <- factor(x[, 1] > 0, labels = c("no", "yes"))
+#' fit <- augp_fit(x, y, control = augp_control(hyper_maxit = 3))
+#' summary(fit)
+#' coef(fit)
+#' logLik(fit)
+#' @name augp-methods
+NULL
+
+#' @rdname augp-methods
+#' @export
+print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("Augmented GP classifier\n")
+  if (!is.null(x$call)) {
+    cat("Call: ", paste(deparse(x$call, width.cutoff = 70L), collapse = "\n"), "\n",
+        sep = "")
+  }
+  cat(sprintf("Likelihood: %s | method: %s | n = %d, inputs = %d\n",
+              x$likelihood$name, method_label(x$method), x$n, ncol(x$x)))
+  cat("Kernel hyperparameters:\n")
+  print(coef(x), digits = digits)
+  if (x$method == "vi") {
+    cat(sprintf("ELBO: %s (%s)\n", format(final_elbo(x), digits = digits + 2),
+                if (isTRUE(x$engine$converged)) "converged" else "not converged"))
+  } else {
+    d <- dim(x$engine$draws)
+    cat(sprintf("Draws: %d per chain x %d chain(s)\n", d[1], d[2]))
+  }
+  invisible(x)
+}
+
+#' @rdname augp-methods
+#' @export
+summary.augp <- function(object, ...) {
+  p <- object$fitted
+  s <- object$y
+  n <- object$trials
+  pc <- pmin(pmax(p, 1e-12), 1 - 1e-12)
+  logloss <- -sum(s * log(pc) + (n - s) * log1p(-pc)) / sum(n)
+  acc <- sum(ifelse(p > 0.5, s, n - s)) / sum(n)
+  out <- list(call = object$call, likelihood = object$likelihood$name,
+              method = object$method, n = object$n, trials = sum(n),
+              inputs = colnames(object$x), dropped = object$dropped,
+              kernel = object$kernel, coef = coef(object),
+              accuracy = acc, logloss = logloss, time = object$time)
+  if (object$method == "vi") {
+    out$elbo <- final_elbo(object)
+    out$iterations <- length(object$engine$elbo)
+    out$converged <- isTRUE(object$engine$converged)
+  } else {
+    out$diagnostics <- mcmc_diagnostics(object$engine$draws)
+    out$draws_dim <- dim(object$engine$draws)
+  }
+  class(out) <- "summary.augp"
+  out
+}
+
+#' @rdname augp-methods
+#' @export
+print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("Augmented GP classifier:", x$likelihood, "with", method_label(x$method), "\n")
+  if (!is.null(x$call)) {
+    cat("Call: ", paste(deparse(x$call, width.cutoff = 70L), collapse = "\n"), "\n",
+        sep = "")
+  }
+  cat(sprintf("Data: n = %d observations (%s trials), %d input(s): %s\n", x$n,
+              format(x$trials), length(x$inputs), paste(x$inputs, collapse = ", ")))
+  if (length(x$dropped)) {
+    cat("Dropped (zero variance):", paste(x$dropped, collapse = ", "), "\n")
+  }
+  cat("Kernel:", kernel_label(x$kernel), "\n")
+  cat("Hyperparameters:\n")
+  print(x$coef, digits = digits)
+  if (x$method == "vi") {
+    cat(sprintf("ELBO: %s after %d iteration(s), %s\n",
+                format(x$elbo, digits = digits + 2), x$iterations,
+                if (x$converged) "converged" else "NOT converged"))
+  } else {
+    d <- x$diagnostics
+    cat(sprintf("Draws: %d per chain x %d chain(s)\n", x$draws_dim[1], x$draws_dim[2]))
+    cat(sprintf("Latent f: max split R-hat %s, min bulk ESS %s (over %d latent values)\n",
+                format(max(d$rhat, na.rm = TRUE), digits = 4),
+                format(round(min(d$ess, na.rm = TRUE))), nrow(d)))
+  }
+  cat(sprintf("Training accuracy: %.3f | log loss: %.4f | fit time: %.2f s\n",
+              x$accuracy, x$logloss, x$time))
+  invisible(x)
+}
+
+#' @rdname augp-methods
+#' @export
+fitted.augp <- function(object, type = c("response", "link"), ...) {
+  type <- match.arg(type)
+  if (type == "link") as.numeric(object$engine$mean) else object$fitted
+}
+
+#' @rdname augp-methods
+#' @importFrom stats nobs coef predict
+#' @export
+nobs.augp <- function(object, ...) object$n
+
+#' @rdname augp-methods
+#' @export
+logLik.augp <- function(object, ...) {
+  val <- if (object$method == "vi") final_elbo(object) else NA_real_
+  structure(val, df = length(coef(object)), nobs = object$n, class = "logLik")
+}
+
+#' @rdname augp-methods
+#' @export
+coef.augp <- function(object, ...) kernel_hyper(object$kernel)
+
+method_label <- function(method) {
+  if (method == "vi") "variational inference" else "Gibbs sampling"
+}
+
+final_elbo <- function(object) {
+  e <- object$engine$elbo
+  if (length(e)) e[length(e)] else NA_real_
+}
+
+# Kernel hyperparameters (natural scale) as a named numeric vector.
+kernel_hyper <- function(kernel) exp(kernel_get_params(kernel))
+
+kernel_label <- function(kernel) {
+  lab <- tryCatch(format(kernel), error = function(e) class(kernel)[1])
+  paste(lab, collapse = " ")
+}
+
+# Split R-hat and bulk effective sample size for the latent values, from an
+# array [iterations, chains, variables]; at most `max_vars` of them, evenly
+# spaced, to keep summaries fast. Uses posterior when installed.
+mcmc_diagnostics <- function(draws, max_vars = 200L) {
+  if (is.null(draws)) return(data.frame(rhat = NA_real_, ess = NA_real_))
+  nv <- dim(draws)[3]
+  idx <- if (nv > max_vars) unique(round(seq(1, nv, length.out = max_vars))) else seq_len(nv)
+  rhat <- ess <- numeric(length(idx))
+  use_post <- requireNamespace("posterior", quietly = TRUE)
+  for (k in seq_along(idx)) {
+    j <- idx[k]
+    m <- matrix(draws[, , j], nrow = dim(draws)[1])
+    if (use_post) {
+      rhat[k] <- posterior::rhat(m)
+      ess[k] <- posterior::ess_bulk(m)
+    } else {
+      rhat[k] <- split_rhat(m)
+      ess[k] <- ess_basic(m)
+    }
+  }
+  data.frame(variable = idx, rhat = rhat, ess = ess)
+}
+
+# Split R-hat (Gelman et al.): each chain is cut in half, then the classical
+# between/within variance ratio is computed on the halves.
+split_rhat <- function(m) {
+  n <- nrow(m)
+  h <- floor(n / 2)
+  if (h < 2) return(NA_real_)
+  halves <- cbind(m[seq_len(h), , drop = FALSE], m[n - h + seq_len(h), , drop = FALSE])
+  W <- mean(apply(halves, 2, stats::var))
+  B <- h * stats::var(colMeans(halves))
+  if (!is.finite(W) || W <= 0) return(NA_real_)
+  sqrt(((h - 1) / h * W + B / h) / W)
+}
+
+# Effective sample size from the chains' pooled autocorrelations, truncated by
+# Geyer's initial positive sequence.
+ess_basic <- function(m) {
+  n <- nrow(m)
+  k <- ncol(m)
+  if (n < 4) return(NA_real_)
+  W <- mean(apply(m, 2, stats::var))
+  if (!is.finite(W) || W <= 0) return(NA_real_)
+  B <- if (k > 1) n * stats::var(colMeans(m)) else 0
+  vhat <- (n - 1) / n * W + B / n
+  acov <- sapply(seq_len(k), function(c) {
+    stats::acf(m[, c], lag.max = n - 1, type = "covariance", plot = FALSE)$acf[, 1, 1]
+  })
+  acov <- matrix(acov, ncol = k)
+  rho <- 1 - (W - rowMeans(acov)) / vhat
+  rho[1] <- 1
+  s <- 0
+  t <- 1
+  while (t + 1 <= length(rho)) {
+    pair <- rho[t] + rho[t + 1]
+    if (pair < 0) break
+    s <- s + pair
+    t <- t + 2
+  }
+  tau <- -1 + 2 * s
+  n * k / max(tau, 1 / log10(n * k))
+}

@@ -1,0 +1,137 @@
+# Benchmark: augmentedGP (PG-augmented VI and Gibbs) against kernlab::gausspr
+# (Laplace-type GP classification with an RBF kernel) and, when available,
+# gplite, on binary classification data sets that ship with R packages.
+#
+# Usage (from the package root, augmentedGP installed):
+#   Rscript bench/gp/bench_classification.R [max_n] [threads] [only]
+# `only` is an optional regular expression selecting data sets (e.g. "spam-2000").
+# Writes bench/gp/results_classification[_only].csv and prints a markdown table.
+# Metrics on held-out data: error rate, mean log loss, fit time (seconds).
+# Ratios are augp / kernlab (below 1: augp better or faster).
+args <- commandArgs(trailingOnly = TRUE)
+max_n <- if (length(args) >= 1) as.numeric(args[1]) else 4000
+threads <- if (length(args) >= 2) as.integer(args[2]) else 2L
+only <- if (length(args) >= 3) args[3] else ""
+run_gibbs_upto <- 400  # Gibbs only on small training sets (cost O(iter n^3))
+
+need <- function(pkg) {
+  if (!requireNamespace(pkg, quietly = TRUE)) {
+    try(utils::install.packages(pkg, quiet = TRUE), silent = TRUE)
+  }
+  requireNamespace(pkg, quietly = TRUE)
+}
+stopifnot(need("MASS"), need("kernlab"), need("mlbench"))
+have_gplite <- requireNamespace("gplite", quietly = TRUE)
+if (!have_gplite && identical(Sys.getenv("AUGP_BENCH_INSTALL_GPLITE"), "1")) {
+  have_gplite <- need("gplite")
+}
+library(augmentedGP)
+
+clip <- function(p) pmin(pmax(p, 1e-9), 1 - 1e-9)
+scores <- function(p, y) {
+  c(error = mean((p > 0.5) != y), logloss = -mean(ifelse(y, log(clip(p)), log1p(-clip(p)))))
+}
+
+# Each data set: x (numeric matrix), y (logical), and a train/test split.
+prep <- function(x, y) {
+  x <- as.matrix(x)
+  storage.mode(x) <- "double"
+  keep <- apply(x, 2, stats::sd) > 0
+  list(x = x[, keep, drop = FALSE], y = y)
+}
+split_sets <- function(d, n_train, n_test, seed) {
+  set.seed(seed)
+  idx <- sample(nrow(d$x))
+  tr <- idx[seq_len(n_train)]
+  te <- setdiff(idx, tr)[seq_len(min(n_test, nrow(d$x) - n_train))]
+  list(xtr = d$x[tr, , drop = FALSE], ytr = d$y[tr], xte = d$x[te, , drop = FALSE],
+       yte = d$y[te])
+}
+
+sets <- list()
+pima_tr <- MASS::Pima.tr
+pima_te <- MASS::Pima.te
+sets[["Pima"]] <- list(list(
+  xtr = as.matrix(pima_tr[1:7]), ytr = pima_tr$type == "Yes",
+  xte = as.matrix(pima_te[1:7]), yte = pima_te$type == "Yes"))
+data("Sonar", package = "mlbench", envir = environment())
+sonar <- prep(Sonar[, 1:60], Sonar$Class == "M")
+sets[["Sonar"]] <- list(split_sets(sonar, 140, 68, 1))
+data("Ionosphere", package = "mlbench", envir = environment())
+iono <- prep(data.frame(V1 = as.numeric(Ionosphere$V1 == "1"), Ionosphere[, 3:34]),
+             Ionosphere$Class == "good")
+sets[["Ionosphere"]] <- list(split_sets(iono, 240, 111, 2))
+data("spam", package = "kernlab", envir = environment())
+spam_d <- prep(log1p(as.matrix(spam[, 1:57])), spam$type == "spam")
+for (n in c(500, 1000, 2000, 4000)) {
+  if (n > max_n) next
+  sets[[paste0("spam-", n)]] <- list(split_sets(spam_d, n, 600, 3))
+}
+
+fit_augp <- function(s, method) {
+  ctl <- if (method == "vi") {
+    augp_control(threads = threads)
+  } else {
+    augp_control(iter = 1000, warmup = 300, chains = 2, threads = threads)
+  }
+  t <- system.time(fit <- augp_fit(s$xtr, s$ytr, method = method, control = ctl,
+                                   seed = 1))[["elapsed"]]
+  p <- predict(fit, s$xte)
+  c(scores(p, s$yte), time = t)
+}
+fit_kernlab <- function(s) {
+  tr <- data.frame(s$xtr, .y = factor(s$ytr, levels = c(FALSE, TRUE)))
+  t <- system.time(fit <- kernlab::gausspr(.y ~ ., data = tr, kernel = "rbfdot",
+                                           type = "classification"))[["elapsed"]]
+  p <- kernlab::predict(fit, data.frame(s$xte), type = "probabilities")[, "TRUE"]
+  c(scores(p, s$yte), time = t)
+}
+fit_gplite <- function(s) {
+  t <- system.time({
+    gp <- gplite::gp_init(cfs = gplite::cf_sexp(), lik = gplite::lik_bernoulli())
+    gp <- gplite::gp_optim(gp, s$xtr, as.numeric(s$ytr), verbose = FALSE)
+  })[["elapsed"]]
+  p <- gplite::gp_pred(gp, s$xte, transform = TRUE)$mean
+  c(scores(p, s$yte), time = t)
+}
+
+if (nzchar(only)) sets <- sets[grepl(only, names(sets))]
+tag <- if (nzchar(only)) paste0("_", gsub("[^A-Za-z0-9]+", "", only)) else ""
+rows <- list()
+for (nm in names(sets)) {
+  s <- sets[[nm]][[1]]
+  n <- nrow(s$xtr)
+  cat(sprintf("%s: n_train = %d, n_test = %d, d = %d\n", nm, n, nrow(s$xte), ncol(s$xtr)))
+  res <- list(kernlab = fit_kernlab(s), augp_vi = fit_augp(s, "vi"))
+  if (n <= run_gibbs_upto) res$augp_gibbs <- fit_augp(s, "gibbs")
+  if (have_gplite) res$gplite <- tryCatch(fit_gplite(s), error = function(e) NULL)
+  for (m in names(res)) {
+    if (is.null(res[[m]])) next
+    rows[[length(rows) + 1]] <- data.frame(data = nm, n_train = n, n_test = nrow(s$xte),
+                                           d = ncol(s$xtr), method = m,
+                                           error = res[[m]][["error"]],
+                                           logloss = res[[m]][["logloss"]],
+                                           time = res[[m]][["time"]])
+    print(rows[[length(rows)]], row.names = FALSE)
+  }
+}
+tab <- do.call(rbind, rows)
+utils::write.csv(tab, file.path("bench", "gp", paste0("results_classification", tag, ".csv")), row.names = FALSE)
+
+# Markdown: one line per data set and augp method, with ratios to kernlab.
+md <- c("| data | n train | n test | d | method | error | log loss | time (s) | error ratio | log-loss ratio | time ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|---|")
+for (nm in unique(tab$data)) {
+  sub <- tab[tab$data == nm, ]
+  ref <- sub[sub$method == "kernlab", ]
+  for (i in seq_len(nrow(sub))) {
+    r <- sub[i, ]
+    md <- c(md, sprintf("| %s | %d | %d | %d | %s | %.3f | %.3f | %.2f | %s | %s | %s |",
+                        r$data, r$n_train, r$n_test, r$d, r$method, r$error, r$logloss,
+                        r$time,
+                        if (r$method == "kernlab") "1" else sprintf("%.2f", r$error / max(ref$error, 1e-9)),
+                        if (r$method == "kernlab") "1" else sprintf("%.2f", r$logloss / ref$logloss),
+                        if (r$method == "kernlab") "1" else sprintf("%.2f", r$time / ref$time)))
+  }
+}
+cat(md, sep = "\n")

@@ -1,0 +1,65 @@
+// Drivers of the inference engine (no R API here): CAVI and the Gibbs chain.
+// They know likelihoods only through the interface in likelihood.h.
+#ifndef AUGP_ENGINE_H
+#define AUGP_ENGINE_H
+
+#include <Eigen/Dense>
+#include <vector>
+
+#include "gaussian_step.h"
+#include "likelihood.h"
+#include "rng.h"
+
+namespace augp {
+
+struct CaviState {
+  Eigen::MatrixXd m, v, alpha;   // q(f): means, marginal variances, K^-1 (m - mu0)
+  Eigen::MatrixXd kappa, omega;  // q(aux) summaries used for the next q(f) update
+  Eigen::MatrixXd omega_q;       // the omega that produced the current q(f)
+  std::vector<double> elbo;
+  bool converged = false;
+};
+
+// Initialise q(aux) from the prior q(f) = N(mu0, K).
+void cavi_init(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::VectorXd& mu0,
+               CaviState& st);
+
+// Up to maxit sweeps (q(f) update then q(aux) update); stop when the relative ELBO
+// change falls below tol. Appends to st.elbo. Returns the number of sweeps run.
+int cavi_sweeps(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::VectorXd& mu0,
+                int maxit, double tol, CaviState& st);
+
+// Hyperparameter objective for fixed q(aux): the ELBO maximised over q(f), up to
+// terms that do not depend on K:
+//   sum kappa^2 / (2 omega) - log|B| / 2 - r' B^-1 r / 2,  r = (kappa - omega mu0) / sqrt(omega).
+// grad[j] = (a' dK_j a - tr(R dK_j)) / 2, a = W^1/2 B^-1 r, R = W^1/2 B^-1 W^1/2.
+double collapsed_bound(const Eigen::MatrixXd& K, const std::vector<Eigen::MatrixXd>* dK,
+                       const Eigen::VectorXd& kappa, const Eigen::VectorXd& omega,
+                       const Eigen::VectorXd& mu0, std::vector<double>* grad);
+
+// One Gibbs chain: state, its own random stream, and storage for saved draws.
+class GibbsChain {
+ public:
+  GibbsChain(const Eigen::MatrixXd& K, const Eigen::MatrixXd& LK, const Likelihood& lik,
+             const Eigen::VectorXd& mu0, const Eigen::MatrixXd& f_init, Rng rng, int warmup,
+             int iter, int thin, double* out, int out_stride);
+  // Run iterations [it, it + count) of the chain; returns false on a numerical failure.
+  bool run(int count);
+  int done() const { return it_; }
+
+ private:
+  const Eigen::MatrixXd& K_;
+  const Eigen::MatrixXd& LK_;
+  const Likelihood& lik_;
+  Eigen::VectorXd mu0_;
+  Eigen::MatrixXd f_, kappa_, omega_;
+  Rng rng_;
+  GaussianStep step_;
+  int warmup_, iter_, thin_, it_ = 0;
+  double* out_;
+  int stride_;
+};
+
+}  // namespace augp
+
+#endif

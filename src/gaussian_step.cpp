@@ -1,0 +1,104 @@
+// The shared Gaussian step: see gaussian_step.h for the formulas.
+#include "gaussian_step.h"
+
+#include <cmath>
+
+namespace augp {
+
+bool GaussianStep::factor(const Eigen::MatrixXd& K, const Eigen::VectorXd& omega) {
+  const int n = K.rows();
+  sw_ = omega.cwiseMax(0.0).cwiseSqrt();
+  L_.resize(n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) L_(i, j) = sw_[i] * K(i, j) * sw_[j];
+  L_.diagonal().array() += 1.0;
+  Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(L_);
+  if (llt.info() != Eigen::Success) return false;
+  L_.triangularView<Eigen::StrictlyUpper>().setZero();
+  return true;
+}
+
+Eigen::VectorXd GaussianStep::solve_B(const Eigen::VectorXd& r) const {
+  Eigen::VectorXd s = L_.triangularView<Eigen::Lower>().solve(r);
+  L_.triangularView<Eigen::Lower>().transpose().solveInPlace(s);
+  return s;
+}
+
+Eigen::VectorXd GaussianStep::mean(const Eigen::MatrixXd& K, const Eigen::VectorXd& kappa,
+                                   const Eigen::VectorXd& mu0, Eigen::VectorXd* alpha) const {
+  const Eigen::VectorXd b = kappa - sw_.cwiseProduct(sw_).cwiseProduct(mu0);
+  const Eigen::VectorXd Kb = K.selfadjointView<Eigen::Lower>() * b;
+  const Eigen::VectorXd t = sw_.cwiseProduct(solve_B(sw_.cwiseProduct(Kb)));
+  if (alpha) *alpha = b - t;
+  return mu0 + Kb - K.selfadjointView<Eigen::Lower>() * t;
+}
+
+Eigen::VectorXd GaussianStep::diag_cov(const Eigen::MatrixXd& K) const {
+  Eigen::MatrixXd V = sw_.asDiagonal() * K;
+  L_.triangularView<Eigen::Lower>().solveInPlace(V);
+  return K.diagonal() - V.colwise().squaredNorm().transpose();
+}
+
+Eigen::MatrixXd GaussianStep::cov(const Eigen::MatrixXd& K) const {
+  Eigen::MatrixXd V = sw_.asDiagonal() * K;
+  L_.triangularView<Eigen::Lower>().solveInPlace(V);
+  return K - V.transpose() * V;
+}
+
+Eigen::VectorXd GaussianStep::draw(const Eigen::MatrixXd& K, const Eigen::MatrixXd& LK,
+                                   const Eigen::VectorXd& kappa, const Eigen::VectorXd& mu0,
+                                   Rng& rng) const {
+  const int n = K.rows();
+  Eigen::VectorXd z1(n), z2(n);
+  for (int i = 0; i < n; ++i) z1[i] = rng.norm();
+  for (int i = 0; i < n; ++i) z2[i] = rng.norm();
+  const Eigen::VectorXd b = kappa - sw_.cwiseProduct(sw_).cwiseProduct(mu0);
+  Eigen::VectorXd g = K.selfadjointView<Eigen::Lower>() * b;  // K b
+  g.noalias() += LK.triangularView<Eigen::Lower>() * z1;       // + f0
+  const Eigen::VectorXd t = sw_.cwiseProduct(solve_B(sw_.cwiseProduct(g) + z2));
+  return mu0 + g - K.selfadjointView<Eigen::Lower>() * t;
+}
+
+double GaussianStep::logdet_B() const {
+  return 2.0 * L_.diagonal().array().log().sum();
+}
+
+Eigen::MatrixXd GaussianStep::Binv() const {
+  const int n = L_.rows();
+  Eigen::MatrixXd Li = Eigen::MatrixXd::Identity(n, n);
+  L_.triangularView<Eigen::Lower>().solveInPlace(Li);
+  return Li.transpose() * Li;
+}
+
+double GaussianStep::trace_Binv() const {
+  const int n = L_.rows();
+  Eigen::MatrixXd Li = Eigen::MatrixXd::Identity(n, n);
+  L_.triangularView<Eigen::Lower>().solveInPlace(Li);
+  return Li.squaredNorm();
+}
+
+double GaussianStep::kl(const Eigen::VectorXd& m, const Eigen::VectorXd& mu0,
+                        const Eigen::VectorXd& alpha) const {
+  const double n = static_cast<double>(m.size());
+  return 0.5 * (trace_Binv() + (m - mu0).dot(alpha) - n + logdet_B());
+}
+
+bool chol_jitter(const Eigen::MatrixXd& K, double* jitter, Eigen::MatrixXd& L) {
+  const int n = K.rows();
+  double jit = *jitter;
+  for (int attempt = 0; attempt <= 10; ++attempt) {
+    L = K;
+    L.diagonal().array() += jit;
+    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(L);
+    if (llt.info() == Eigen::Success) {
+      L.triangularView<Eigen::StrictlyUpper>().setZero();
+      *jitter = jit;
+      return true;
+    }
+    jit = (jit > 0 ? jit : 1e-10) * 10.0;
+  }
+  (void)n;
+  return false;
+}
+
+}  // namespace augp

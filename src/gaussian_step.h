@@ -1,0 +1,59 @@
+// The Gaussian step shared by every likelihood (no R API here).
+//
+// Prior f ~ N(mu0, K); likelihood (given the auxiliary variables)
+// exp(kappa' f - f' W f / 2), W = diag(omega). Then f | . ~ N(m, S) with
+//   S = (K^-1 + W)^-1 = K - K W^1/2 B^-1 W^1/2 K,   B = I + W^1/2 K W^1/2 = L L',
+//   m = mu0 + S (kappa - W mu0).
+// K is never inverted. A draw costs one Cholesky of B plus O(n^2) work, using
+// a cached factor of K for the prior draw (Matheron's rule):
+//   f = mu0 + K b + f0 - K W^1/2 B^-1 (W^1/2 (K b + f0) + z),  f0 ~ N(0, K), z ~ N(0, I).
+#ifndef AUGP_GAUSSIAN_STEP_H
+#define AUGP_GAUSSIAN_STEP_H
+
+#include <Eigen/Dense>
+
+#include "rng.h"
+
+namespace augp {
+
+class GaussianStep {
+ public:
+  // Factor B for this omega. Returns false if B is not numerically positive definite.
+  bool factor(const Eigen::MatrixXd& K, const Eigen::VectorXd& omega);
+
+  // Posterior mean m; also alpha = K^-1 (m - mu0) if alpha != nullptr.
+  Eigen::VectorXd mean(const Eigen::MatrixXd& K, const Eigen::VectorXd& kappa,
+                       const Eigen::VectorXd& mu0, Eigen::VectorXd* alpha) const;
+
+  // Marginal variances diag(S).
+  Eigen::VectorXd diag_cov(const Eigen::MatrixXd& K) const;
+
+  // Full S (tests and small problems).
+  Eigen::MatrixXd cov(const Eigen::MatrixXd& K) const;
+
+  // One draw from N(m, S); LK is the lower Cholesky factor of K.
+  Eigen::VectorXd draw(const Eigen::MatrixXd& K, const Eigen::MatrixXd& LK,
+                       const Eigen::VectorXd& kappa, const Eigen::VectorXd& mu0, Rng& rng) const;
+
+  double logdet_B() const;  // log |B|
+  double trace_Binv() const;  // tr(B^-1) = tr(K^-1 S)
+  Eigen::MatrixXd Binv() const;
+  Eigen::VectorXd solve_B(const Eigen::VectorXd& r) const;
+  const Eigen::VectorXd& sqrt_omega() const { return sw_; }
+
+  // KL(N(m, S) || N(mu0, K)) for the (m, alpha) returned by mean() with this factor.
+  double kl(const Eigen::VectorXd& m, const Eigen::VectorXd& mu0,
+            const Eigen::VectorXd& alpha) const;
+
+ private:
+  Eigen::VectorXd sw_;
+  Eigen::MatrixXd L_;  // lower factor of B
+};
+
+// Lower Cholesky factor of K + jitter I; the jitter grows tenfold (at most 10
+// times) until the factorisation succeeds. *jitter is updated to the value used.
+bool chol_jitter(const Eigen::MatrixXd& K, double* jitter, Eigen::MatrixXd& L);
+
+}  // namespace augp
+
+#endif

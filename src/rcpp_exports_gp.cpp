@@ -1,0 +1,282 @@
+// Adapter between R and the GP engine core: converts R objects to plain C++
+// data, runs the parallel Gibbs chains, checks interrupts on the main thread and
+// turns C++ errors into R errors. The only GP file that includes Rcpp.
+#include <RcppEigen.h>
+#include <RcppParallel.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine.h"
+#include "gaussian_step.h"
+#include "kernel.h"
+#include "likelihood.h"
+#include "rng.h"
+
+// [[Rcpp::depends(RcppEigen, RcppParallel)]]
+
+using Rcpp::List;
+using Rcpp::NumericVector;
+
+namespace {
+
+augp::KernelSpec as_spec(const List& k) {
+  augp::KernelSpec s;
+  s.code = Rcpp::as<std::vector<int>>(k["code"]);
+  s.nls = Rcpp::as<std::vector<int>>(k["nls"]);
+  s.theta = Rcpp::as<std::vector<double>>(k["theta"]);
+  return s;
+}
+
+std::unique_ptr<augp::Likelihood> as_lik(const List& lik) {
+  const std::string type = Rcpp::as<std::string>(lik["type"]);
+  if (type == "bernoulli" || type == "binomial") {
+    return augp::make_bernoulli(Rcpp::as<std::vector<double>>(lik["y"]),
+                                Rcpp::as<std::vector<double>>(lik["trials"]));
+  }
+  throw std::invalid_argument("unknown likelihood type '" + type + "'");
+}
+
+Eigen::VectorXd as_mu0(const NumericVector& mu0, int n) {
+  Eigen::VectorXd m(n);
+  for (int i = 0; i < n; ++i) m[i] = mu0[mu0.size() == 1 ? 0 : i];
+  return m;
+}
+
+struct ChainWorker : public RcppParallel::Worker {
+  std::vector<augp::GibbsChain>& chains;
+  std::vector<int>& ok;
+  int count;
+  ChainWorker(std::vector<augp::GibbsChain>& c, std::vector<int>& o, int k)
+      : chains(c), ok(o), count(k) {}
+  void operator()(std::size_t begin, std::size_t end) {
+    for (std::size_t c = begin; c < end; ++c) {
+      if (!ok[c]) continue;
+      try {
+        ok[c] = chains[c].run(count) ? 1 : 0;
+      } catch (...) {
+        ok[c] = 0;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+// [[Rcpp::export(name = ".gp_kernel_matrix_cpp")]]
+Eigen::MatrixXd gp_kernel_matrix_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd y) {
+  try {
+    return augp::kernel_eval(as_spec(spec), x, y, nullptr);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// [[Rcpp::export(name = ".gp_kernel_grad_cpp")]]
+List gp_kernel_grad_cpp(List spec, Eigen::MatrixXd x) {
+  try {
+    std::vector<Eigen::MatrixXd> g;
+    Eigen::MatrixXd K = augp::kernel_eval(as_spec(spec), x, x, &g);
+    List grads(g.size());
+    for (std::size_t j = 0; j < g.size(); ++j) grads[j] = Rcpp::wrap(g[j]);
+    return List::create(Rcpp::Named("K") = K, Rcpp::Named("grad") = grads);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// [[Rcpp::export(name = ".gp_kernel_diag_cpp")]]
+Eigen::VectorXd gp_kernel_diag_cpp(List spec, Eigen::MatrixXd x) {
+  try {
+    return augp::kernel_diag(as_spec(spec), x);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// Lower Cholesky factor of K + jitter I with escalating jitter.
+// [[Rcpp::export(name = ".gp_chol_jitter_cpp")]]
+List gp_chol_jitter_cpp(Eigen::MatrixXd K, double jitter) {
+  Eigen::MatrixXd L;
+  double jit = jitter;
+  const bool ok = augp::chol_jitter(K, &jit, L);
+  return List::create(Rcpp::Named("ok") = ok, Rcpp::Named("jitter") = jit,
+                      Rcpp::Named("L") = L);
+}
+
+// CAVI sweeps with a fixed K, optionally warm-started from (kappa, omega).
+// [[Rcpp::export(name = ".gp_cavi_cpp")]]
+List gp_cavi_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::MatrixXd> kappa,
+                 Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, double prev_elbo) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = as_lik(lik);
+    const int n = L->n_obs();
+    if (K.rows() != n || K.cols() != n) throw std::invalid_argument("K has the wrong size");
+    const Eigen::VectorXd m0 = as_mu0(mu0, n);
+    augp::CaviState st;
+    augp::cavi_init(K, *L, m0, st);
+    if (kappa.isNotNull() && omega.isNotNull()) {
+      st.kappa = Rcpp::as<Eigen::MatrixXd>(kappa.get());
+      st.omega = Rcpp::as<Eigen::MatrixXd>(omega.get());
+    }
+    const bool had_prev = std::isfinite(prev_elbo);
+    if (had_prev) st.elbo.push_back(prev_elbo);
+    augp::cavi_sweeps(K, *L, m0, maxit, tol, st);
+    std::vector<double> trace(st.elbo.begin() + (had_prev ? 1 : 0), st.elbo.end());
+    return List::create(Rcpp::Named("m") = st.m, Rcpp::Named("v") = st.v,
+                        Rcpp::Named("alpha") = st.alpha, Rcpp::Named("kappa") = st.kappa,
+                        Rcpp::Named("omega") = st.omega, Rcpp::Named("omega_q") = st.omega_q,
+                        Rcpp::Named("elbo") = trace,
+                        Rcpp::Named("converged") = st.converged);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// Hyperparameter objective (collapsed bound for fixed q(aux)) and its gradient in
+// the kernel's log parameters.
+// [[Rcpp::export(name = ".gp_hyper_obj_cpp")]]
+NumericVector gp_hyper_obj_cpp(List spec, Eigen::MatrixXd x, double jitter, Eigen::VectorXd kappa,
+                               Eigen::VectorXd omega, NumericVector mu0, bool gradient) {
+  try {
+    const augp::KernelSpec s = as_spec(spec);
+    std::vector<Eigen::MatrixXd> dK;
+    Eigen::MatrixXd K = augp::kernel_eval(s, x, x, gradient ? &dK : nullptr);
+    K.diagonal().array() += jitter;
+    std::vector<double> g;
+    const double val = augp::collapsed_bound(K, gradient ? &dK : nullptr, kappa, omega,
+                                             as_mu0(mu0, K.rows()), gradient ? &g : nullptr);
+    NumericVector out = NumericVector::create(val);
+    if (gradient) out.attr("gradient") = Rcpp::wrap(g);
+    return out;
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The Gaussian step on its own (for tests): mean and full covariance.
+// [[Rcpp::export(name = ".gp_gaussian_step_cpp")]]
+List gp_gaussian_step_cpp(Eigen::MatrixXd K, Eigen::VectorXd omega, Eigen::VectorXd kappa,
+                          NumericVector mu0, int ndraws, NumericVector seed) {
+  augp::GaussianStep step;
+  if (!step.factor(K, omega)) Rcpp::stop("Cholesky factorisation of B failed");
+  const Eigen::VectorXd m0 = as_mu0(mu0, K.rows());
+  Eigen::VectorXd alpha;
+  const Eigen::VectorXd m = step.mean(K, kappa, m0, &alpha);
+  Eigen::MatrixXd draws(ndraws, K.rows());
+  if (ndraws > 0) {
+    Eigen::MatrixXd LK;
+    double jit = 0.0;
+    if (!augp::chol_jitter(K, &jit, LK)) Rcpp::stop("K is not positive definite");
+    augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
+    for (int s = 0; s < ndraws; ++s) draws.row(s) = step.draw(K, LK, kappa, m0, rng).transpose();
+  }
+  return List::create(Rcpp::Named("mean") = m, Rcpp::Named("cov") = step.cov(K),
+                      Rcpp::Named("diag") = step.diag_cov(K), Rcpp::Named("alpha") = alpha,
+                      Rcpp::Named("kl") = step.kl(m, m0, alpha), Rcpp::Named("draws") = draws);
+}
+
+// Likelihood pieces (for tests): elbo_local, loglik and the expected aux.
+// [[Rcpp::export(name = ".gp_lik_eval_cpp")]]
+List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::MatrixXd f) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = as_lik(lik);
+    Eigen::MatrixXd kappa, omega;
+    L->expect_aux(m, v, kappa, omega);
+    return List::create(Rcpp::Named("elbo_local") = L->elbo_local(m, v),
+                        Rcpp::Named("loglik") = L->loglik(f), Rcpp::Named("kappa") = kappa,
+                        Rcpp::Named("omega") = omega);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// Gibbs chains in parallel, one random stream per chain. Returns draws as an
+// array [iter, chains, n] (n * q for q latent columns).
+// [[Rcpp::export(name = ".gp_gibbs_cpp")]]
+List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixXd init_mean,
+                  Eigen::MatrixXd init_sd, int warmup, int iter, int thin, int chains, NumericVector seed, int threads,
+                  double jitter, bool verbose) {
+  std::unique_ptr<augp::Likelihood> L;
+  try {
+    L = as_lik(lik);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+  const int n = L->n_obs(), q = L->n_latent();
+  if (K.rows() != n || K.cols() != n) Rcpp::stop("K has the wrong size");
+  if (init_mean.rows() != n || init_mean.cols() != q || init_sd.rows() != n || init_sd.cols() != q)
+    Rcpp::stop("init_mean / init_sd have the wrong size");
+  Eigen::MatrixXd LK;
+  double jit = jitter;
+  if (!augp::chol_jitter(K, &jit, LK)) Rcpp::stop("the kernel matrix is not positive definite even with jitter");
+  K.diagonal().array() += jit;
+  const Eigen::VectorXd m0 = as_mu0(mu0, n);
+  const std::uint64_t base = augp::combine_seed(seed[0], seed[1]);
+
+  NumericVector out(static_cast<R_xlen_t>(iter) * chains * n * q);
+  std::vector<augp::GibbsChain> ch;
+  ch.reserve(chains);
+  for (int c = 0; c < chains; ++c) {
+    // Dispersed starting points from a stream of their own (chains + c).
+    augp::Rng rinit(base, static_cast<std::uint64_t>(chains + c));
+    Eigen::MatrixXd f0(n, q);
+    for (int j = 0; j < q; ++j)
+      for (int i = 0; i < n; ++i) f0(i, j) = init_mean(i, j) + init_sd(i, j) * rinit.norm();
+    ch.emplace_back(K, LK, *L, m0, f0, augp::Rng(base, c), warmup,
+                    iter, thin, out.begin() + static_cast<R_xlen_t>(iter) * c, iter * chains);
+  }
+  std::vector<int> ok(chains, 1);
+  const int total = warmup + iter * thin;
+  const double work = static_cast<double>(n) * n * n;
+  const int block = std::max(1, std::min(100, static_cast<int>(2e8 / std::max(work, 1.0))));
+  int done = 0, next_report = total / 10;
+  while (done < total) {
+    const int count = std::min(block, total - done);
+    ChainWorker w(ch, ok, count);
+    RcppParallel::parallelFor(0, chains, w, 1, threads);
+    done += count;
+    for (int c = 0; c < chains; ++c)
+      if (!ok[c]) Rcpp::stop("numerical failure in Gibbs chain " + std::to_string(c + 1));
+    Rcpp::checkUserInterrupt();
+    if (verbose && done >= next_report) {
+      Rcpp::Rcout << "Gibbs: iteration " << done << " / " << total << "\n";
+      next_report += std::max(1, total / 10);
+    }
+  }
+  out.attr("dim") = Rcpp::IntegerVector::create(iter, chains, n * q);
+  return List::create(Rcpp::Named("draws") = out, Rcpp::Named("jitter") = jit);
+}
+
+// Timing (benchmark): one Eigen Cholesky of K + I versus one Gibbs iteration.
+// [[Rcpp::export(name = ".gp_bench_cpp")]]
+NumericVector gp_bench_cpp(Eigen::MatrixXd K, List lik, int reps, NumericVector seed) {
+  typedef std::chrono::steady_clock clock;
+  std::unique_ptr<augp::Likelihood> L = as_lik(lik);
+  const int n = K.rows();
+  Eigen::MatrixXd LK;
+  double jit = 1e-8;
+  if (!augp::chol_jitter(K, &jit, LK)) Rcpp::stop("K is not positive definite");
+  K.diagonal().array() += jit;
+  Eigen::MatrixXd A = K;
+  A.diagonal().array() += 1.0;
+  double t_chol = 0.0;
+  for (int r = 0; r < reps; ++r) {
+    Eigen::MatrixXd M = A;
+    const auto t0 = clock::now();
+    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(M);
+    t_chol += std::chrono::duration<double>(clock::now() - t0).count();
+  }
+  Eigen::MatrixXd f0 = Eigen::MatrixXd::Zero(n, 1);
+  std::vector<double> out(reps);
+  augp::GibbsChain chain(K, LK, *L, Eigen::VectorXd::Zero(n), f0, augp::Rng(augp::combine_seed(seed[0], seed[1]), 0),
+                         reps, 0, 1, out.data(), 1);
+  const auto t0 = clock::now();
+  chain.run(reps);
+  const double t_gibbs = std::chrono::duration<double>(clock::now() - t0).count();
+  return NumericVector::create(Rcpp::Named("chol") = t_chol / reps,
+                               Rcpp::Named("gibbs_iter") = t_gibbs / reps);
+}

@@ -1,0 +1,11 @@
+# Small data sets shared by the test-augp-* files.
+augp_toy <- function(n = 40, seed = 11) {
+  set.seed(seed)
+  d <- data.frame(x1 = rnorm(n), x2 = rnorm(n),
+                  g = factor(sample(c("a", "b", "c"), n, replace = TRUE)))
+  d$y <- factor(ifelse(d$x1 + 0.5 * (d$g == "b") + rnorm(n, sd = 0.5) > 0, "pos", "neg"),
+                levels = c("neg", "pos"))
+  d
+}
+
+augp_quick <- function(...) augp_control(hyper_maxit = 3, maxit = 50, threads = 1, ...)

@@ -1,0 +1,20 @@
+# Shared helpers for the test-engine-* files.
+eng_ns <- asNamespace("augmentedGP")
+
+# Gauss-Hermite rule for the weight exp(-x^2) (Golub-Welsch).
+gauss_hermite <- function(m) {
+  i <- seq_len(m - 1)
+  J <- matrix(0, m, m)
+  J[cbind(i, i + 1)] <- J[cbind(i + 1, i)] <- sqrt(i / 2)
+  e <- eigen(J, symmetric = TRUE)
+  list(x = e$values, w = sqrt(pi) * e$vectors[1, ]^2)
+}
+
+# log p(y | f) for the binomial-logistic model, written independently of the package.
+binom_loglik <- function(y, trials, f) {
+  sum(stats::dbinom(y, trials, stats::plogis(f), log = TRUE))
+}
+
+eng_fixed <- function(...) {
+  utils::modifyList(list(learn_hyper = FALSE, threads = 1, verbose = FALSE), list(...))
+}

@@ -1,0 +1,80 @@
+test_that("bad predictors give errors naming the argument", {
+  d <- augp_toy()
+  d2 <- d
+  d2$x1[3] <- Inf
+  expect_error(augp(y ~ x1 + x2, d2, control = augp_quick()), "`data`.*x1.*Inf")
+  d3 <- d
+  d3$x1[3] <- NA
+  expect_error(augp(y ~ x1 + x2, d3, na.action = na.pass, control = augp_quick()),
+               "`data`.*x1.*NA")
+  expect_error(augp_fit(matrix(c(1, NA, 3, 4), 2), c(0, 1), control = augp_quick()),
+               "`x`.*NA")
+  expect_error(augp_fit(matrix("a", 4, 1), c(0, 1, 0, 1)), "`x` must be a numeric")
+  expect_error(augp_fit(data.frame(a = letters[1:4]), c(0, 1, 0, 1)), "`x` column")
+  expect_error(augp(y ~ x1, d[1, ], control = augp_quick()), "at least 2")
+  expect_error(augp_fit(matrix(1:3, 3), c(0, 1)), "`y` has 2 observations")
+})
+
+test_that("response problems give clear errors", {
+  d <- augp_toy()
+  one <- d
+  one$y[] <- "pos"
+  expect_error(augp(y ~ x1, one, control = augp_quick()), "`y`.*only one class")
+  expect_error(augp(g ~ x1, d, control = augp_quick()), "`y`.*3 levels.*not yet supported")
+  expect_error(augp(g ~ x1, d, likelihood = bernoulli_logit(), control = augp_quick()),
+               "`y`.*3 classes.*bernoulli_logit")
+  expect_error(augp_fit(cbind(d$x1), c(0, 2, rep(0:1, 19))), "`y`.*0/1")
+  cnt <- data.frame(x = 1:6, s = c(1, 2, -1, 3, 0, 2), f = c(2, 1, 3, 0, 2, 1))
+  expect_error(augp(cbind(s, f) ~ x, cnt, control = augp_quick()), "`y`.*non-negative")
+  cnt$s[3] <- 1.5
+  expect_error(augp(cbind(s, f) ~ x, cnt, control = augp_quick()), "`y`.*whole numbers")
+  expect_error(augp(y ~ x1, d, likelihood = "logit"), "`likelihood` must be")
+})
+
+test_that("weights, kernel, inducing, control and seed are checked", {
+  d <- augp_toy()
+  expect_error(augp(y ~ x1, d, weights = rep(0.5, 40), control = augp_quick()),
+               "`weights`.*whole numbers")
+  expect_error(augp(y ~ x1, d, weights = rep(-1, 40), control = augp_quick()),
+               "`weights`")
+  expect_error(augp(y ~ x1, d, inducing = 10), "`inducing`.*sparse GPs are not available")
+  expect_error(augp_fit(cbind(d$x1), d$y, inducing = 10), "`inducing`")
+  expect_error(augp(y ~ x1, d, kernel = "se"), "`kernel` must be")
+  expect_error(augp(y ~ x1, d, seed = "a"), "`seed`")
+  expect_error(augp(y ~ x1, d, control = list(nope = 1)), "`control`.*nope")
+  expect_error(augp(~ x1, d), "`formula`.*response")
+  expect_error(augp(y ~ 1, d), "`formula`.*predictor")
+  expect_error(augp("y ~ x", d), "`formula` must be")
+})
+
+test_that("augp_control() validates every setting", {
+  expect_s3_class(augp_control(), "augp_control")
+  expect_error(augp_control(maxit = 0), "`maxit`")
+  expect_error(augp_control(tol = -1), "`tol`")
+  expect_error(augp_control(learn_hyper = NA), "`learn_hyper`")
+  expect_error(augp_control(iter = 10, warmup = 10), "`warmup`")
+  expect_error(augp_control(thin = 0), "`thin`")
+  expect_error(augp_control(chains = 1.5), "`chains`")
+  expect_error(augp_control(threads = 0), "`threads`")
+  expect_error(augp_control(jitter = -1), "`jitter`")
+  expect_error(augp_control(verbose = "yes"), "`verbose`")
+  expect_error(augp_control(standardise = 1), "`standardise`")
+  expect_output(print(augp_control()), "augp_control")
+})
+
+test_that("zero-variance predictors are dropped with a warning", {
+  d <- augp_toy()
+  d$k <- 3
+  expect_warning(fit <- augp(y ~ x1 + k, d, control = augp_quick()), "'k'.*zero variance")
+  expect_equal(colnames(fit$x), "x1")
+  expect_length(predict(fit, d[1:3, ]), 3)
+})
+
+test_that("duplicate rows work", {
+  d <- augp_toy()
+  dd <- rbind(d, d[1:10, ])
+  fit <- suppressWarnings(augp(y ~ x1 + x2, dd, control = augp_quick()))
+  p <- predict(fit)
+  expect_true(all(is.finite(p)))
+  expect_true(all(p >= 0 & p <= 1))
+})
