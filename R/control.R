@@ -10,6 +10,9 @@
 #'   lengthscales) by maximising the ELBO? If `FALSE` they stay as given.
 #' @param hyper_maxit Maximum number of hyperparameter updates (outer
 #'   iterations of variational inference).
+#' @param hyper_tol Hyperparameter updates stop once one round of updates
+#'   raises the ELBO by less than this many nats (or by less than `tol` in
+#'   relative terms); the variational updates then run to convergence.
 #' @param iter Number of Gibbs iterations per chain, warm-up included.
 #' @param warmup Number of warm-up iterations discarded from each chain.
 #' @param thin Keep every `thin`-th draw after warm-up.
@@ -28,13 +31,15 @@
 #' augp_control(maxit = 50, chains = 1)
 #' @export
 augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, hyper_maxit = 30,
-                         iter = 1000, warmup = floor(iter / 2), thin = 1, chains = 2,
+                         hyper_tol = 1e-3, iter = 1000, warmup = floor(iter / 2),
+                         thin = 1, chains = 2,
                          threads = NULL, jitter = 1e-6, verbose = FALSE,
                          standardise = TRUE) {
   ctrl_whole(maxit, "maxit", min = 1)
   ctrl_positive(tol, "tol")
   ctrl_flag(learn_hyper, "learn_hyper")
   ctrl_whole(hyper_maxit, "hyper_maxit", min = 0)
+  ctrl_positive(hyper_tol, "hyper_tol")
   ctrl_whole(iter, "iter", min = 1)
   ctrl_whole(warmup, "warmup", min = 0)
   ctrl_whole(thin, "thin", min = 1)
@@ -55,6 +60,7 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, hyper_maxi
   ctrl_flag(standardise, "standardise")
   structure(list(maxit = as.integer(maxit), tol = as.double(tol),
                  learn_hyper = learn_hyper, hyper_maxit = as.integer(hyper_maxit),
+                 hyper_tol = as.double(hyper_tol),
                  iter = as.integer(iter), warmup = as.integer(warmup),
                  thin = as.integer(thin), chains = as.integer(chains),
                  threads = threads, jitter = as.double(jitter), verbose = verbose,

@@ -3,7 +3,8 @@
 # Internal: the front end (augp_fit) calls augp_engine() and augp_engine_predict().
 
 engine_control_defaults <- function() {
-  list(maxit = 200, tol = 1e-8, learn_hyper = TRUE, hyper_maxit = 50, iter = 1000,
+  list(maxit = 200, tol = 1e-8, learn_hyper = TRUE, hyper_maxit = 50, hyper_tol = 1e-3,
+       iter = 1000,
        warmup = 500, thin = 1, chains = 2, threads = NULL, jitter = 1e-8, verbose = FALSE)
 }
 
@@ -23,6 +24,7 @@ engine_control <- function(control) {
   ctl$thin <- max(1, check_count(ctl$thin, "control$thin"))
   ctl$chains <- max(1, check_count(ctl$chains, "control$chains"))
   ctl$tol <- check_positive(ctl$tol, "control$tol")
+  ctl$hyper_tol <- check_positive(ctl$hyper_tol, "control$hyper_tol")
   ctl$jitter <- check_numeric(ctl$jitter, "control$jitter")
   if (length(ctl$jitter) != 1 || ctl$jitter < 0) {
     stop("`control$jitter` must be a single number >= 0.", call. = FALSE)
@@ -140,7 +142,7 @@ engine_vi <- function(X, y, trials, kernel, ctl, mean0) {
       kernel <- hs$kernel
       K <- engine_K(kernel, X, jitter)
       scale <- if (is.null(hs$bound)) 1 else max(1, abs(hs$bound))
-      small <- hs$gain <= max(ctl$tol, 1e-9) * scale || hs$step < 1e-5
+      small <- hs$gain <= max(max(ctl$tol, 1e-9) * scale, ctl$hyper_tol) || hs$step < 1e-5
       if (small || hyper_rounds >= ctl$hyper_maxit) hyper_done <- TRUE
     }
     sweeps <- if (hyper_done) ctl$maxit - length(trace) else min(5, ctl$maxit - length(trace))
