@@ -132,6 +132,25 @@ inline double log_a0(double x, double b) {
 bool log_f0_right(double x, double b, double* out);
 
 // One draw of PG(b, z) for b in (0, 1] using a prepared setup.
+// Is u <= f / envelope? The ratio is 1 - a_1 + a_2 - ... with a_n = term(n) decreasing from
+// the first term on, so the partial sums alternate around it: odd ones are lower bounds
+// (accept when u is below), even ones upper bounds (reject when u is above).
+template <class T, class Term>
+bool alternating_accept(T u, Term term) {
+  T S = 1;
+  for (long n = 1; n < 100000; ++n) {
+    const T a = term(n);
+    if (n % 2 == 1) {
+      S -= a;
+      if (u <= S) return true;
+    } else {
+      S += a;
+      if (u > S) return false;
+    }
+  }
+  return false;  // unreachable for valid input; guards against NaN loops
+}
+
 template <class RNG>
 double draw_series(const SeriesSetup& s, RNG& rng) {
   for (;;) {
@@ -141,50 +160,30 @@ double draw_series(const SeriesSetup& s, RNG& rng) {
     const double u = rng.unif();
     if (left && s.unit) {
       // b = 1: a_n / a_0 = (2n + 1) exp(-((2n + 1)^2 - 1) / (8x)), decreasing below t.
-      double S = 1.0;
-      for (long n = 1;; ++n) {
-        const double m = 2.0 * n + 1.0;
-        const double a = m * std::exp(-(m * m - 1.0) / (8.0 * x));
-        if (n % 2 == 1) {
-          S -= a;
-          if (u <= S) return x;
-        } else {
-          S += a;
-          if (u > S) break;
-        }
-      }
+      if (alternating_accept(u, [x](long n) {
+            const double m = 2.0 * n + 1.0;
+            return m * std::exp(-(m * m - 1.0) / (8.0 * x));
+          }))
+        return x;
       continue;
     }
     if (left) {
-      // Terms decrease from n = 0 below t: partial sums alternate around f0 / a0.
-      long double S = 1.0L, a = 1.0L;
-      for (long n = 0;; ++n) {
-        a *= left_ratio((long double)n, s.b, x);
-        if (n % 2 == 0) {
-          S -= a;
-          if (u <= S) return x;
-        } else {
-          S += a;
-          if (u > S) break;
-        }
-        if (n > 10000) break;  // cannot happen for x <= t; guards against NaN loops
-      }
+      // Terms decrease from n = 0 below t: a_n / a_0 by the exact ratio recurrence.
+      long double a = 1.0L;
+      if (alternating_accept((long double)u, [&a, &s, x](long n) {
+            a *= left_ratio((long double)(n - 1), s.b, x);
+            return a;
+          }))
+        return x;
       continue;
     }
     if (s.unit) {
       // Large-x series for b = 1, divided by its first term 2 pi exp(-pi^2 x / 2).
-      double S = 1.0;
-      for (long n = 1;; ++n) {
-        const double m = 2.0 * n + 1.0;
-        const double a = m * std::exp(-0.5 * PI2 * x * (m * m - 1.0));
-        if (n % 2 == 1) {
-          S -= a;
-          if (u <= S) return x;
-        } else {
-          S += a;
-          if (u > S) break;
-        }
-      }
+      if (alternating_accept(u, [x](long n) {
+            const double m = 2.0 * n + 1.0;
+            return m * std::exp(-0.5 * PI2 * x * (m * m - 1.0));
+          }))
+        return x;
       continue;
     }
     // Fractional b, x > t. Target / envelope = f0(x) / (M exp(-pi^2 x / 2)).
