@@ -57,6 +57,10 @@
     .Call(`_augmentedGP_gp_lik_eval_cpp`, lik, m, v, f)
 }
 
+.gp_lik_sample_cpp <- function(lik, f, seed) {
+    .Call(`_augmentedGP_gp_lik_sample_cpp`, lik, f, seed)
+}
+
 .gp_gibbs_cpp <- function(K, lik, mu0, init_mean, init_sd, warmup, iter, thin, chains, seed, threads, jitter, verbose) {
     .Call(`_augmentedGP_gp_gibbs_cpp`, K, lik, mu0, init_mean, init_sd, warmup, iter, thin, chains, seed, threads, jitter, verbose)
 }

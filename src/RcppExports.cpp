@@ -207,6 +207,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gp_lik_sample_cpp
+List gp_lik_sample_cpp(List lik, Eigen::MatrixXd f, NumericVector seed);
+RcppExport SEXP _augmentedGP_gp_lik_sample_cpp(SEXP likSEXP, SEXP fSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type f(fSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_lik_sample_cpp(lik, f, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gp_gibbs_cpp
 List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Eigen::MatrixXd init_sd, int warmup, int iter, int thin, int chains, NumericVector seed, int threads, double jitter, bool verbose);
 RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP KSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chainsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP verboseSEXP) {
@@ -260,6 +273,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_hyper_obj_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cpp, 7},
     {"_augmentedGP_gp_gaussian_step_cpp", (DL_FUNC) &_augmentedGP_gp_gaussian_step_cpp, 6},
     {"_augmentedGP_gp_lik_eval_cpp", (DL_FUNC) &_augmentedGP_gp_lik_eval_cpp, 4},
+    {"_augmentedGP_gp_lik_sample_cpp", (DL_FUNC) &_augmentedGP_gp_lik_sample_cpp, 3},
     {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 13},
     {"_augmentedGP_gp_bench_cpp", (DL_FUNC) &_augmentedGP_gp_bench_cpp, 4},
     {NULL, NULL, 0}

@@ -43,6 +43,12 @@ class Likelihood {
 // Registry: one line per likelihood (see lik_*.cpp).
 std::unique_ptr<Likelihood> make_bernoulli(const std::vector<double>& y,
                                            const std::vector<double>& trials);
+// Y: n x K class counts (one-hot rows for classification, times frequency weights);
+// bijective: K - 1 latent columns, the last class's latent fixed at 0; theta: K weights > 0.
+std::unique_ptr<Likelihood> make_logistic_softmax(const Eigen::MatrixXd& Y, bool bijective,
+                                                  const std::vector<double>& theta);
+// Y: n x K category counts; K - 1 latent columns (one per stick).
+std::unique_ptr<Likelihood> make_stick_breaking(const Eigen::MatrixXd& Y);
 
 }  // namespace augp
 

@@ -37,6 +37,14 @@ std::unique_ptr<augp::Likelihood> as_lik(const List& lik) {
     return augp::make_bernoulli(Rcpp::as<std::vector<double>>(lik["y"]),
                                 Rcpp::as<std::vector<double>>(lik["trials"]));
   }
+  if (type == "logistic_softmax") {
+    return augp::make_logistic_softmax(Rcpp::as<Eigen::MatrixXd>(lik["Y"]),
+                                       Rcpp::as<bool>(lik["bijective"]),
+                                       Rcpp::as<std::vector<double>>(lik["theta"]));
+  }
+  if (type == "stick_breaking") {
+    return augp::make_stick_breaking(Rcpp::as<Eigen::MatrixXd>(lik["Y"]));
+  }
   throw std::invalid_argument("unknown likelihood type '" + type + "'");
 }
 
@@ -189,6 +197,20 @@ List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::Matr
     return List::create(Rcpp::Named("elbo_local") = L->elbo_local(m, v),
                         Rcpp::Named("loglik") = L->loglik(f), Rcpp::Named("kappa") = kappa,
                         Rcpp::Named("omega") = omega);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// One Gibbs auxiliary draw (for tests): kappa and omega given f.
+// [[Rcpp::export(name = ".gp_lik_sample_cpp")]]
+List gp_lik_sample_cpp(List lik, Eigen::MatrixXd f, NumericVector seed) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = as_lik(lik);
+    Eigen::MatrixXd kappa, omega;
+    augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
+    L->sample_aux(f, rng, kappa, omega);
+    return List::create(Rcpp::Named("kappa") = kappa, Rcpp::Named("omega") = omega);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
