@@ -32,7 +32,7 @@ int cavi_sweeps(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::Ma
   int it = 0;
   for (; it < maxit; ++it) {
     // The q(f_j) updates are independent given q(aux): one Gaussian step each.
-    parallel_items(q, threads, [&](int j) {
+    parallel_items(q, threads_for_cubic(q, static_cast<int>(K.rows()), threads), [&](int j) {
       GaussianStep step;
       if (!step.factor(K, st.omega.col(j)))
         throw std::runtime_error("Cholesky factorisation of I + W^1/2 K W^1/2 failed");

@@ -12,6 +12,14 @@ namespace augp {
 
 void parallel_items(int count, int threads, const std::function<void(int)>& body);
 
+// Threads worth using for `count` items of about n x n x n flops each: starting
+// worker threads costs far more than a small Cholesky (the tinythread backend
+// starts them anew for every loop), so small problems stay on one thread.
+inline int threads_for_cubic(int count, int n, int threads) {
+  if (count < 2 || threads < 2) return 1;
+  return n >= 150 ? threads : 1;
+}
+
 }  // namespace augp
 
 #endif

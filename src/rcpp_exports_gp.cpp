@@ -14,6 +14,7 @@
 #include "gaussian_step.h"
 #include "kernel.h"
 #include "likelihood.h"
+#include "parallel.h"
 #include "rng.h"
 
 // [[Rcpp::depends(RcppEigen, RcppParallel)]]
@@ -271,6 +272,9 @@ List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixX
   }
   const std::uint64_t base = augp::combine_seed(seed[0], seed[1]);
 
+  // Columns run in parallel inside a chain only when the chains leave threads
+  // idle (nested loops would only add thread start-up costs) and n is large.
+  const int col_threads = chains < threads ? augp::threads_for_cubic(q, n, threads) : 1;
   NumericVector out(static_cast<R_xlen_t>(iter) * chains * n * q);
   std::vector<augp::GibbsChain> ch;
   ch.reserve(chains);
@@ -283,7 +287,7 @@ List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixX
       for (int i = 0; i < n; ++i) f0(i, j) = init_mean(i, j) + init_sd(i, j) * rinit.norm();
     ch.emplace_back(K, LK, *L, m0, f0, augp::Rng(base, static_cast<std::uint64_t>(id)), warmup,
                     iter, thin, out.begin() + static_cast<R_xlen_t>(iter) * c, iter * chains,
-                    q > 1 ? threads : 1);
+                    col_threads);
   }
   std::vector<int> ok(chains, 1);
   const int total = warmup + iter * thin;
