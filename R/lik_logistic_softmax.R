@@ -88,8 +88,8 @@ encode_response.augp_logistic_softmax <- function(likelihood, y, weights = NULL)
   }
   if (is.character(y) || is.logical(y)) y <- factor(y)
   if (!is.factor(y)) {
-    stop(sprintf("`y` (the response) must be a factor or character vector for ",
-                 "logistic_softmax(), not %s.", class(y)[1]), call. = FALSE)
+    stop(sprintf(paste0("`y` (the response) must be a factor or character vector for ",
+                        "logistic_softmax(), not %s."), class(y)[1]), call. = FALSE)
   }
   if (anyNA(y)) stop("`y` (the response) contains NA.", call. = FALSE)
   w <- check_weights(weights, length(y))
