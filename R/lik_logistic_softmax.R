@@ -30,8 +30,8 @@
 #' @param bijective Logical: fix the last class's latent at 0 (`K - 1` latent
 #'   processes) instead of using `K` processes.
 #' @param theta Class weights: `NULL` (all 1) or a numeric vector of positive
-#'   values, one per observed class in the order of the factor levels (named
-#'   vectors are matched to the levels by name).
+#'   values, one per observed class in the order of the factor levels (levels
+#'   without observations are dropped before matching).
 #' @return An object of class `c("augp_logistic_softmax", "augp_likelihood")`.
 #' @seealso [augp()], [likelihoods]
 #' @examples
@@ -52,9 +52,7 @@ logistic_softmax <- function(bijective = FALSE, theta = NULL) {
       stop("`theta` must be NULL or a numeric vector of at least 2 positive, finite ",
            "class weights.", call. = FALSE)
     }
-    nm <- names(theta)
     theta <- as.double(theta)
-    names(theta) <- nm
   }
   new_likelihood("logistic_softmax", family = "logistic_softmax", link = "logistic-softmax",
                  bijective = bijective, theta = theta)
@@ -65,14 +63,6 @@ softmax_theta <- function(likelihood, levels) {
   K <- length(levels)
   th <- likelihood$theta
   if (is.null(th)) return(stats::setNames(rep(1, K), levels))
-  if (!is.null(names(th)) && all(nzchar(names(th)))) {
-    miss <- setdiff(levels, names(th))
-    if (length(miss)) {
-      stop(sprintf("`theta` has no weight for class(es) %s.",
-                   paste0("'", miss, "'", collapse = ", ")), call. = FALSE)
-    }
-    return(th[levels])
-  }
   if (length(th) != K) {
     stop(sprintf("`theta` has %d weights but the response has %d classes.", length(th), K),
          call. = FALSE)

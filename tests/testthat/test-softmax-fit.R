@@ -172,6 +172,6 @@ test_that("K = 2 works and the response encoding handles bad input", {
   expect_error(enc(smf_ns$logistic_softmax(theta = c(1, 2)), factor(c("a", "b", "c"))), "theta")
   expect_error(smf_ns$logistic_softmax(theta = c(1, -1)), "theta")
   expect_error(smf_ns$logistic_softmax(bijective = NA), "bijective")
-  th <- enc(smf_ns$logistic_softmax(theta = c(b = 2, a = 1, c = 3)), factor(c("a", "b", "c")))$theta
-  expect_equal(unname(th), c(1, 2, 3))
+  th <- enc(smf_ns$logistic_softmax(theta = c(2, 1, 3)), factor(c("a", "b", "c")))$theta
+  expect_equal(unname(th), c(2, 1, 3))
 })
