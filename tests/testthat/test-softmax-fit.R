@@ -175,3 +175,54 @@ test_that("K = 2 works and the response encoding handles bad input", {
   th <- enc(smf_ns$logistic_softmax(theta = c(2, 1, 3)), factor(c("a", "b", "c")))$theta
   expect_equal(unname(th), c(2, 1, 3))
 })
+
+test_that("augp() picks logistic_softmax for a factor with > 2 levels; predictions have the contract shapes", {
+  set.seed(4)
+  d <- iris[sample(150, 45), ]
+  fit <- augp(Species ~ Petal.Length + Petal.Width, data = d, method = "vi",
+              control = augp_control(threads = 1, maxit = 60))
+  expect_s3_class(fit$likelihood, "augp_logistic_softmax")
+  new <- data.frame(Petal.Length = c(1.4, 4.4, 6), Petal.Width = c(0.2, 1.4, 2.1))
+  P <- predict(fit, newdata = new, type = "response")
+  expect_equal(dim(P), c(3L, 3L))
+  expect_equal(colnames(P), levels(iris$Species))
+  expect_equal(unname(rowSums(P)), rep(1, 3), tolerance = 1e-12)
+  cl <- predict(fit, newdata = new, type = "class")
+  expect_equal(levels(cl), levels(iris$Species))
+  expect_equal(as.character(cl), levels(iris$Species))
+  expect_equal(dim(predict(fit, newdata = new, type = "link")), c(3L, 3L))
+  # K = 2 with an explicit logistic_softmax(), both versions
+  d2 <- droplevels(d[d$Species != "setosa", ])
+  for (bij in c(FALSE, TRUE)) {
+    f2 <- augp(Species ~ Petal.Length + Petal.Width, data = d2, method = "vi",
+               likelihood = logistic_softmax(bijective = bij),
+               control = augp_control(threads = 1, maxit = 60))
+    P2 <- predict(f2, newdata = new[2:3, ], type = "response")
+    expect_equal(dim(P2), c(2L, 2L))
+    expect_equal(as.character(predict(f2, newdata = new[2:3, ], type = "class")),
+                 c("versicolor", "virginica"))
+  }
+})
+
+test_that("augp() front end: one class, empty level, unseen predictor level", {
+  d <- iris[c(1:10, 51:60), ]
+  expect_error(augp(Species ~ Petal.Length, data = d[1:10, ], likelihood = logistic_softmax(),
+                    control = augp_control(threads = 1)), "only one class")
+  # an empty level is dropped (the model frame drops unused levels silently; a level
+  # whose observations all have weight 0 is dropped with a warning naming it)
+  f <- augp(Species ~ Petal.Length, data = d, likelihood = logistic_softmax(),
+            control = augp_control(threads = 1, maxit = 30))
+  expect_equal(f$levels, c("setosa", "versicolor"))
+  d3 <- iris[c(1:10, 51:60, 101:103), ]
+  d3$w <- c(rep(1, 20), 0, 0, 0)
+  expect_warning(f <- augp(Species ~ Petal.Length, data = d3, weights = w,
+                           likelihood = logistic_softmax(),
+                           control = augp_control(threads = 1, maxit = 30)), "'virginica'")
+  expect_equal(f$levels, c("setosa", "versicolor"))
+  d$g <- factor(rep(c("a", "b"), 10))
+  f <- augp(Species ~ Petal.Length + g, data = d, likelihood = logistic_softmax(),
+            control = augp_control(threads = 1, maxit = 30))
+  expect_error(predict(f, newdata = data.frame(Petal.Length = 1, g = "z"), type = "response"))
+  expect_error(augp(Species ~ Petal.Length, data = d, likelihood = logistic_softmax(theta = c(1, 2, 3)),
+                    control = augp_control(threads = 1)), "theta")
+})
