@@ -210,10 +210,9 @@ sm_gh <- function(m) {
 }
 
 test_that("ELBO <= log p(y) by quadrature (n = 1, K = 3) and CAVI never decreases it", {
-  theta <- c(1, 1, 1)
   s2 <- 2.0
   gh <- sm_gh(40)
-  for (bij in c(FALSE, TRUE)) {
+  for (theta in list(c(1, 1, 1), c(0.5, 2, 1.3))) for (bij in c(FALSE, TRUE)) {
     q <- if (bij) 2 else 3
     for (y in list(c(1, 0, 0), c(0, 0, 1))) {
       nodes <- as.matrix(expand.grid(rep(list(sqrt(2 * s2) * gh$x), q)))
@@ -232,7 +231,7 @@ test_that("ELBO <= log p(y) by quadrature (n = 1, K = 3) and CAVI never decrease
       tr <- fit$elbo
       expect_true(all(diff(tr) >= -1e-10))
       expect_lt(max(tr), logp)
-      expect_lt(logp - max(tr), 0.25)  # the mean-field gap is small
+      expect_lt(logp - max(tr), 0.4)  # the mean-field gap is small
     }
   }
 })
