@@ -133,3 +133,12 @@ lik_prob.augp_logistic_softmax <- function(likelihood, F) {
   P <- stats::plogis(F) * rep(as.double(th), each = nrow(F))
   P / rowSums(P)
 }
+
+#' @export
+print.augp_logistic_softmax <- function(x, ...) {
+  cat(sprintf("<augp_likelihood> logistic_softmax (%s; class weights theta: %s)\n",
+              if (isTRUE(x$bijective)) "bijective: K - 1 latent functions, last class fixed at 0"
+              else "K latent functions",
+              if (is.null(x$theta)) "all 1" else paste(format(x$theta), collapse = ", ")))
+  invisible(x)
+}
