@@ -22,7 +22,7 @@
 #' @name augp-draws
 NULL
 
-latent_draws <- function(x) {
+gibbs_latent_draws <- function(x) {
   d <- x$engine$draws
   if (x$method != "gibbs" || is.null(d)) {
     stop("`x` has no posterior draws: refit with method = \"gibbs\".", call. = FALSE)
@@ -34,7 +34,7 @@ latent_draws <- function(x) {
 #' @rdname augp-draws
 #' @exportS3Method posterior::as_draws_array
 as_draws_array.augp <- function(x, ...) {
-  d <- latent_draws(x)
+  d <- gibbs_latent_draws(x)
   dimnames(d) <- list(iteration = NULL, chain = NULL, variable = dimnames(d)[[3]])
   posterior::as_draws_array(d)
 }
@@ -48,7 +48,7 @@ as_draws_df.augp <- function(x, ...) {
 #' @rdname augp-draws
 #' @exportS3Method coda::as.mcmc.list
 as.mcmc.list.augp <- function(x, ...) {
-  d <- latent_draws(x)
+  d <- gibbs_latent_draws(x)
   thin <- if (!is.null(x$control$thin)) x$control$thin else 1L
   start <- if (!is.null(x$control$warmup)) x$control$warmup + 1L else 1L
   chains <- lapply(seq_len(dim(d)[2]), function(c) {
