@@ -69,3 +69,11 @@
     .Call(`_augmentedGP_gp_bench_cpp`, K, lik, reps, seed)
 }
 
+.softmax_poisson_cpp <- function(mu, n, seed) {
+    .Call(`_augmentedGP_softmax_poisson_cpp`, mu, n, seed)
+}
+
+.softmax_nm_cpp <- function(r, p, n, seed) {
+    .Call(`_augmentedGP_softmax_nm_cpp`, r, p, n, seed)
+}
+

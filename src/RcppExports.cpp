@@ -259,6 +259,33 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// softmax_poisson_cpp
+Rcpp::NumericVector softmax_poisson_cpp(double mu, int n, Rcpp::NumericVector seed);
+RcppExport SEXP _augmentedGP_softmax_poisson_cpp(SEXP muSEXP, SEXP nSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< double >::type mu(muSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(softmax_poisson_cpp(mu, n, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// softmax_nm_cpp
+Rcpp::NumericMatrix softmax_nm_cpp(double r, Rcpp::NumericVector p, int n, Rcpp::NumericVector seed);
+RcppExport SEXP _augmentedGP_softmax_nm_cpp(SEXP rSEXP, SEXP pSEXP, SEXP nSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< double >::type r(rSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type p(pSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(softmax_nm_cpp(r, p, n, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_rpg_cpp", (DL_FUNC) &_augmentedGP_rpg_cpp, 6},
@@ -278,6 +305,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_lik_sample_cpp", (DL_FUNC) &_augmentedGP_gp_lik_sample_cpp, 3},
     {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 14},
     {"_augmentedGP_gp_bench_cpp", (DL_FUNC) &_augmentedGP_gp_bench_cpp, 4},
+    {"_augmentedGP_softmax_poisson_cpp", (DL_FUNC) &_augmentedGP_softmax_poisson_cpp, 3},
+    {"_augmentedGP_softmax_nm_cpp", (DL_FUNC) &_augmentedGP_softmax_nm_cpp, 4},
     {NULL, NULL, 0}
 };
 

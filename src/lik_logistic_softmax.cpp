@@ -1,16 +1,188 @@
-// Placeholder: the likelihood is being written (see the issue); it refuses to run.
+// Categorical likelihood with the logistic-softmax link, augmented by
+// negative-multinomial counts n and Polya-Gamma variables omega.
+//
+// Row i holds class counts y_ik (k = 1..K) with total N_i (N_i observations at one
+// input; N_i = 0 rows carry no information). With Z_i = sum_k theta_k sigma(f_ik)
+// (bijective: f_iK fixed at C = 0),
+//   p(y_i | f_i) = prod_k (theta_k sigma(f_ik))^(y_ik) / Z_i^(N_i).
+// Writing Z^(-N) = Gamma(N)^(-1) int lambda^(N-1) e^(-lambda Z) d lambda, sigma(f) =
+// 1 - sigma(-f) and expanding exp(lambda theta_j sigma(-f_j)) as a power series gives,
+// with T = sum over the non-latent part theta_K sigma(C) (bijective only) plus
+// the latent classes' theta_j, and p_j = theta_j / T:
+//   p(y, n | f) = prod_k (theta_k s_k)^(y_k) T^(-N) * Gamma(N + sum n) / (Gamma(N) prod n_j!)
+//                 * prod_j p_j^(n_j) sigma(-f_j)^(n_j),            j over latent columns,
+// where s_k = sigma(f_k) (and sigma(C) for the fixed class). Hence
+//   n | f ~ NM(N, p_j sigma(-f_j)),  and  sigma(f)^y sigma(-f)^n is the PG-augmented
+//   2^(-b) e^(kappa f) E_{PG(b,0)}[e^(-omega f^2/2)],  b = y + n, kappa = (y - n) / 2.
+//
+// Mean field: q(n_i) = NM(N_i, p_j sigma~_ij) with sigma~ = e^(-m/2) / (2 cosh(c/2)),
+// c^2 = m^2 + v, and q(omega | n) = PG(y + n, c). With these optimal factors every
+// term linear in n cancels and the local ELBO of row i is
+//   sum_k y_k log theta_k [+ y_K log sigma(C)] - N log T
+//   + sum_j y_j log(e^(m_j/2) / (2 cosh(c_j/2))) - N log p0q,
+// p0q = 1 - sum_j p_j sigma~_j. At v = 0 it equals log p(y | f) exactly.
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "likelihood.h"
+#include "negative_multinomial.h"
+#include "polyagamma.h"
 
 namespace augp {
 
+namespace {
+
+// log sigma(x), stable.
+inline double log_sigmoid(double x) {
+  return x > 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x));
+}
+inline double sigmoid(double x) {
+  return x > 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
+}
+
+class LogisticSoftmax : public Likelihood {
+ public:
+  LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta)
+      : Y_(Y), bij_(bijective), theta_(theta) {
+    const int K = static_cast<int>(Y.cols());
+    if (K < 2) throw std::invalid_argument("Y needs at least 2 columns (classes)");
+    if (static_cast<int>(theta.size()) != K)
+      throw std::invalid_argument("theta must have one weight per class (ncol(Y))");
+    for (double t : theta)
+      if (!(t > 0) || !std::isfinite(t)) throw std::invalid_argument("theta must be positive and finite");
+    for (int i = 0; i < Y.rows(); ++i)
+      for (int k = 0; k < K; ++k)
+        if (!(Y(i, k) >= 0) || !std::isfinite(Y(i, k)))
+          throw std::invalid_argument("Y must hold finite non-negative counts");
+    q_ = bij_ ? K - 1 : K;
+    const double sC = sigmoid(kC);
+    T_ = bij_ ? theta_[K - 1] * sC : 0.0;
+    for (int j = 0; j < q_; ++j) T_ += theta_[j];
+    fixed_ = bij_ ? theta_[K - 1] * sC : 0.0;  // the non-latent part of Z
+    logp_.resize(q_);
+    for (int j = 0; j < q_; ++j) logp_[j] = std::log(theta_[j] / T_);
+    const int n = static_cast<int>(Y.rows());
+    N_.assign(n, 0.0);
+    const_.assign(n, 0.0);
+    for (int i = 0; i < n; ++i) {
+      double s = 0.0;
+      for (int k = 0; k < K; ++k) {
+        N_[i] += Y(i, k);
+        if (Y(i, k) > 0) s += Y(i, k) * std::log(theta_[k]);
+      }
+      if (bij_ && Y(i, K - 1) > 0) s += Y(i, K - 1) * log_sigmoid(kC);
+      const_[i] = s - N_[i] * std::log(T_);
+    }
+  }
+
+  int n_obs() const override { return static_cast<int>(Y_.rows()); }
+  int n_latent() const override { return q_; }
+
+  void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
+                  Eigen::MatrixXd& omega) const override {
+    const int n = n_obs();
+    kappa.setZero(n, q_);
+    omega.setZero(n, q_);
+    std::vector<double> ratio(q_), cnt(q_);
+    for (int i = 0; i < n; ++i) {
+      if (!(N_[i] > 0)) continue;
+      // p_j / p_0 with p_j = theta_j sigma(-f_j) / T, p_0 = (fixed + sum theta_j sigma(f_j)) / T.
+      double z = fixed_;
+      for (int j = 0; j < q_; ++j) z += theta_[j] * sigmoid(f(i, j));
+      for (int j = 0; j < q_; ++j) ratio[j] = theta_[j] * sigmoid(-f(i, j)) / z;
+      nm::draw(N_[i], ratio.data(), q_, rng, cnt.data());
+      for (int j = 0; j < q_; ++j) {
+        const double b = Y_(i, j) + cnt[j];
+        kappa(i, j) = 0.5 * (Y_(i, j) - cnt[j]);
+        omega(i, j) = b > 0 ? pg::draw_exact(b, f(i, j), rng) : 0.0;
+      }
+    }
+  }
+
+  void expect_aux(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, Eigen::MatrixXd& kappa,
+                  Eigen::MatrixXd& omega) const override {
+    const int n = n_obs();
+    kappa.setZero(n, q_);
+    omega.setZero(n, q_);
+    std::vector<double> st(q_);
+    for (int i = 0; i < n; ++i) {
+      if (!(N_[i] > 0)) continue;
+      const double z = row_q(m, v, i, st.data());  // T * p0q; st = sigma~
+      for (int j = 0; j < q_; ++j) {
+        const double c = std::sqrt(m(i, j) * m(i, j) + v(i, j));
+        const double gam = N_[i] * theta_[j] * st[j] / z;
+        const double b = Y_(i, j) + gam;
+        kappa(i, j) = 0.5 * (Y_(i, j) - gam);
+        omega(i, j) = b > 0 ? pg::mean(b, c) : 0.0;
+      }
+    }
+  }
+
+  double elbo_local(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) const override {
+    double s = 0.0;
+    std::vector<double> st(q_);
+    for (int i = 0; i < n_obs(); ++i) {
+      if (!(N_[i] > 0)) continue;
+      const double z = row_q(m, v, i, st.data());
+      double e = const_[i] - N_[i] * std::log(z / T_);
+      for (int j = 0; j < q_; ++j) {
+        if (!(Y_(i, j) > 0)) continue;
+        const double c = std::sqrt(m(i, j) * m(i, j) + v(i, j));
+        e += Y_(i, j) * (0.5 * m(i, j) - pg::LOG2 - pg::log_cosh(0.5 * c));
+      }
+      s += e;
+    }
+    return s;
+  }
+
+  double loglik(const Eigen::MatrixXd& f) const override {
+    double s = 0.0;
+    for (int i = 0; i < n_obs(); ++i) {
+      if (!(N_[i] > 0)) continue;
+      double z = fixed_, e = 0.0;
+      for (int j = 0; j < q_; ++j) {
+        z += theta_[j] * sigmoid(f(i, j));
+        if (Y_(i, j) > 0) e += Y_(i, j) * log_sigmoid(f(i, j));
+      }
+      s += e + const_[i] + N_[i] * (std::log(T_) - std::log(z));
+    }
+    return s;
+  }
+
+ private:
+  static constexpr double kC = 0.0;  // the bijective version's fixed latent
+
+  // For row i: st[j] = sigma~_ij and the return value T * p0q
+  // = fixed + sum_j theta_j (1 - sigma~_ij), each term formed without cancellation.
+  double row_q(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, int i, double* st) const {
+    double z = fixed_;
+    for (int j = 0; j < q_; ++j) {
+      const double mm = m(i, j);
+      const double c = std::sqrt(mm * mm + v(i, j));
+      st[j] = std::exp(-0.5 * mm - pg::LOG2 - pg::log_cosh(0.5 * c));
+      // 1 - sigma~ = (-expm1(-(m + c)/2) + e^(-c)) / (1 + e^(-c)), with m + c >= 0.
+      const double ec = std::exp(-c);
+      const double one_minus = (-std::expm1(-0.5 * std::max(mm + c, 0.0)) + ec) / (1.0 + ec);
+      z += theta_[j] * one_minus;
+    }
+    return z;
+  }
+
+  Eigen::MatrixXd Y_;
+  bool bij_;
+  std::vector<double> theta_;
+  int q_;
+  double T_, fixed_;
+  std::vector<double> logp_, N_, const_;
+};
+
+}  // namespace
+
 std::unique_ptr<Likelihood> make_logistic_softmax(const Eigen::MatrixXd& Y, bool bijective,
                                                   const std::vector<double>& theta) {
-  (void)Y;
-  (void)bijective;
-  (void)theta;
-  throw std::invalid_argument("this likelihood is not available yet");
+  return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bijective, theta));
 }
 
 }  // namespace augp
