@@ -67,6 +67,7 @@ augp <- function(formula, data, likelihood = NULL, kernel = kernel_se(),
   mf <- eval(mf, parent.frame())
   mt <- attr(mf, "terms")
   y <- stats::model.response(mf)
+  warn_empty_response_levels(formula, data, y)
   w <- stats::model.weights(mf)
   if (length(attr(mt, "term.labels")) == 0L) {
     stop("`formula` needs at least one predictor on its right-hand side.", call. = FALSE)
@@ -105,4 +106,21 @@ check_design <- function(x, arg) {
                  arg, paste(sQuote(bad, FALSE), collapse = ", ")), call. = FALSE)
   }
   invisible(x)
+}
+
+# model.frame() drops unused factor levels, the response's included; say so when
+# a level of a factor response has no observations left (it is not modelled).
+warn_empty_response_levels <- function(formula, data, y) {
+  if (!is.factor(y) || nlevels(droplevels(y)) < 2L) return(invisible())
+  env <- environment(formula)
+  if (is.null(env)) env <- parent.frame()
+  orig <- tryCatch(eval(formula[[2L]], if (missing(data)) env else data, env),
+                   error = function(e) NULL)
+  if (!is.factor(orig)) return(invisible())
+  empty <- setdiff(levels(orig), levels(droplevels(y)))
+  if (length(empty)) {
+    warning(sprintf("`y` (the response): level(s) %s have no observations and were dropped.",
+                    paste(sQuote(empty, FALSE), collapse = ", ")), call. = FALSE)
+  }
+  invisible()
 }
