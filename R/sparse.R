@@ -349,3 +349,16 @@ sparse_elbo <- function(fit) {
                         as.integer(fit$control$threads))
   o$elbo[1]
 }
+
+# Inducing locations given to augp_fit() on the original predictor scale: drop the
+# columns the front end dropped and standardise like the predictors.
+sparse_front_inducing <- function(inducing, std, xnames) {
+  if (is.data.frame(inducing)) inducing <- as.matrix(inducing)
+  if (!is.matrix(inducing)) return(inducing)
+  if (!is.numeric(inducing)) stop("`inducing` must be a count or a numeric matrix.", call. = FALSE)
+  if (ncol(inducing) != length(xnames)) {
+    stop(sprintf("`inducing` must have %d columns (one per predictor).", length(xnames)), call. = FALSE)
+  }
+  Z <- inducing[, !(xnames %in% std$dropped), drop = FALSE]
+  sweep(sweep(Z, 2, std$centre, "-"), 2, std$scale, "/")
+}

@@ -56,7 +56,7 @@ one_run <- function(data, n, method, threads) {
   } else if (method == "exact2000") {
     idx <- 1:min(n, 2000)
     fit <- ns$augp_engine(tr$X[idx, ], tr$y[idx], rep(1, length(idx)), kernel_se(), "vi",
-                          control = list(threads = threads))
+                          control = list(threads = threads, hyper_maxit = 10, maxit = 100))
     el <- proc.time()[["elapsed"]] - t0
     pr <- ns$augp_engine_predict(fit, te$X)
     p <- prob_of(pr$mean, pr$var)
