@@ -106,7 +106,7 @@ sparse_mean0 <- function(mean0, n, q) {
 
 sparse_lik_subset <- function(lik, idx) {
   n_of <- function(v) if (is.matrix(v)) nrow(v) else length(v)
-  n <- if (!is.null(lik$Y)) nrow(lik$Y) else length(lik$y)
+  n <- if (!is.null(lik$Y)) nrow(lik$Y) else n_of(lik$y)
   for (nm in intersect(names(lik), c("y", "trials", "Y"))) {
     v <- lik[[nm]]
     if (n_of(v) == n) lik[[nm]] <- if (is.matrix(v)) v[idx, , drop = FALSE] else v[idx]

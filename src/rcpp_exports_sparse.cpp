@@ -27,6 +27,58 @@ augp::KernelSpec sp_spec(const List& k) {
   return s;
 }
 
+// Test likelihood with q > 1 latent columns: column j is an independent
+// binomial-logistic model (y[, j] successes out of trials[, j]). Used to check the
+// multi-column sparse path exactly against q separate fits.
+class BinomialColumns : public augp::Likelihood {
+ public:
+  BinomialColumns(const Eigen::MatrixXd& y, const Eigen::MatrixXd& tr) : n_(y.rows()) {
+    for (int j = 0; j < y.cols(); ++j) {
+      std::vector<double> yj(y.col(j).data(), y.col(j).data() + n_);
+      std::vector<double> tj(tr.col(j).data(), tr.col(j).data() + n_);
+      cols_.push_back(augp::make_bernoulli(yj, tj));
+    }
+  }
+  int n_obs() const override { return n_; }
+  int n_latent() const override { return static_cast<int>(cols_.size()); }
+  void sample_aux(const Eigen::MatrixXd& f, augp::Rng& rng, Eigen::MatrixXd& kappa,
+                  Eigen::MatrixXd& omega) const override {
+    kappa.resize(n_, n_latent());
+    omega.resize(n_, n_latent());
+    for (int j = 0; j < n_latent(); ++j) {
+      Eigen::MatrixXd k, o;
+      cols_[j]->sample_aux(f.col(j), rng, k, o);
+      kappa.col(j) = k.col(0);
+      omega.col(j) = o.col(0);
+    }
+  }
+  void expect_aux(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, Eigen::MatrixXd& kappa,
+                  Eigen::MatrixXd& omega) const override {
+    kappa.resize(n_, n_latent());
+    omega.resize(n_, n_latent());
+    for (int j = 0; j < n_latent(); ++j) {
+      Eigen::MatrixXd k, o;
+      cols_[j]->expect_aux(m.col(j), v.col(j), k, o);
+      kappa.col(j) = k.col(0);
+      omega.col(j) = o.col(0);
+    }
+  }
+  double elbo_local(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) const override {
+    double s = 0.0;
+    for (int j = 0; j < n_latent(); ++j) s += cols_[j]->elbo_local(m.col(j), v.col(j));
+    return s;
+  }
+  double loglik(const Eigen::MatrixXd& f) const override {
+    double s = 0.0;
+    for (int j = 0; j < n_latent(); ++j) s += cols_[j]->loglik(f.col(j));
+    return s;
+  }
+
+ private:
+  int n_;
+  std::vector<std::unique_ptr<augp::Likelihood>> cols_;
+};
+
 // Builds the likelihood of rows [begin, end) from an engine likelihood list.
 class LikFactory {
  public:
@@ -37,6 +89,12 @@ class LikFactory {
       tr_ = Rcpp::as<std::vector<double>>(lik["trials"]);
       n_ = static_cast<int>(y_.size());
       if (tr_.size() != y_.size()) throw std::invalid_argument("y and trials differ in length");
+    } else if (type_ == "binomial_columns") {
+      Y_ = Rcpp::as<Eigen::MatrixXd>(lik["y"]);
+      T_ = Rcpp::as<Eigen::MatrixXd>(lik["trials"]);
+      n_ = Y_.rows();
+      if (T_.rows() != Y_.rows() || T_.cols() != Y_.cols())
+        throw std::invalid_argument("y and trials differ in size");
     } else if (type_ == "logistic_softmax" || type_ == "stick_breaking") {
       Y_ = Rcpp::as<Eigen::MatrixXd>(lik["Y"]);
       n_ = Y_.rows();
@@ -54,6 +112,8 @@ class LikFactory {
       return augp::make_bernoulli(std::vector<double>(y_.begin() + b, y_.begin() + e),
                                   std::vector<double>(tr_.begin() + b, tr_.begin() + e));
     const Eigen::MatrixXd Yb = Y_.middleRows(b, e - b);
+    if (type_ == "binomial_columns")
+      return std::unique_ptr<augp::Likelihood>(new BinomialColumns(Yb, T_.middleRows(b, e - b)));
     if (type_ == "logistic_softmax") return augp::make_logistic_softmax(Yb, bij_, th_);
     return augp::make_stick_breaking(Yb);
   }
@@ -61,7 +121,7 @@ class LikFactory {
  private:
   std::string type_;
   std::vector<double> y_, tr_, th_;
-  Eigen::MatrixXd Y_;
+  Eigen::MatrixXd Y_, T_;
   bool bij_ = false;
   int n_ = 0;
 };
