@@ -321,6 +321,7 @@ sparse_predict_raw <- function(fit, Xnew, mu0new, chunk = 10000) {
 }
 
 # Predictive marginals of the latent f at new inputs (nnew x q matrices for q > 1).
+#' @export
 augp_engine_predict.augp_sparse_engine <- function(fit, Xnew, draws = FALSE, mean0 = NULL) {
   Xnew <- kernel_as_matrix(Xnew, "Xnew")
   if (ncol(Xnew) != ncol(fit$X)) {
