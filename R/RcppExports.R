@@ -77,3 +77,23 @@
     .Call(`_augmentedGP_softmax_nm_cpp`, r, p, n, seed)
 }
 
+.sparse_cavi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads) {
+    .Call(`_augmentedGP_sparse_cavi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads)
+}
+
+.sparse_obj_cpp <- function(X, mu0, lik, block_size, spec_from, Z_from, spec, Z, jitter, state, grad, zgrad, threads) {
+    .Call(`_augmentedGP_sparse_obj_cpp`, X, mu0, lik, block_size, spec_from, Z_from, spec, Z, jitter, state, grad, zgrad, threads)
+}
+
+.sparse_svi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, threads, verbose) {
+    .Call(`_augmentedGP_sparse_svi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, threads, verbose)
+}
+
+.sparse_predict_cpp <- function(spec, Z, jitter, state, Xnew, mu0new) {
+    .Call(`_augmentedGP_sparse_predict_cpp`, spec, Z, jitter, state, Xnew, mu0new)
+}
+
+.sparse_kernel_extra_cpp <- function(spec, x, z) {
+    .Call(`_augmentedGP_sparse_kernel_extra_cpp`, spec, x, z)
+}
+

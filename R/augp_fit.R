@@ -23,9 +23,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
                      control = augp_control(), seed = NULL) {
   t0 <- proc.time()[["elapsed"]]
   method <- match.arg(method)
-  if (!is.null(inducing)) {
-    stop("`inducing`: sparse GPs are not available yet; use inducing = NULL.",
-         call. = FALSE)
+  if (!is.null(inducing) && method != "vi") {
+    stop("`inducing`: sparse GPs support method = \"vi\" only.", call. = FALSE)
   }
   control <- as_augp_control(control)
   if (!inherits(kernel, "augp_kernel")) {
@@ -61,7 +60,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   std <- standardise_design(x, control$standardise)
   mean0 <- lik_prior_mean(likelihood, resp)
   spec <- engine_lik_spec(likelihood, resp)
-  eng <- run_engine(std$x, spec, kernel, method, control, seed, mean0)
+  if (!is.null(inducing)) inducing <- sparse_front_inducing(inducing, std, colnames(x))
+  eng <- run_engine(std$x, spec, kernel, method, control, seed, mean0, inducing)
   if (isTRUE(eng$jitter_increased) || isTRUE(eng$jitter > control$jitter * (1 + 1e-8))) {
     warning(sprintf(paste0("The kernel matrix was nearly singular (duplicate or very close ",
                            "inputs?): jitter raised to %.3g."), eng$jitter), call. = FALSE)
@@ -136,23 +136,29 @@ standardise_design <- function(x, standardise = TRUE) {
 # while augp_control() counts them in total, warm-up included, so translate.
 # Progress: the engine reports each variational outer iteration with message();
 # in an interactive verbose session these ticks drive a text progress bar.
-run_engine <- function(X, lik, kernel, method, control, seed, mean0) {
+run_engine <- function(X, lik, kernel, method, control, seed, mean0, inducing = NULL) {
   ctl <- unclass(control)
   ctl$iter <- as.integer(floor((control$iter - control$warmup) / control$thin))
   ctl$standardise <- NULL
   args <- list(X = X, kernel = kernel, method = method, control = ctl, seed = seed,
                mean0 = mean0, lik = lik)
-  if (!control$verbose) return(do.call(augp_engine, args))
+  engine <- augp_engine
+  if (!is.null(inducing)) {
+    engine <- augp_sparse_engine
+    args$method <- NULL
+    args$inducing <- inducing
+  }
+  if (!control$verbose) return(do.call(engine, args))
   message(sprintf("augp: %s on %d observations, %d input(s)",
                   if (method == "vi") "variational inference" else "Gibbs sampling",
                   nrow(X), ncol(X)))
-  if (!interactive()) return(do.call(augp_engine, args))
+  if (!interactive()) return(do.call(engine, args))
   total <- max(2L, control$hyper_maxit + 1L)
   bar <- utils::txtProgressBar(min = 0, max = total, style = 3)
   on.exit(close(bar), add = TRUE)
   ticks <- 0L
   withCallingHandlers(
-    do.call(augp_engine, args),
+    do.call(engine, args),
     message = function(m) {
       if (grepl("^VI:", conditionMessage(m))) {
         ticks <<- ticks + 1L

@@ -10,7 +10,8 @@
 engine_control_defaults <- function() {
   list(maxit = 200, tol = 1e-8, learn_hyper = TRUE, hyper_maxit = 50, hyper_tol = 1e-3,
        iter = 1000,
-       warmup = 500, thin = 1, chains = 2, threads = NULL, jitter = 1e-8, verbose = FALSE)
+       warmup = 500, thin = 1, chains = 2, threads = NULL, jitter = 1e-8, verbose = FALSE,
+       parallel = "none", restarts = 1)
 }
 
 engine_control <- function(control) {
@@ -221,8 +222,12 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0) {
     init_sd <- matrix(sqrt(pmax(diag(K), 0)), n, q)
   }
   jitter <- if (is.null(vi)) ctl$jitter else max(ctl$jitter, vi$jitter)
-  res <- engine_gibbs_chains(K, lik, mean0, init_mean, init_sd, ctl, seeds,
-                             seq_len(ctl$chains) - 1L, ctl$chains, jitter)
+  fctl <- future_control(ctl)
+  res <- future_gibbs_chains(function(ids) {
+    cc <- ctl
+    if (fctl$parallel == "future") cc$threads <- 1L
+    engine_gibbs_chains(K, lik, mean0, init_mean, init_sd, cc, seeds, ids, ctl$chains, jitter)
+  }, ctl$chains, fctl$parallel)
   draws <- res$draws
   flat <- matrix(draws, ctl$iter * ctl$chains, n * q)
   mean <- if (ctl$iter > 0) colMeans(flat) else rep(NA_real_, n * q)
@@ -266,7 +271,11 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
   mean0_in <- mean0
   mean0 <- engine_mean0_matrix(mean0, n, q)
   ctl <- engine_control(control)
-  fit <- if (method == "vi") {
+  fctl <- future_control(ctl)
+  fit <- if (method == "vi" && fctl$restarts > 1) {
+    future_vi_restarts(function(k) engine_vi(X, lik, k, ctl, mean0), kernel, fctl$restarts,
+                       new_seed(seed), fctl$parallel)
+  } else if (method == "vi") {
     engine_vi(X, lik, kernel, ctl, mean0)
   } else {
     engine_gibbs(X, lik, kernel, ctl, seed, mean0)

@@ -286,6 +286,106 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// sparse_cavi_cpp
+List sparse_cavi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, int maxit, double tol, int threads);
+RcppExport SEXP _augmentedGP_sparse_cavi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< int >::type block_size(block_sizeSEXP);
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<List> >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< int >::type maxit(maxitSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_cavi_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sparse_obj_cpp
+List sparse_obj_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec_from, Eigen::MatrixXd Z_from, List spec, Eigen::MatrixXd Z, double jitter, List state, bool grad, bool zgrad, int threads);
+RcppExport SEXP _augmentedGP_sparse_obj_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP spec_fromSEXP, SEXP Z_fromSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP gradSEXP, SEXP zgradSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< int >::type block_size(block_sizeSEXP);
+    Rcpp::traits::input_parameter< List >::type spec_from(spec_fromSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z_from(Z_fromSEXP);
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< List >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< bool >::type grad(gradSEXP);
+    Rcpp::traits::input_parameter< bool >::type zgrad(zgradSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_obj_cpp(X, mu0, lik, block_size, spec_from, Z_from, spec, Z, jitter, state, grad, zgrad, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sparse_svi_cpp
+List sparse_svi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts, int blocks_per_batch, double tau, double kappa, double lr, bool learn_hyper, bool learn_inducing, int threads, bool verbose);
+RcppExport SEXP _augmentedGP_sparse_svi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP startsSEXP, SEXP blocks_per_batchSEXP, SEXP tauSEXP, SEXP kappaSEXP, SEXP lrSEXP, SEXP learn_hyperSEXP, SEXP learn_inducingSEXP, SEXP threadsSEXP, SEXP verboseSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< int >::type block_size(block_sizeSEXP);
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<List> >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type starts(startsSEXP);
+    Rcpp::traits::input_parameter< int >::type blocks_per_batch(blocks_per_batchSEXP);
+    Rcpp::traits::input_parameter< double >::type tau(tauSEXP);
+    Rcpp::traits::input_parameter< double >::type kappa(kappaSEXP);
+    Rcpp::traits::input_parameter< double >::type lr(lrSEXP);
+    Rcpp::traits::input_parameter< bool >::type learn_hyper(learn_hyperSEXP);
+    Rcpp::traits::input_parameter< bool >::type learn_inducing(learn_inducingSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_svi_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, threads, verbose));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sparse_predict_cpp
+List sparse_predict_cpp(List spec, Eigen::MatrixXd Z, double jitter, List state, Eigen::MatrixXd Xnew, Eigen::MatrixXd mu0new);
+RcppExport SEXP _augmentedGP_sparse_predict_cpp(SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP XnewSEXP, SEXP mu0newSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< List >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Xnew(XnewSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0new(mu0newSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_predict_cpp(spec, Z, jitter, state, Xnew, mu0new));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sparse_kernel_extra_cpp
+List sparse_kernel_extra_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd z);
+RcppExport SEXP _augmentedGP_sparse_kernel_extra_cpp(SEXP specSEXP, SEXP xSEXP, SEXP zSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type z(zSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_kernel_extra_cpp(spec, x, z));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_rpg_cpp", (DL_FUNC) &_augmentedGP_rpg_cpp, 6},
@@ -307,6 +407,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_bench_cpp", (DL_FUNC) &_augmentedGP_gp_bench_cpp, 4},
     {"_augmentedGP_softmax_poisson_cpp", (DL_FUNC) &_augmentedGP_softmax_poisson_cpp, 3},
     {"_augmentedGP_softmax_nm_cpp", (DL_FUNC) &_augmentedGP_softmax_nm_cpp, 4},
+    {"_augmentedGP_sparse_cavi_cpp", (DL_FUNC) &_augmentedGP_sparse_cavi_cpp, 11},
+    {"_augmentedGP_sparse_obj_cpp", (DL_FUNC) &_augmentedGP_sparse_obj_cpp, 13},
+    {"_augmentedGP_sparse_svi_cpp", (DL_FUNC) &_augmentedGP_sparse_svi_cpp, 17},
+    {"_augmentedGP_sparse_predict_cpp", (DL_FUNC) &_augmentedGP_sparse_predict_cpp, 6},
+    {"_augmentedGP_sparse_kernel_extra_cpp", (DL_FUNC) &_augmentedGP_sparse_kernel_extra_cpp, 3},
     {NULL, NULL, 0}
 };
 

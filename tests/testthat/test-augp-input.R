@@ -36,8 +36,8 @@ test_that("weights, kernel, inducing, control and seed are checked", {
                "`weights`.*whole numbers")
   expect_error(augp(y ~ x1, d, weights = rep(-1, 40), control = augp_quick()),
                "`weights`")
-  expect_error(augp(y ~ x1, d, inducing = 10), "`inducing`.*sparse GPs are not available")
-  expect_error(augp_fit(cbind(d$x1), d$y, inducing = 10), "`inducing`")
+  expect_error(augp(y ~ x1, d, inducing = 10, method = "gibbs"), "`inducing`.*method = \"vi\" only")
+  expect_error(augp_fit(cbind(d$x1), d$y, inducing = 41), "`inducing`")
   expect_error(augp(y ~ x1, d, kernel = "se"), "`kernel` must be")
   expect_error(augp(y ~ x1, d, seed = "a"), "`seed`")
   expect_error(augp(y ~ x1, d, control = list(nope = 1)), "`control`.*nope")

@@ -1,0 +1,75 @@
+# Chains and restarts through the future framework. With control$parallel =
+# "future", Gibbs chains (one future per chain) and independent VI restarts (one
+# future per restart) run through future.apply::future_lapply under whatever
+# future::plan() the user has set (sequential, multisession, cluster, ...).
+# Every chain and restart carries its own explicit random stream derived from the
+# fit's base seed, so the results equal those of a sequential run with the same
+# seed, whatever the plan or the number of workers.
+
+future_control <- function(control) {
+  par <- if (is.list(control) && !is.null(control$parallel)) control$parallel else "none"
+  if (!is.character(par) || length(par) != 1 || !par %in% c("none", "future")) {
+    stop("`control$parallel` must be \"none\" or \"future\".", call. = FALSE)
+  }
+  restarts <- if (is.list(control) && !is.null(control$restarts)) control$restarts else 1
+  restarts <- check_count(restarts, "control$restarts")
+  if (restarts < 1) stop("`control$restarts` must be >= 1.", call. = FALSE)
+  if (par == "future" && !requireNamespace("future.apply", quietly = TRUE)) {
+    stop("`control$parallel = \"future\"` needs the future.apply package.", call. = FALSE)
+  }
+  list(parallel = par, restarts = restarts)
+}
+
+# lapply, or future_lapply when asked. No R random numbers are used inside the
+# tasks (each task gets explicit seeds), so no parallel RNG streams are needed.
+future_map <- function(x, f, parallel) {
+  if (identical(parallel, "future")) {
+    future.apply::future_lapply(x, f, future.seed = NULL, future.packages = "augmentedGP")
+  } else {
+    lapply(x, f)
+  }
+}
+
+# Gibbs chains split one per task; draws are bound along the chain dimension.
+# `run(ids)` runs the chains with 0-based stream indices `ids` (out of `chains`)
+# and returns list(draws = [iter, length(ids), p], jitter).
+future_gibbs_chains <- function(run, chains, parallel) {
+  if (!identical(parallel, "future") || chains == 1) return(run(seq_len(chains) - 1L))
+  parts <- future_map(seq_len(chains) - 1L, function(id) run(id), parallel)
+  d <- dim(parts[[1]]$draws)
+  draws <- array(0, c(d[1], chains, d[3]))
+  for (c in seq_len(chains)) draws[, c, ] <- parts[[c]]$draws[, 1, ]
+  list(draws = draws, jitter = max(vapply(parts, function(p) p$jitter, 0)))
+}
+
+# Starting kernels for VI restarts: the given kernel, then log parameters moved by
+# independent N(0, 1) steps drawn from the fit's seed.
+future_restart_kernels <- function(kernel, restarts, seed) {
+  th <- kernel_get_params(kernel)
+  out <- list(kernel)
+  if (restarts > 1) {
+    old <- if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
+      get(".Random.seed", envir = globalenv(), inherits = FALSE)
+    }
+    on.exit(if (is.null(old)) {
+      if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) rm(".Random.seed", envir = globalenv())
+    } else assign(".Random.seed", old, envir = globalenv()))
+    set.seed(seed[1] %% 2147483647)
+    for (r in 2:restarts) out[[r]] <- kernel_set_params(kernel, th + stats::rnorm(length(th)))
+  }
+  out
+}
+
+# Run `fit_one(kernel)` from every restart kernel and keep the fit with the highest
+# final ELBO (the first one on ties). Adds `restarts` = the final ELBO of each.
+future_vi_restarts <- function(fit_one, kernel, restarts, seed, parallel) {
+  ks <- future_restart_kernels(kernel, restarts, seed)
+  fits <- future_map(ks, fit_one, parallel)
+  final <- vapply(fits, function(f) {
+    e <- f$elbo
+    if (length(e) && is.finite(e[length(e)])) e[length(e)] else -Inf
+  }, 0)
+  best <- fits[[which.max(final)]]
+  best$restarts <- final
+  best
+}

@@ -1,0 +1,365 @@
+# Sparse variational GP engine (inducing points): closed-form CAVI on full data,
+# stochastic natural-gradient updates on minibatches, kernel hyperparameters (and
+# optionally inducing locations) learned from analytic ELBO gradients. The C++
+# driver is src/sparse.cpp; no n x n matrix is formed anywhere on this path.
+# Internal: the front end calls augp_sparse_engine() when `inducing` is given.
+
+sparse_control_defaults <- function() {
+  list(batch_size = NULL, block_size = 256, svi_iter = NULL, svi_epochs = 3,
+       step_tau = 1, step_kappa = 0.6, lr = 0.02, learn_inducing = FALSE,
+       inducing_method = "kmeans", hyper_subsample = 2000, sparse_jitter = 1e-6,
+       final_elbo = TRUE, full_batch_max = 20000)
+}
+
+sparse_control <- function(control, n) {
+  ctl <- engine_control(control)
+  sp <- sparse_control_defaults()
+  if (is.list(control)) {
+    for (nm in intersect(names(control), names(sp))) {
+      if (!is.null(control[[nm]])) sp[[nm]] <- control[[nm]]
+    }
+  }
+  if (!is.null(sp$batch_size)) {
+    sp$batch_size <- check_count(sp$batch_size, "control$batch_size")
+    if (sp$batch_size < 1 || sp$batch_size > n) {
+      stop(sprintf("`control$batch_size` must be between 1 and the number of observations (%d).", n),
+           call. = FALSE)
+    }
+  }
+  sp$block_size <- check_count(sp$block_size, "control$block_size")
+  if (sp$block_size < 1) stop("`control$block_size` must be >= 1.", call. = FALSE)
+  if (!is.null(sp$svi_iter)) sp$svi_iter <- check_count(sp$svi_iter, "control$svi_iter")
+  sp$svi_epochs <- check_positive(sp$svi_epochs, "control$svi_epochs")
+  sp$step_tau <- check_numeric(sp$step_tau, "control$step_tau")
+  if (length(sp$step_tau) != 1 || sp$step_tau < 0) {
+    stop("`control$step_tau` must be a single number >= 0.", call. = FALSE)
+  }
+  sp$step_kappa <- check_numeric(sp$step_kappa, "control$step_kappa")
+  if (length(sp$step_kappa) != 1 || sp$step_kappa <= 0.5 || sp$step_kappa > 1) {
+    stop("`control$step_kappa` must be a single number in (0.5, 1].", call. = FALSE)
+  }
+  sp$lr <- check_numeric(sp$lr, "control$lr")
+  if (length(sp$lr) != 1 || sp$lr < 0) stop("`control$lr` must be a single number >= 0.", call. = FALSE)
+  sp$learn_inducing <- check_flag(sp$learn_inducing, "control$learn_inducing")
+  sp$final_elbo <- check_flag(sp$final_elbo, "control$final_elbo")
+  if (!is.character(sp$inducing_method) || length(sp$inducing_method) != 1 ||
+      !sp$inducing_method %in% c("kmeans", "random")) {
+    stop("`control$inducing_method` must be \"kmeans\" or \"random\".", call. = FALSE)
+  }
+  sp$hyper_subsample <- check_count(sp$hyper_subsample, "control$hyper_subsample")
+  sp$sparse_jitter <- check_positive(sp$sparse_jitter, "control$sparse_jitter")
+  sp$full_batch_max <- check_count(sp$full_batch_max, "control$full_batch_max")
+  c(ctl, sp[setdiff(names(sp), names(ctl))])
+}
+
+# Inducing locations: a count m (k-means centres or a random subset of the rows of
+# X) or a matrix of locations.
+sparse_inducing <- function(inducing, X, method = "kmeans") {
+  n <- nrow(X)
+  if (is.data.frame(inducing)) inducing <- as.matrix(inducing)
+  if (is.matrix(inducing)) {
+    if (!is.numeric(inducing)) stop("`inducing` must be a count or a numeric matrix.", call. = FALSE)
+    if (anyNA(inducing) || any(!is.finite(inducing))) {
+      stop("`inducing` must not contain NA, NaN or Inf.", call. = FALSE)
+    }
+    if (ncol(inducing) != ncol(X)) {
+      stop(sprintf("`inducing` must have %d columns (one per input column).", ncol(X)), call. = FALSE)
+    }
+    if (nrow(inducing) < 1 || nrow(inducing) > n) {
+      stop(sprintf("`inducing` must have between 1 and %d rows (the number of observations).", n),
+           call. = FALSE)
+    }
+    storage.mode(inducing) <- "double"
+    return(unname(inducing))
+  }
+  if (!is.numeric(inducing) || length(inducing) != 1 || is.na(inducing) ||
+      inducing != floor(inducing) || inducing < 1) {
+    stop("`inducing` must be a whole number >= 1 or a matrix of inducing locations.", call. = FALSE)
+  }
+  m <- as.integer(inducing)
+  if (m > n) {
+    stop(sprintf("`inducing` (%d) must not exceed the number of observations (%d).", m, n),
+         call. = FALSE)
+  }
+  if (method == "random" || m == n) return(unname(X[sort(sample.int(n, m)), , drop = FALSE]))
+  ux <- unique(X)
+  if (nrow(ux) <= m) return(unname(X[sort(sample.int(n, m)), , drop = FALSE]))
+  sub <- if (nrow(ux) > max(20 * m, 5000)) ux[sample.int(nrow(ux), max(20 * m, 5000)), , drop = FALSE] else ux
+  cl <- tryCatch(suppressWarnings(stats::kmeans(sub, centers = m, iter.max = 30)),
+                 error = function(e) NULL)
+  if (is.null(cl)) return(unname(X[sort(sample.int(n, m)), , drop = FALSE]))
+  unname(cl$centers)
+}
+
+sparse_mean0 <- function(mean0, n, q) {
+  mean0 <- if (is.matrix(mean0)) mean0 else check_numeric(mean0, "mean0")
+  if (is.matrix(mean0)) {
+    mean0 <- check_numeric(mean0, "mean0")
+    if (length(mean0) != n * q) stop("`mean0` must be an n x q matrix.", call. = FALSE)
+    return(matrix(mean0, n, q))
+  }
+  if (length(mean0) == 1) return(matrix(mean0, n, q))
+  if (length(mean0) == q) return(matrix(mean0, n, q, byrow = TRUE))
+  if (q == 1 && length(mean0) == n) return(matrix(mean0, n, 1))
+  stop("`mean0` must be a single number, one per latent column or an n x q matrix.", call. = FALSE)
+}
+
+sparse_lik_subset <- function(lik, idx) {
+  n_of <- function(v) if (is.matrix(v)) nrow(v) else length(v)
+  n <- if (!is.null(lik$Y)) nrow(lik$Y) else n_of(lik$y)
+  for (nm in intersect(names(lik), c("y", "trials", "Y"))) {
+    v <- lik[[nm]]
+    if (n_of(v) == n) lik[[nm]] <- if (is.matrix(v)) v[idx, , drop = FALSE] else v[idx]
+  }
+  lik
+}
+
+# Full-data fit: CAVI sweeps alternating with L-BFGS steps on the ELBO in the log
+# kernel parameters (and Z) with q(u) held fixed, so the ELBO never decreases.
+sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z) {
+  bs <- as.integer(ctl$block_size)
+  thr <- as.integer(ctl$threads)
+  res <- .sparse_cavi_cpp(X, mu0, lik, bs, kernel_flatten(kernel), Z, jitter, NULL, 1L, ctl$tol, thr)
+  jitter <- res$jitter
+  state <- res$state
+  trace <- numeric(0)
+  learn <- (learn_hyper || learn_z) && ctl$hyper_maxit > 0
+  rounds <- 0
+  hyper_done <- !learn
+  converged <- FALSE
+  th0 <- kernel_get_params(kernel)
+  lower <- th0 - 8
+  upper <- th0 + 8
+  while (length(trace) < ctl$maxit) {
+    sweeps <- if (hyper_done) ctl$maxit - length(trace) else min(5, ctl$maxit - length(trace))
+    res <- .sparse_cavi_cpp(X, mu0, lik, bs, kernel_flatten(kernel), Z, jitter, state,
+                            as.integer(sweeps), ctl$tol, thr)
+    trace <- c(trace, res$elbo)
+    state <- res$state
+    if (ctl$verbose) message(sprintf("Sparse VI: %d sweeps, ELBO %.6f", length(trace), trace[length(trace)]))
+    if (hyper_done) {
+      converged <- res$converged
+      break
+    }
+    spec0 <- kernel_flatten(kernel)
+    nth <- length(th0)
+    pack <- function() c(if (learn_hyper) kernel_get_params(kernel), if (learn_z) as.numeric(Z))
+    unpack <- function(p) {
+      th <- if (learn_hyper) p[seq_len(nth)] else kernel_get_params(kernel)
+      zz <- if (learn_z) matrix(p[(if (learn_hyper) nth else 0) + seq_along(Z)], nrow(Z)) else Z
+      list(spec = modifyList(spec0, list(theta = unname(th))), Z = zz, th = th)
+    }
+    cache <- new.env(parent = emptyenv())
+    ev <- function(p) {
+      if (!identical(cache$p, p)) {
+        u <- unpack(p)
+        o <- tryCatch(.sparse_obj_cpp(X, mu0, lik, bs, spec0, Z, u$spec, u$Z, jitter, state,
+                                      learn_hyper, learn_z, thr), error = function(e) NULL)
+        if (is.null(o) || !is.finite(o$elbo)) {
+          o <- list(elbo = -1e300, grad = rep(0, nth), gz = Z * 0)
+        }
+        cache$p <- p
+        cache$o <- o
+      }
+      cache$o
+    }
+    gr <- function(p) {
+      o <- ev(p)
+      -c(if (learn_hyper) o$grad, if (learn_z) as.numeric(o$gz))
+    }
+    p0 <- pack()
+    f0 <- ev(p0)$elbo
+    lo <- c(if (learn_hyper) lower, if (learn_z) rep(-Inf, length(Z)))
+    up <- c(if (learn_hyper) upper, if (learn_z) rep(Inf, length(Z)))
+    opt <- tryCatch(stats::optim(p0, function(p) -ev(p)$elbo, gr, method = "L-BFGS-B",
+                                 lower = lo, upper = up, control = list(maxit = 20)),
+                    error = function(e) NULL)
+    rounds <- rounds + 1
+    gain <- 0
+    if (!is.null(opt) && is.finite(opt$value) && -opt$value > f0) {
+      u <- unpack(opt$par)
+      o <- .sparse_obj_cpp(X, mu0, lik, bs, spec0, Z, u$spec, u$Z, jitter, state, FALSE, FALSE, thr)
+      gain <- o$elbo - f0
+      kernel <- kernel_set_params(kernel, u$th)
+      Z <- u$Z
+      state <- o$state
+    }
+    if (gain <= max(ctl$hyper_tol, ctl$tol * max(1, abs(f0))) || rounds >= ctl$hyper_maxit) {
+      hyper_done <- TRUE
+    }
+  }
+  list(kernel = kernel, Z = Z, jitter = jitter, state = state, elbo = trace,
+       converged = converged, hyper_rounds = rounds)
+}
+
+sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, seed) {
+  n <- nrow(X)
+  bs <- as.integer(min(ctl$block_size, ctl$batch_size))
+  perm <- sample.int(n)
+  Xp <- X[perm, , drop = FALSE]
+  mp <- mu0[perm, , drop = FALSE]
+  lp <- sparse_lik_subset(lik, perm)
+  nblocks <- ceiling(n / bs)
+  bpb <- max(1L, as.integer(round(ctl$batch_size / bs)))
+  starts0 <- seq(0L, nblocks - 1L, by = bpb)
+  iters <- if (is.null(ctl$svi_iter)) ceiling(ctl$svi_epochs * length(starts0)) else ctl$svi_iter
+  starts <- unlist(lapply(seq_len(ceiling(iters / length(starts0))),
+                          function(e) starts0[sample.int(length(starts0))]))[seq_len(iters)]
+  res <- .sparse_svi_cpp(Xp, mp, lp, bs, kernel_flatten(kernel), Z, jitter, NULL,
+                         as.integer(starts), bpb, ctl$step_tau, ctl$step_kappa,
+                         if (learn_hyper || learn_z) ctl$lr else 0, learn_hyper && ctl$lr > 0,
+                         learn_z && ctl$lr > 0, as.integer(ctl$threads), ctl$verbose)
+  kernel <- kernel_set_params(kernel, res$theta)
+  elbo_full <- NA_real_
+  if (ctl$final_elbo) {
+    o <- .sparse_cavi_cpp(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel), res$Z,
+                          res$jitter, res$state, 1L, ctl$tol, as.integer(ctl$threads))
+    elbo_full <- o$elbo[1]
+  }
+  list(kernel = kernel, Z = res$Z, jitter = res$jitter, state = res$state, elbo = res$elbo,
+       elbo_full = elbo_full, converged = NA, hyper_rounds = 0)
+}
+
+# Between the given kernel and the median-distance start, keep the one with the
+# better ELBO after a few CAVI sweeps on (a subsample of) the data.
+sparse_pick_start <- function(kernel, X, mu0, lik, Z, jitter, ctl) {
+  alt <- kernel_median_start(kernel, X)
+  n <- nrow(X)
+  idx <- if (n > 2000) sort(sample.int(n, 2000)) else seq_len(n)
+  score <- function(k) {
+    r <- tryCatch(.sparse_cavi_cpp(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE],
+                                   sparse_lik_subset(lik, idx), as.integer(ctl$block_size),
+                                   kernel_flatten(k), Z, jitter, NULL, 5L, ctl$tol,
+                                   as.integer(ctl$threads)), error = function(e) NULL)
+    if (is.null(r)) -Inf else r$elbo[length(r$elbo)]
+  }
+  if (score(alt) > score(kernel)) alt else kernel
+}
+
+# Fit a sparse variational GP. `lik` is an engine likelihood list (type, q, data);
+# without it a binomial likelihood is built from y and trials.
+augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, control = list(),
+                               seed = NULL, mean0 = 0, lik = NULL) {
+  X <- kernel_as_matrix(X, "X")
+  n <- nrow(X)
+  if (is.null(lik)) {
+    y <- check_numeric(y, "y")
+    trials <- check_numeric(trials, "trials")
+    if (length(y) != n || length(trials) != n) {
+      stop("`y` and `trials` must have one element per row of `X`.", call. = FALSE)
+    }
+    if (any(trials < 0) || any(y < 0) || any(y > trials)) stop("Need 0 <= y <= trials.", call. = FALSE)
+    lik <- list(type = "binomial", q = 1L, y = as.double(y), trials = as.double(trials))
+  }
+  if (!is.list(lik) || is.null(lik$type)) stop("`lik` must be an engine likelihood list.", call. = FALSE)
+  q <- if (is.null(lik$q)) 1L else as.integer(lik$q)
+  if (!is_kernel(kernel)) stop("`kernel` must be an augp_kernel object.", call. = FALSE)
+  kernel_check_dims(kernel, ncol(X))
+  ctl <- sparse_control(control, n)
+  mu0 <- sparse_mean0(mean0, n, q)
+  seeds <- new_seed(seed)
+  rng_seed <- seeds[1]
+  old <- if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
+    get(".Random.seed", envir = globalenv(), inherits = FALSE)
+  }
+  on.exit(if (is.null(old)) {
+    if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) rm(".Random.seed", envir = globalenv())
+  } else assign(".Random.seed", old, envir = globalenv()))
+  set.seed(rng_seed)
+  Z <- sparse_inducing(inducing, X, ctl$inducing_method)
+  learn_hyper <- ctl$learn_hyper
+  learn_z <- ctl$learn_inducing
+  jitter <- ctl$sparse_jitter * max(1e-300, mean(kernel_diag(kernel, Z)))
+  if (learn_hyper) kernel <- sparse_pick_start(kernel, X, mu0, lik, Z, jitter, ctl)
+  full <- is.null(ctl$batch_size) && n <= ctl$full_batch_max ||
+    (!is.null(ctl$batch_size) && ctl$batch_size >= n)
+  if (!full && is.null(ctl$batch_size)) ctl$batch_size <- min(n, 1000)
+  if (full) {
+    fit <- sparse_full(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z)
+  } else {
+    if (learn_hyper && ctl$hyper_subsample > 0) {
+      # Starting hyperparameters from a full-batch fit on a random subsample.
+      idx <- sort(sample.int(n, min(n, ctl$hyper_subsample)))
+      sub <- sparse_full(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sparse_lik_subset(lik, idx),
+                         kernel, Z, jitter, modifyList(ctl, list(maxit = min(ctl$maxit, 60))),
+                         TRUE, learn_z)
+      kernel <- sub$kernel
+      Z <- sub$Z
+      jitter <- sub$jitter
+    }
+    fit <- sparse_svi(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, seed)
+  }
+  out <- list(kernel = fit$kernel, X = X, y = lik$y, trials = lik$trials, lik = lik, q = q,
+              method = "vi", Z = fit$Z, state = fit$state[c("Lam", "h")],
+              elbo = fit$elbo, elbo_full = if (full) fit$elbo[length(fit$elbo)] else fit$elbo_full,
+              converged = fit$converged, draws = NULL, jitter = fit$jitter,
+              jitter_increased = FALSE, mean0 = mu0, sparse = list(
+                batch_size = if (full) n else ctl$batch_size, full_batch = full,
+                hyper_rounds = fit$hyper_rounds), control = ctl, seed = seeds)
+  class(out) <- c("augp_sparse_engine", "augp_engine")
+  pr <- sparse_predict_raw(out, X, out$mean0)
+  out$mean <- if (q == 1) as.numeric(pr$mean) else pr$mean
+  out$var <- if (q == 1) as.numeric(pr$var) else pr$var
+  out
+}
+
+sparse_predict_raw <- function(fit, Xnew, mu0new, chunk = 10000) {
+  nnew <- nrow(Xnew)
+  q <- fit$q
+  mean <- matrix(0, nnew, q)
+  var <- matrix(0, nnew, q)
+  spec <- kernel_flatten(fit$kernel)
+  for (s in seq(1, max(nnew, 1), by = chunk)) {
+    if (nnew == 0) break
+    idx <- s:min(nnew, s + chunk - 1)
+    r <- .sparse_predict_cpp(spec, fit$Z, fit$jitter, fit$state, Xnew[idx, , drop = FALSE],
+                             mu0new[idx, , drop = FALSE])
+    mean[idx, ] <- r$mean
+    var[idx, ] <- r$var
+  }
+  list(mean = mean, var = var)
+}
+
+# Predictive marginals of the latent f at new inputs (nnew x q matrices for q > 1).
+#' @export
+augp_engine_predict.augp_sparse_engine <- function(fit, Xnew, draws = FALSE, mean0 = NULL) {
+  Xnew <- kernel_as_matrix(Xnew, "Xnew")
+  if (ncol(Xnew) != ncol(fit$X)) {
+    stop("`Xnew` must have the same number of columns as the training inputs.", call. = FALSE)
+  }
+  nnew <- nrow(Xnew)
+  q <- fit$q
+  if (is.null(mean0)) {
+    m0 <- fit$mean0
+    if (any(abs(m0 - matrix(m0[1, ], nrow(m0), q, byrow = TRUE)) > 0)) {
+      stop("The fit has a non-constant prior mean: supply `mean0` for the new points.", call. = FALSE)
+    }
+    mu0new <- matrix(m0[1, ], nnew, q, byrow = TRUE)
+  } else {
+    mu0new <- sparse_mean0(mean0, nnew, q)
+  }
+  pr <- sparse_predict_raw(fit, Xnew, mu0new)
+  if (q == 1) return(list(mean = as.numeric(pr$mean), var = as.numeric(pr$var), draws = NULL))
+  list(mean = pr$mean, var = pr$var, draws = NULL)
+}
+
+# Full-data ELBO of a sparse fit (used by tests and benchmarks).
+sparse_elbo <- function(fit) {
+  o <- .sparse_cavi_cpp(fit$X, fit$mean0, fit$lik, as.integer(fit$control$block_size),
+                        kernel_flatten(fit$kernel), fit$Z, fit$jitter, fit$state, 1L, 0,
+                        as.integer(fit$control$threads))
+  o$elbo[1]
+}
+
+# Inducing locations given to augp_fit() on the original predictor scale: drop the
+# columns the front end dropped and standardise like the predictors.
+sparse_front_inducing <- function(inducing, std, xnames) {
+  if (is.data.frame(inducing)) inducing <- as.matrix(inducing)
+  if (!is.matrix(inducing)) return(inducing)
+  if (!is.numeric(inducing)) stop("`inducing` must be a count or a numeric matrix.", call. = FALSE)
+  if (ncol(inducing) != length(xnames)) {
+    stop(sprintf("`inducing` must have %d columns (one per predictor).", length(xnames)), call. = FALSE)
+  }
+  Z <- inducing[, !(xnames %in% std$dropped), drop = FALSE]
+  sweep(sweep(Z, 2, std$centre, "-"), 2, std$scale, "/")
+}

@@ -1,0 +1,504 @@
+// Sparse variational GP driver (see sparse.h for the model and notation).
+#include "sparse.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace augp {
+
+namespace {
+
+constexpr double SP_PI = 3.141592653589793238462643383279502884;
+
+// Unit-variance stationary profile rho(r) and s(r) = -rho'(r) / r.
+double prof(int code, double r) {
+  switch (code) {
+    case K_SE: return std::exp(-0.5 * r * r);
+    case K_MATERN12: return std::exp(-r);
+    case K_MATERN32: return (1.0 + std::sqrt(3.0) * r) * std::exp(-std::sqrt(3.0) * r);
+    case K_MATERN52:
+      return (1.0 + std::sqrt(5.0) * r + 5.0 * r * r / 3.0) * std::exp(-std::sqrt(5.0) * r);
+    default: return 0.0;
+  }
+}
+
+double prof_slope(int code, double r) {
+  switch (code) {
+    case K_SE: return std::exp(-0.5 * r * r);
+    case K_MATERN12: return r > 0 ? std::exp(-r) / r : 0.0;
+    case K_MATERN32: return 3.0 * std::exp(-std::sqrt(3.0) * r);
+    case K_MATERN52: return (5.0 / 3.0) * (1.0 + std::sqrt(5.0) * r) * std::exp(-std::sqrt(5.0) * r);
+    default: return 0.0;
+  }
+}
+
+bool stationary(int code) { return code >= K_SE && code <= K_MATERN52; }
+
+Eigen::VectorXd inv_ls(const double* logl, int nls, int d) {
+  if (nls != 1 && nls != d) throw std::invalid_argument("kernel lengthscales do not match the input columns");
+  Eigen::VectorXd il(d);
+  for (int k = 0; k < d; ++k) il[k] = std::exp(-logl[nls == 1 ? 0 : k]);
+  return il;
+}
+
+// Walks the postfix program, calling leaf(code, theta pointer, nls) and
+// combine(is_sum) in order. Validates the layout like kernel.cpp does.
+template <class Leaf, class Combine>
+void walk(const KernelSpec& spec, Leaf leaf, Combine combine) {
+  if (spec.code.size() != spec.nls.size()) throw std::invalid_argument("malformed kernel spec");
+  std::size_t pos = 0;
+  int depth = 0;
+  for (std::size_t node = 0; node < spec.code.size(); ++node) {
+    const int code = spec.code[node];
+    if (code == K_SUM || code == K_PROD) {
+      if (depth < 2) throw std::invalid_argument("malformed kernel spec");
+      combine(code == K_SUM);
+      --depth;
+      continue;
+    }
+    const int nls = spec.nls[node];
+    const int np = 1 + nls + (code == K_PERIODIC ? 1 : 0);
+    if (nls < 1 || pos + np > spec.theta.size()) throw std::invalid_argument("malformed kernel spec");
+    if (!stationary(code) && code != K_LINEAR && code != K_PERIODIC)
+      throw std::invalid_argument("unknown kernel code " + std::to_string(code));
+    leaf(code, spec.theta.data() + pos, nls);
+    pos += np;
+    ++depth;
+  }
+  if (depth != 1 || pos != spec.theta.size()) throw std::invalid_argument("malformed kernel spec");
+}
+
+}  // namespace
+
+Eigen::VectorXd sparse_kdiag(const KernelSpec& spec, const Eigen::MatrixXd& x,
+                             std::vector<Eigen::VectorXd>* grads) {
+  struct DV {
+    Eigen::VectorXd k;
+    std::vector<Eigen::VectorXd> G;
+  };
+  std::vector<DV> st;
+  const int n = x.rows(), d = x.cols();
+  auto leaf = [&](int code, const double* th, int nls) {
+    DV v;
+    const double var = std::exp(th[0]);
+    const Eigen::VectorXd il = inv_ls(th + 1, nls, d);
+    if (code == K_LINEAR) {
+      const Eigen::VectorXd w = il.array().square();
+      v.k = var * (x.array().square().matrix() * w);
+      if (grads) {
+        v.G.push_back(v.k);
+        if (nls == 1) {
+          v.G.push_back(-2.0 * v.k);
+        } else {
+          for (int k = 0; k < d; ++k) v.G.push_back(-2.0 * var * w[k] * x.col(k).array().square().matrix());
+        }
+      }
+    } else {
+      v.k = Eigen::VectorXd::Constant(n, var);
+      if (grads) {
+        v.G.push_back(v.k);
+        for (int k = 0; k < nls; ++k) v.G.push_back(Eigen::VectorXd::Zero(n));
+        if (code == K_PERIODIC) v.G.push_back(Eigen::VectorXd::Zero(n));
+      }
+    }
+    st.push_back(std::move(v));
+  };
+  auto combine = [&](bool is_sum) {
+    DV b = std::move(st.back());
+    st.pop_back();
+    DV a = std::move(st.back());
+    st.pop_back();
+    DV c;
+    if (is_sum) {
+      c.k = a.k + b.k;
+      for (auto& g : a.G) c.G.push_back(std::move(g));
+      for (auto& g : b.G) c.G.push_back(std::move(g));
+    } else {
+      c.k = a.k.cwiseProduct(b.k);
+      for (auto& g : a.G) c.G.push_back(g.cwiseProduct(b.k));
+      for (auto& g : b.G) c.G.push_back(g.cwiseProduct(a.k));
+    }
+    st.push_back(std::move(c));
+  };
+  walk(spec, leaf, combine);
+  if (grads) *grads = std::move(st.back().G);
+  return std::move(st.back().k);
+}
+
+Eigen::MatrixXd sparse_kinput(const KernelSpec& spec, const Eigen::MatrixXd& x,
+                              const Eigen::MatrixXd& z, std::vector<Eigen::MatrixXd>* dz) {
+  struct KV {
+    Eigen::MatrixXd K;
+    std::vector<Eigen::MatrixXd> D;
+  };
+  std::vector<KV> st;
+  const int n = x.rows(), m = z.rows(), d = x.cols();
+  if (z.cols() != d) throw std::invalid_argument("x and z have different numbers of columns");
+  auto leaf = [&](int code, const double* th, int nls) {
+    KV v;
+    const double var = std::exp(th[0]);
+    const Eigen::VectorXd il = inv_ls(th + 1, nls, d);
+    const Eigen::VectorXd w = il.array().square();
+    v.K.resize(n, m);
+    if (dz) v.D.assign(d, Eigen::MatrixXd(n, m));
+    if (stationary(code)) {
+      for (int j = 0; j < m; ++j)
+        for (int i = 0; i < n; ++i) {
+          double s = 0.0;
+          for (int k = 0; k < d; ++k) {
+            const double t = (x(i, k) - z(j, k)) * il[k];
+            s += t * t;
+          }
+          const double r = std::sqrt(s);
+          v.K(i, j) = var * prof(code, r);
+          if (dz) {
+            const double g = var * prof_slope(code, r);
+            for (int k = 0; k < d; ++k) v.D[k](i, j) = g * (x(i, k) - z(j, k)) * w[k];
+          }
+        }
+    } else if (code == K_LINEAR) {
+      v.K = var * (x * w.asDiagonal() * z.transpose());
+      if (dz)
+        for (int k = 0; k < d; ++k) v.D[k] = (var * w[k] * x.col(k)).replicate(1, m);
+    } else {  // periodic
+      const double p = std::exp(th[1 + nls]);
+      for (int j = 0; j < m; ++j)
+        for (int i = 0; i < n; ++i) {
+          double s = 0.0;
+          for (int k = 0; k < d; ++k) {
+            const double sn = std::sin(SP_PI * (x(i, k) - z(j, k)) / p) * il[k];
+            s += sn * sn;
+          }
+          const double kij = var * std::exp(-2.0 * s);
+          v.K(i, j) = kij;
+          if (dz)
+            for (int k = 0; k < d; ++k)
+              v.D[k](i, j) = kij * 2.0 * SP_PI * w[k] * std::sin(2.0 * SP_PI * (x(i, k) - z(j, k)) / p) / p;
+        }
+    }
+    st.push_back(std::move(v));
+  };
+  auto combine = [&](bool is_sum) {
+    KV b = std::move(st.back());
+    st.pop_back();
+    KV a = std::move(st.back());
+    st.pop_back();
+    KV c;
+    if (is_sum) {
+      c.K = a.K + b.K;
+      if (dz)
+        for (int k = 0; k < d; ++k) c.D.push_back(a.D[k] + b.D[k]);
+    } else {
+      c.K = a.K.cwiseProduct(b.K);
+      if (dz)
+        for (int k = 0; k < d; ++k)
+          c.D.push_back(a.D[k].cwiseProduct(b.K) + a.K.cwiseProduct(b.D[k]));
+    }
+    st.push_back(std::move(c));
+  };
+  walk(spec, leaf, combine);
+  if (dz) *dz = std::move(st.back().D);
+  return std::move(st.back().K);
+}
+
+bool SparseGeom::setup() {
+  Eigen::MatrixXd K = kernel_eval(spec, Z, Z, nullptr);
+  const int m = K.rows();
+  double jit = jitter;
+  for (int attempt = 0; attempt <= 10; ++attempt) {
+    Eigen::MatrixXd A = K;
+    A.diagonal().array() += jit;
+    Eigen::LLT<Eigen::MatrixXd> llt(A);
+    if (llt.info() == Eigen::Success && llt.matrixL().toDenseMatrix().diagonal().minCoeff() > 0) {
+      Lm = llt.matrixL();
+      jitter = jit;
+      return m > 0;
+    }
+    jit = jit > 0 ? jit * 10.0 : 1e-10;
+  }
+  return false;
+}
+
+void SparseQ::init_prior(int m, int q) {
+  Lam.assign(q, Eigen::MatrixXd::Identity(m, m));
+  h.assign(q, Eigen::VectorXd::Zero(m));
+  refresh();
+}
+
+bool SparseQ::refresh() {
+  const int q = static_cast<int>(Lam.size());
+  Sv.resize(q);
+  mv.resize(q);
+  logdet_lam.resize(q);
+  for (int j = 0; j < q; ++j) {
+    const int m = Lam[j].rows();
+    Eigen::LLT<Eigen::MatrixXd> llt(0.5 * (Lam[j] + Lam[j].transpose()));
+    if (llt.info() != Eigen::Success) return false;
+    Sv[j] = llt.solve(Eigen::MatrixXd::Identity(m, m));
+    mv[j] = llt.solve(h[j]);
+    const Eigen::MatrixXd L = llt.matrixL();
+    logdet_lam[j] = 2.0 * L.diagonal().array().log().sum();
+    if (!std::isfinite(logdet_lam[j])) return false;
+  }
+  return true;
+}
+
+double SparseQ::kl() const {
+  double s = 0.0;
+  for (std::size_t j = 0; j < Lam.size(); ++j)
+    s += 0.5 * (Sv[j].trace() + mv[j].squaredNorm() - Sv[j].rows() + logdet_lam[j]);
+  return s;
+}
+
+bool sparse_rewhiten(const SparseGeom& from, const SparseGeom& to, SparseQ& qs) {
+  // v_to = M v_from, M = Lm_to^-1 Lm_from; natural parameters transform with Minv = M^-1.
+  const Eigen::MatrixXd Minv = from.Lm.triangularView<Eigen::Lower>().solve(to.Lm);
+  for (std::size_t j = 0; j < qs.Lam.size(); ++j) {
+    qs.Lam[j] = Minv.transpose() * qs.Lam[j] * Minv;
+    qs.h[j] = Minv.transpose() * qs.h[j];
+  }
+  return qs.refresh();
+}
+
+namespace {
+
+void add_pass(SparsePass& a, const SparsePass& b) {
+  a.elbo_local += b.elbo_local;
+  a.count += b.count;
+  for (std::size_t j = 0; j < a.PtWP.size(); ++j) {
+    a.PtWP[j] += b.PtWP[j];
+    a.Ptr[j] += b.Ptr[j];
+  }
+  for (std::size_t k = 0; k < a.gtheta.size(); ++k) a.gtheta[k] += b.gtheta[k];
+  if (a.C.size()) a.C += b.C;
+  if (a.Zbar.size()) a.Zbar += b.Zbar;
+}
+
+SparsePass empty_pass(int m, int q, int d, int np, bool nat, bool grad, bool zgrad) {
+  SparsePass p;
+  if (nat) {
+    p.PtWP.assign(q, Eigen::MatrixXd::Zero(m, m));
+    p.Ptr.assign(q, Eigen::VectorXd::Zero(m));
+  }
+  if (grad || zgrad) p.C = Eigen::MatrixXd::Zero(m, m);
+  if (grad) p.gtheta.assign(np, 0.0);
+  if (zgrad) p.Zbar = Eigen::MatrixXd::Zero(m, d);
+  return p;
+}
+
+void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, const SparseBlock& blk,
+                bool nat, bool grad, bool zgrad, SparsePass& acc) {
+  const int nb = blk.end - blk.begin, q = data.q, m = g.Z.rows(), d = g.Z.cols();
+  const Eigen::MatrixXd Xb = data.X.middleRows(blk.begin, nb);
+  const Eigen::MatrixXd mu0 = data.mu0.middleRows(blk.begin, nb);
+  std::vector<Eigen::MatrixXd> dK;
+  std::vector<Eigen::VectorXd> dkd;
+  const Eigen::MatrixXd Knm = kernel_eval(g.spec, Xb, g.Z, grad ? &dK : nullptr);
+  const Eigen::VectorXd kd = sparse_kdiag(g.spec, Xb, grad ? &dkd : nullptr);
+  const Eigen::MatrixXd Phi =
+      g.Lm.triangularView<Eigen::Lower>().solve(Knm.transpose()).transpose();  // nb x m
+  const Eigen::VectorXd ktil = (kd - Phi.rowwise().squaredNorm()).cwiseMax(0.0);
+  Eigen::MatrixXd M(nb, q), V(nb, q);
+  std::vector<Eigen::MatrixXd> PS(q);
+  for (int j = 0; j < q; ++j) {
+    M.col(j) = mu0.col(j) + Phi * qs.mv[j];
+    PS[j] = Phi * qs.Sv[j];
+    V.col(j) = ktil + PS[j].cwiseProduct(Phi).rowwise().sum();
+  }
+  acc.elbo_local += blk.lik->elbo_local(M, V);
+  acc.count += nb;
+  if (!nat && !grad && !zgrad) return;
+  Eigen::MatrixXd kappa, omega;
+  blk.lik->expect_aux(M, V, kappa, omega);
+  if (nat) {
+    for (int j = 0; j < q; ++j) {
+      const Eigen::MatrixXd WPhi = Phi.array().colwise() * omega.col(j).array();
+      acc.PtWP[j].noalias() += Phi.transpose() * WPhi;
+      const Eigen::VectorXd r = kappa.col(j) - omega.col(j).cwiseProduct(mu0.col(j));
+      acc.Ptr[j].noalias() += Phi.transpose() * r;
+    }
+  }
+  if (!grad && !zgrad) return;
+  Eigen::MatrixXd G = Eigen::MatrixXd::Zero(nb, m);
+  Eigen::VectorXd gv_sum = Eigen::VectorXd::Zero(nb);
+  for (int j = 0; j < q; ++j) {
+    const Eigen::VectorXd gm = kappa.col(j) - omega.col(j).cwiseProduct(M.col(j));
+    const Eigen::VectorXd gv = -0.5 * omega.col(j);
+    gv_sum += gv;
+    Eigen::MatrixXd T = (2.0 * PS[j] - Phi).array().colwise() * gv.array();
+    T.noalias() += gm * qs.mv[j].transpose();
+    acc.C.noalias() += Phi.transpose() * T;
+    Eigen::MatrixXd U = (PS[j] - Phi).array().colwise() * gv.array();
+    G += 2.0 * U;
+    G.noalias() += gm * qs.mv[j].transpose();
+  }
+  // dELBO / dK_nm = G Lm^-1.
+  const Eigen::MatrixXd Kbar =
+      g.Lm.transpose().triangularView<Eigen::Upper>().solve(G.transpose()).transpose();
+  if (grad) {
+    for (std::size_t k = 0; k < dK.size(); ++k)
+      acc.gtheta[k] += Kbar.cwiseProduct(dK[k]).sum() + dkd[k].dot(gv_sum);
+  }
+  if (zgrad) {
+    std::vector<Eigen::MatrixXd> D;
+    sparse_kinput(g.spec, Xb, g.Z, &D);
+    for (int k = 0; k < d; ++k) acc.Zbar.col(k) += Kbar.cwiseProduct(D[k]).colwise().sum().transpose();
+  }
+}
+
+}  // namespace
+
+SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
+                       const std::vector<int>& blocks, bool want_nat, bool want_grad, bool want_zgrad,
+                       const ParallelFor& pf) {
+  const int m = g.Z.rows(), d = g.Z.cols(), np = g.spec.n_params(), q = data.q;
+  const int nb = static_cast<int>(blocks.size());
+  const int groups = std::max(1, std::min(nb, 64));
+  std::vector<SparsePass> part(groups);
+  std::vector<std::string> err(groups);
+  auto body = [&](int gi) {
+    try {
+      SparsePass acc = empty_pass(m, q, d, np, want_nat, want_grad, want_zgrad);
+      const int b0 = static_cast<int>(static_cast<long long>(nb) * gi / groups);
+      const int b1 = static_cast<int>(static_cast<long long>(nb) * (gi + 1) / groups);
+      for (int b = b0; b < b1; ++b)
+        block_pass(g, qs, data, data.blocks[blocks[b]], want_nat, want_grad, want_zgrad, acc);
+      part[gi] = std::move(acc);
+    } catch (std::exception& e) {
+      err[gi] = e.what();
+    } catch (...) {
+      err[gi] = "unknown error in a sparse block";
+    }
+  };
+  pf(groups, body);
+  for (int gi = 0; gi < groups; ++gi)
+    if (!err[gi].empty()) throw std::runtime_error(err[gi]);
+  SparsePass out = std::move(part[0]);
+  for (int gi = 1; gi < groups; ++gi) add_pass(out, part[gi]);
+  return out;
+}
+
+bool sparse_global_step(const SparsePass& p, double scale, double rho, SparseQ& qs) {
+  for (std::size_t j = 0; j < qs.Lam.size(); ++j) {
+    const int m = qs.Lam[j].rows();
+    Eigen::MatrixXd target = scale * p.PtWP[j];
+    target.diagonal().array() += 1.0;
+    target = 0.5 * (target + target.transpose());
+    qs.Lam[j] = (1.0 - rho) * qs.Lam[j] + rho * target;
+    qs.h[j] = (1.0 - rho) * qs.h[j] + rho * scale * p.Ptr[j];
+    (void)m;
+  }
+  return qs.refresh();
+}
+
+double sparse_finish_grad(const SparseGeom& g, const SparseQ& qs, const SparsePass& p, double scale,
+                          bool want_grad, bool want_zgrad, std::vector<double>* gtheta,
+                          Eigen::MatrixXd* gz) {
+  const double elbo = scale * p.elbo_local - qs.kl();
+  if (!want_grad && !want_zgrad) return elbo;
+  const int m = g.Z.rows();
+  Eigen::MatrixXd inner = -scale * p.C;
+  for (std::size_t j = 0; j < qs.Sv.size(); ++j) {
+    Eigen::MatrixXd t = qs.Sv[j] + qs.mv[j] * qs.mv[j].transpose();
+    t.diagonal().array() -= 1.0;
+    inner += 0.5 * t;
+  }
+  // Kmm_bar = Lm^-T inner Lm^-1.
+  const auto U = g.Lm.transpose().triangularView<Eigen::Upper>();
+  Eigen::MatrixXd T = U.solve(inner);                                  // Lm^-T inner
+  const Eigen::MatrixXd Kmm_bar = U.solve(T.transpose()).transpose();  // (Lm^-T (Lm^-T inner)')'
+  if (want_grad && gtheta) {
+    std::vector<Eigen::MatrixXd> dK;
+    kernel_eval(g.spec, g.Z, g.Z, &dK);
+    gtheta->assign(dK.size(), 0.0);
+    for (std::size_t k = 0; k < dK.size(); ++k)
+      (*gtheta)[k] = scale * p.gtheta[k] + Kmm_bar.cwiseProduct(dK[k]).sum();
+  }
+  if (want_zgrad && gz) {
+    std::vector<Eigen::MatrixXd> D;
+    sparse_kinput(g.spec, g.Z, g.Z, &D);
+    const Eigen::MatrixXd Ks = Kmm_bar + Kmm_bar.transpose();
+    gz->resize(m, g.Z.cols());
+    for (int k = 0; k < g.Z.cols(); ++k)
+      gz->col(k) = scale * p.Zbar.col(k) + Ks.cwiseProduct(D[k]).colwise().sum().transpose();
+  }
+  return elbo;
+}
+
+void sparse_predict(const SparseGeom& g, const SparseQ& qs, const Eigen::MatrixXd& Xnew,
+                    const Eigen::MatrixXd& mu0new, Eigen::MatrixXd& mean, Eigen::MatrixXd& var) {
+  const int n = Xnew.rows(), q = static_cast<int>(qs.Lam.size());
+  const Eigen::MatrixXd Knm = kernel_eval(g.spec, Xnew, g.Z, nullptr);
+  const Eigen::VectorXd kd = sparse_kdiag(g.spec, Xnew, nullptr);
+  const Eigen::MatrixXd Phi = g.Lm.triangularView<Eigen::Lower>().solve(Knm.transpose()).transpose();
+  const Eigen::VectorXd ktil = (kd - Phi.rowwise().squaredNorm()).cwiseMax(0.0);
+  mean.resize(n, q);
+  var.resize(n, q);
+  for (int j = 0; j < q; ++j) {
+    mean.col(j) = mu0new.col(j) + Phi * qs.mv[j];
+    var.col(j) = ktil + (Phi * qs.Sv[j]).cwiseProduct(Phi).rowwise().sum();
+  }
+}
+
+}  // namespace augp
+
+namespace augp {
+
+void sparse_svi(SparseGeom& g, SparseQ& qs, const SparseData& data, const SviOptions& opt,
+                const ParallelFor& pf, std::vector<double>& trace,
+                const std::function<void(int)>& tick) {
+  const int nblocks = static_cast<int>(data.blocks.size());
+  const int np = g.spec.n_params(), m = g.Z.rows(), d = g.Z.cols();
+  const bool learn = opt.learn_hyper || opt.learn_inducing;
+  const int npar = (opt.learn_hyper ? np : 0) + (opt.learn_inducing ? m * d : 0);
+  Eigen::VectorXd am = Eigen::VectorXd::Zero(npar), av = Eigen::VectorXd::Zero(npar);
+  const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  for (std::size_t t = 1; t <= opt.starts.size(); ++t) {
+    const int s0 = opt.starts[t - 1];
+    std::vector<int> ids;
+    for (int b = s0; b < std::min(nblocks, s0 + opt.blocks_per_batch); ++b) ids.push_back(b);
+    if (ids.empty()) throw std::invalid_argument("empty minibatch");
+    SparsePass p = sparse_pass(g, qs, data, ids, true, opt.learn_hyper, opt.learn_inducing, pf);
+    const double scale = static_cast<double>(data.n) / p.count;
+    std::vector<double> gth;
+    Eigen::MatrixXd gz;
+    trace.push_back(sparse_finish_grad(g, qs, p, scale, opt.learn_hyper, opt.learn_inducing, &gth, &gz));
+    const double rho = std::pow(static_cast<double>(t) + opt.tau, -opt.kappa);
+    SparseQ backup = qs;
+    if (!sparse_global_step(p, scale, std::min(1.0, rho), qs)) {
+      qs = backup;
+      throw std::runtime_error("q(u) lost positive definiteness in a stochastic step");
+    }
+    if (learn) {
+      Eigen::VectorXd grad(npar);
+      int k = 0;
+      if (opt.learn_hyper)
+        for (int i = 0; i < np; ++i) grad[k++] = gth[i];
+      if (opt.learn_inducing)
+        for (int c = 0; c < d; ++c)
+          for (int r = 0; r < m; ++r) grad[k++] = gz(r, c);
+      am = b1 * am + (1 - b1) * grad;
+      av = b2 * av + (1 - b2) * grad.cwiseAbs2();
+      const double c1 = 1 - std::pow(b1, static_cast<double>(t));
+      const double c2 = 1 - std::pow(b2, static_cast<double>(t));
+      const Eigen::VectorXd step =
+          opt.lr * (am / c1).array() / ((av / c2).array().sqrt() + eps);
+      SparseGeom ng = g;
+      k = 0;
+      if (opt.learn_hyper)
+        for (int i = 0; i < np; ++i) ng.spec.theta[i] += step[k++];
+      if (opt.learn_inducing)
+        for (int c = 0; c < d; ++c)
+          for (int r = 0; r < m; ++r) ng.Z(r, c) += step[k++];
+      SparseQ nq = qs;
+      if (ng.setup() && std::abs(ng.jitter - g.jitter) <= 0 && sparse_rewhiten(g, ng, nq)) {
+        g = std::move(ng);
+        qs = std::move(nq);
+      }
+    }
+    tick(static_cast<int>(t));
+  }
+}
+
+}  // namespace augp

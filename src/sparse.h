@@ -1,0 +1,125 @@
+// Sparse variational GP with inducing points for every augmented likelihood
+// (no R API here; likelihoods are known only through likelihood.h).
+//
+// Inducing locations Z (m x d), K_mm + jitter I = Lm Lm'. Each latent column j
+// has q(u_j) stored whitened, v_j = Lm^-1 u_j ~ N(mv_j, Sv_j), through its
+// natural parameters Lam_j = Sv_j^-1 (>= I) and h_j = Lam_j mv_j. With
+// Phi = K_nm Lm^-T the marginals of f at the data are
+//   m_ij = mu0_ij + Phi_i' mv_j,   v_ij = k_ii - |Phi_i|^2 + Phi_i' Sv_j Phi_i.
+// Given the local q(aux) (kappa, E omega) the optimal q(u_j) is closed form:
+//   Lam_j = I + Phi' diag(omega_j) Phi,  h_j = Phi' (kappa_j - omega_j mu0_j);
+// minibatches scale the data sums by n / |batch| and take a natural-gradient
+// step of size rho on (Lam, h).
+// ELBO = sum_i elbo_local_i - sum_j KL(N(mv_j, Sv_j) || N(0, I)).
+// Gradients in the kernel's log parameters and in Z hold q(u) fixed in the
+// original (non-whitened) coordinates u = Lm v; by the envelope theorem
+// d elbo_local / dm = kappa - omega m and d elbo_local / dv = -omega / 2.
+// Data are processed in blocks (each with its own Likelihood object); blocks are
+// split into a fixed number of groups whose sums are added in a fixed order, so
+// results never depend on the number of threads.
+#ifndef AUGP_SPARSE_H
+#define AUGP_SPARSE_H
+
+#include <Eigen/Dense>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "kernel.h"
+#include "likelihood.h"
+
+namespace augp {
+
+// Runs body(0), ..., body(count - 1), possibly concurrently.
+using ParallelFor = std::function<void(int count, const std::function<void(int)>& body)>;
+
+struct SparseBlock {
+  int begin, end;  // rows [begin, end) of X
+  std::unique_ptr<Likelihood> lik;
+};
+
+struct SparseData {
+  Eigen::MatrixXd X;    // n x d
+  Eigen::MatrixXd mu0;  // n x q prior means
+  std::vector<SparseBlock> blocks;
+  int n = 0, q = 1;
+};
+
+// Kernel, inducing locations and the factor of K_mm + jitter I.
+struct SparseGeom {
+  KernelSpec spec;
+  Eigen::MatrixXd Z;
+  double jitter = 1e-6;
+  Eigen::MatrixXd Lm;  // lower
+  // Factor K_mm (jitter escalates tenfold up to 10 times); false if impossible.
+  bool setup();
+};
+
+// Whitened q(u) for all q columns, natural and moment forms.
+struct SparseQ {
+  std::vector<Eigen::MatrixXd> Lam, Sv;
+  std::vector<Eigen::VectorXd> h, mv;
+  std::vector<double> logdet_lam;
+  void init_prior(int m, int q);
+  bool refresh();  // Sv, mv, logdet from (Lam, h); false if Lam is not positive definite
+  double kl() const;
+};
+
+// Re-express q (whitened under `from`) under the geometry `to`, keeping q(u) fixed.
+bool sparse_rewhiten(const SparseGeom& from, const SparseGeom& to, SparseQ& qs);
+
+struct SparsePass {
+  double elbo_local = 0.0;
+  int count = 0;                        // observations visited
+  std::vector<Eigen::MatrixXd> PtWP;    // per column: Phi' diag(omega) Phi
+  std::vector<Eigen::VectorXd> Ptr;     // per column: Phi' (kappa - omega mu0)
+  std::vector<double> gtheta;           // data part of the theta gradient (K_nm and diag terms)
+  Eigen::MatrixXd C;                    // m x m accumulator for the K_mm gradient
+  Eigen::MatrixXd Zbar;                 // m x d data part of the Z gradient (K_nm terms)
+};
+
+// One pass over the listed blocks at the current geometry and q.
+SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
+                       const std::vector<int>& blocks, bool want_nat, bool want_grad,
+                       bool want_zgrad, const ParallelFor& pf);
+
+// Closed-form / natural-gradient global step: (Lam, h) <- (1 - rho) (Lam, h) + rho * target,
+// target from the pass scaled by `scale` (n / batch size).
+bool sparse_global_step(const SparsePass& p, double scale, double rho, SparseQ& qs);
+
+// ELBO (data part scaled by `scale`) and, if wanted, the gradient in the log parameters
+// (gtheta) and Z (gz, m x d), completing the K_mm terms of the pass.
+double sparse_finish_grad(const SparseGeom& g, const SparseQ& qs, const SparsePass& p, double scale,
+                          bool want_grad, bool want_zgrad, std::vector<double>* gtheta,
+                          Eigen::MatrixXd* gz);
+
+// Kernel helpers not provided by kernel.h: the diagonal with its log-parameter
+// gradients, and derivatives of K(x, z) with respect to the second argument's
+// coordinates (one n x m matrix per input dimension).
+Eigen::VectorXd sparse_kdiag(const KernelSpec& spec, const Eigen::MatrixXd& x,
+                             std::vector<Eigen::VectorXd>* grads);
+Eigen::MatrixXd sparse_kinput(const KernelSpec& spec, const Eigen::MatrixXd& x,
+                              const Eigen::MatrixXd& z, std::vector<Eigen::MatrixXd>* dz);
+
+// Stochastic variational inference: iteration t (1-based) visits the batch made of
+// blocks [starts[t-1], starts[t-1] + blocks_per_batch), updates q(u) by a natural-
+// gradient step rho_t = (t + tau)^-kappa and, if asked, takes an Adam step (learning
+// rate lr) on the log kernel parameters and/or Z. Appends the minibatch ELBO estimate
+// of each iteration to trace; tick(t) is called between iterations (main thread).
+struct SviOptions {
+  std::vector<int> starts;
+  int blocks_per_batch = 1;
+  double tau = 1.0, kappa = 0.6, lr = 0.01;
+  bool learn_hyper = false, learn_inducing = false;
+};
+void sparse_svi(SparseGeom& g, SparseQ& qs, const SparseData& data, const SviOptions& opt,
+                const ParallelFor& pf, std::vector<double>& trace,
+                const std::function<void(int)>& tick);
+
+// Predictive marginals of f at new inputs for each column (nnew x q); mu0new: nnew x q.
+void sparse_predict(const SparseGeom& g, const SparseQ& qs, const Eigen::MatrixXd& Xnew,
+                    const Eigen::MatrixXd& mu0new, Eigen::MatrixXd& mean, Eigen::MatrixXd& var);
+
+}  // namespace augp
+
+#endif
