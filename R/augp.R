@@ -23,8 +23,12 @@
 #'   or `binomial_logit()`.
 #' @param kernel A kernel, e.g. `kernel_se()`; see the kernel constructors.
 #' @param method `"vi"` (variational inference) or `"gibbs"` (sampling).
-#' @param inducing Must be `NULL`: sparse (inducing-point) GPs are not
-#'   available yet.
+#' @param inducing `NULL` for an exact GP, or a sparse variational GP with
+#'   inducing points: a number m (placed by k-means or at random, see
+#'   `inducing_method` in [augp_control()]) or an m x p matrix of locations
+#'   on the scale of the predictors (after dummy coding). Memory is
+#'   O(n m + m^2); large data use minibatch natural-gradient updates
+#'   (`batch_size`). Variational inference only.
 #' @param subset An optional vector selecting rows of `data`.
 #' @param weights Optional frequency weights: non-negative whole numbers that
 #'   multiply the number of trials (and successes) of each row; rows with

@@ -31,6 +31,23 @@
 #'   likelihoods with several latent functions (logistic-softmax,
 #'   stick-breaking); the draws are seeded from `seed`, so predictions are
 #'   reproducible.
+#' @param parallel `"none"` (chains run on the package's own threads) or
+#'   `"future"`: Gibbs chains (and variational restarts) run as futures
+#'   through future.apply, so `future::plan()` spreads them across processes
+#'   or machines; results equal a sequential run with the same seed.
+#' @param restarts Number of independent variational fits from perturbed
+#'   kernel starting values; the one with the highest ELBO is kept.
+#' @param batch_size Sparse GPs (`inducing`): minibatch size for stochastic
+#'   variational inference; `NULL` uses full-data updates up to 20,000
+#'   observations and minibatches beyond.
+#' @param svi_epochs,step_tau,step_kappa Sparse GPs: passes over the data and
+#'   the step-size schedule \eqn{\rho_t = (t + \tau)^{-\kappa}} of the
+#'   natural-gradient updates.
+#' @param lr Sparse GPs: learning rate of the stochastic kernel
+#'   hyperparameter steps (0 keeps them at their full-batch subsample values).
+#' @param learn_inducing Sparse GPs: also learn the inducing locations?
+#' @param inducing_method Sparse GPs: `"kmeans"` or `"random"` placement of
+#'   the inducing points when `inducing` is a number.
 #' @return A list of class `augp_control`.
 #' @examples
 #' augp_control(maxit = 50, chains = 1)
@@ -39,7 +56,12 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, hyper_maxi
                          hyper_tol = 1e-3, iter = 1000, warmup = floor(iter / 2),
                          thin = 1, chains = 2,
                          threads = NULL, jitter = 1e-6, verbose = FALSE,
-                         standardise = TRUE, pred_draws = 1000) {
+                         standardise = TRUE, pred_draws = 1000,
+                         parallel = c("none", "future"), restarts = 1, batch_size = NULL,
+                         svi_epochs = 3, step_tau = 1, step_kappa = 0.6, lr = 0.02,
+                         learn_inducing = FALSE, inducing_method = c("kmeans", "random")) {
+  parallel <- match.arg(parallel)
+  inducing_method <- match.arg(inducing_method)
   ctrl_whole(maxit, "maxit", min = 1)
   ctrl_positive(tol, "tol")
   ctrl_flag(learn_hyper, "learn_hyper")
@@ -64,13 +86,28 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, hyper_maxi
   ctrl_flag(verbose, "verbose")
   ctrl_flag(standardise, "standardise")
   ctrl_whole(pred_draws, "pred_draws", min = 1)
+  ctrl_whole(restarts, "restarts", min = 1)
+  if (!is.null(batch_size)) ctrl_whole(batch_size, "batch_size", min = 1)
+  ctrl_positive(svi_epochs, "svi_epochs")
+  ctrl_positive(step_kappa, "step_kappa")
+  if (!is.numeric(step_tau) || length(step_tau) != 1 || is.na(step_tau) || step_tau < 0) {
+    stop("`step_tau` must be a single number >= 0.", call. = FALSE)
+  }
+  if (!is.numeric(lr) || length(lr) != 1 || is.na(lr) || lr < 0) {
+    stop("`lr` must be a single number >= 0.", call. = FALSE)
+  }
+  ctrl_flag(learn_inducing, "learn_inducing")
   structure(list(maxit = as.integer(maxit), tol = as.double(tol),
                  learn_hyper = learn_hyper, hyper_maxit = as.integer(hyper_maxit),
                  hyper_tol = as.double(hyper_tol),
                  iter = as.integer(iter), warmup = as.integer(warmup),
                  thin = as.integer(thin), chains = as.integer(chains),
                  threads = threads, jitter = as.double(jitter), verbose = verbose,
-                 standardise = standardise, pred_draws = as.integer(pred_draws)),
+                 standardise = standardise, pred_draws = as.integer(pred_draws),
+                 parallel = parallel, restarts = as.integer(restarts),
+                 batch_size = batch_size, svi_epochs = svi_epochs, step_tau = step_tau,
+                 step_kappa = step_kappa, lr = lr, learn_inducing = learn_inducing,
+                 inducing_method = inducing_method),
             class = "augp_control")
 }
 

@@ -147,7 +147,7 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
     unpack <- function(p) {
       th <- if (learn_hyper) p[seq_len(nth)] else kernel_get_params(kernel)
       zz <- if (learn_z) matrix(p[(if (learn_hyper) nth else 0) + seq_along(Z)], nrow(Z)) else Z
-      list(spec = modifyList(spec0, list(theta = unname(th))), Z = zz, th = th)
+      list(spec = utils::modifyList(spec0, list(theta = unname(th))), Z = zz, th = th)
     }
     cache <- new.env(parent = emptyenv())
     ev <- function(p) {
@@ -281,7 +281,7 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
       # Starting hyperparameters from a full-batch fit on a random subsample.
       idx <- sort(sample.int(n, min(n, ctl$hyper_subsample)))
       sub <- sparse_full(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sparse_lik_subset(lik, idx),
-                         kernel, Z, jitter, modifyList(ctl, list(maxit = min(ctl$maxit, 60))),
+                         kernel, Z, jitter, utils::modifyList(ctl, list(maxit = min(ctl$maxit, 60))),
                          TRUE, learn_z)
       kernel <- sub$kernel
       Z <- sub$Z
