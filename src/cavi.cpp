@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "engine.h"
+#include "kernel.h"
+#include "tri_inverse.h"
 
 namespace augp {
 
@@ -53,13 +55,22 @@ int cavi_sweeps(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::Ve
   return it;
 }
 
-double collapsed_bound(const Eigen::MatrixXd& K, const std::vector<Eigen::MatrixXd>* dK,
-                       const Eigen::VectorXd& kappa, const Eigen::VectorXd& omega,
-                       const Eigen::VectorXd& mu0, std::vector<double>* grad) {
+namespace {
+
+// Value of the collapsed bound; with M != nullptr also M = a a' - R (see engine.h).
+double collapsed_core(const Eigen::MatrixXd& K, const Eigen::VectorXd& kappa,
+                      const Eigen::VectorXd& omega, const Eigen::VectorXd& mu0,
+                      Eigen::MatrixXd* M) {
   const int n = K.rows();
-  GaussianStep step;
-  if (!step.factor(K, omega)) return -std::numeric_limits<double>::infinity();
-  const Eigen::VectorXd& sw = step.sqrt_omega();
+  const Eigen::VectorXd sw = omega.cwiseMax(0.0).cwiseSqrt();
+  Eigen::MatrixXd L(n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) L(i, j) = sw[i] * K(i, j) * sw[j];
+  L.diagonal().array() += 1.0;
+  {
+    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(L);
+    if (llt.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
+  }
   Eigen::VectorXd r(n);
   double s = 0.0;
   for (int i = 0; i < n; ++i) {
@@ -70,17 +81,53 @@ double collapsed_bound(const Eigen::MatrixXd& K, const std::vector<Eigen::Matrix
       r[i] = 0.0;
     }
   }
-  const Eigen::VectorXd Bir = step.solve_B(r);
-  const double val = s - 0.5 * step.logdet_B() - 0.5 * r.dot(Bir);
-  if (grad && dK) {
-    const Eigen::VectorXd a = sw.cwiseProduct(Bir);
-    const Eigen::MatrixXd R = sw.asDiagonal() * step.Binv() * sw.asDiagonal();
+  const double logdet = 2.0 * L.diagonal().array().log().sum();
+  Eigen::VectorXd z = L.triangularView<Eigen::Lower>().solve(r);  // L^-1 r
+  const double val = s - 0.5 * logdet - 0.5 * z.squaredNorm();
+  if (!M) return val;
+  lower_tri_invert(L);  // L <- L^-1 (lower triangle)
+  const Eigen::VectorXd Bir = L.triangularView<Eigen::Lower>().transpose() * z;  // B^-1 r
+  const Eigen::VectorXd a = sw.cwiseProduct(Bir);
+  lower_tri_crossprod(L);  // L <- B^-1 (full, symmetric)
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) L(i, j) = a[i] * a[j] - sw[i] * L(i, j) * sw[j];
+  *M = std::move(L);
+  return val;
+}
+
+}  // namespace
+
+double collapsed_bound(const Eigen::MatrixXd& K, const std::vector<Eigen::MatrixXd>* dK,
+                       const Eigen::VectorXd& kappa, const Eigen::VectorXd& omega,
+                       const Eigen::VectorXd& mu0, std::vector<double>* grad) {
+  const bool want = grad && dK;
+  Eigen::MatrixXd M;
+  const double val = collapsed_core(K, kappa, omega, mu0, want ? &M : nullptr);
+  if (want) {
     grad->assign(dK->size(), 0.0);
-    for (std::size_t j = 0; j < dK->size(); ++j) {
-      const Eigen::MatrixXd& D = (*dK)[j];
-      (*grad)[j] = 0.5 * (a.dot(D * a) - R.cwiseProduct(D).sum());
-    }
+    if (std::isfinite(val))
+      for (std::size_t j = 0; j < dK->size(); ++j) (*grad)[j] = 0.5 * M.cwiseProduct((*dK)[j]).sum();
   }
+  return val;
+}
+
+double collapsed_bound_kernel(const KernelSpec& spec, const Eigen::MatrixXd& x, double jitter,
+                              const Eigen::VectorXd& kappa, const Eigen::VectorXd& omega,
+                              const Eigen::VectorXd& mu0, std::vector<double>* grad) {
+  Eigen::MatrixXd M;
+  double val;
+  {
+    Eigen::MatrixXd K = kernel_eval(spec, x, x, nullptr);
+    K.diagonal().array() += jitter;
+    val = collapsed_core(K, kappa, omega, mu0, grad ? &M : nullptr);
+  }
+  if (!grad) return val;
+  if (!std::isfinite(val)) {
+    grad->assign(spec.theta.size(), 0.0);
+    return val;
+  }
+  *grad = kernel_grad_contract(spec, x, M);
+  for (double& g : *grad) g *= 0.5;
   return val;
 }
 
