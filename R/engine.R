@@ -4,6 +4,7 @@
 
 engine_control_defaults <- function() {
   list(maxit = 200, tol = 1e-8, learn_hyper = TRUE, hyper_maxit = 50, hyper_tol = 1e-3,
+       hyper_polish = as.integer(Sys.getenv("AUGP_POLISH", "0")),
        iter = 1000,
        warmup = 500, thin = 1, chains = 2, threads = NULL, jitter = 1e-8, verbose = FALSE)
 }
@@ -177,7 +178,10 @@ engine_cavi <- function(K, lik, mean0, kappa, omega, maxit, tol) {
 # runs first on nested, evenly spaced subsets of half the size (a cheap start: the
 # cost is cubic in the subset size); each level starts from the previous optimum and
 # the full data set only polishes it.
-engine_hyper_learn <- function(X, y, trials, kernel, ctl, mean0, jitter, level_min = 400) {
+engine_hyper_learn <- function(X, y, trials, kernel, ctl, mean0, jitter, level_min = 400,
+                               polish = 0) {
+  prev <- NULL
+  path <- numeric(0)  # increasing ELBO values of the improving evaluations on all n
   n <- nrow(X)
   sizes <- n
   while (sizes[1] >= 2 * level_min) sizes <- c(ceiling(sizes[1] / 2), sizes)
@@ -216,6 +220,8 @@ engine_hyper_learn <- function(X, y, trials, kernel, ctl, mean0, jitter, level_m
             best$value <- val
             best$th <- par
             best$state <- list(kappa = res$kappa, omega = res$omega)
+            best$res <- res
+            if (m == n) path <<- c(path, val)
           }
         }
       }
@@ -228,19 +234,50 @@ engine_hyper_learn <- function(X, y, trials, kernel, ctl, mean0, jitter, level_m
       cache$v <- v
       v
     }
+    final <- lev == length(sizes)
+    if (final && length(sizes) > 1) {
+      # Full data: start q from the last subset fit's predictions, then polish
+      # theta with at most `polish` L-BFGS iterations (0: keep the subset optimum).
+      state <- engine_warm_sites(prev, X, lik, mean0, jitter)
+      if (polish < 1) break
+      best$state <- state
+    }
     f0 <- as.numeric(eval_at(th))
     factr <- ctl$hyper_tol / (max(1, abs(f0)) * .Machine$double.eps)
     tryCatch(
       stats::optim(th, function(par) -as.numeric(eval_at(par)),
                    function(par) -attr(eval_at(par), "gradient"), method = "L-BFGS-B",
                    lower = lower, upper = upper,
-                   control = list(maxit = ctl$hyper_maxit, factr = factr, pgtol = 0)),
+                   control = list(maxit = if (final && length(sizes) > 1) polish else
+                     ctl$hyper_maxit, factr = factr, pgtol = 0)),
       error = function(e) NULL)
     th <- best$th
-    if (m == n) state <- best$state
+    prev <- list(kernel = kernel_set_params(kernel, th), X = Xs, mean0 = m0, res = best$res,
+                 jitter = jitter)
+    if (final) state <- best$state
   }
   list(kernel = kernel_set_params(kernel, th), state = state, evals = evals,
-       levels = sizes)
+       levels = sizes, path = path)
+}
+
+# Variational sites (kappa, E omega) on the full data from a subset fit: q(f) at the
+# subset's optimum predicted at every input (VI predictive mean and variance).
+engine_warm_sites <- function(prev, X, lik, mean0, jitter) {
+  if (is.null(prev$res)) return(NULL)
+  n <- nrow(X)
+  Ks <- kernel_matrix(prev$kernel, prev$X, X)
+  sw <- sqrt(pmax(as.numeric(prev$res$omega_q), 0))
+  K <- engine_K(prev$kernel, prev$X, prev$jitter)
+  B <- sw * K * rep(sw, each = length(sw))
+  diag(B) <- diag(B) + 1
+  R <- tryCatch(chol(B), error = function(e) NULL)
+  if (is.null(R)) return(NULL)
+  V <- backsolve(R, sw * Ks, transpose = TRUE)
+  m0 <- rep_len(mean0, n)
+  mu <- m0 + drop(crossprod(Ks, as.numeric(prev$res$alpha)))
+  v <- pmax(kernel_diag(prev$kernel, X) + jitter - colSums(V * V), 1e-12)
+  e <- .gp_lik_eval_cpp(lik, matrix(mu, n, 1), matrix(v, n, 1), matrix(mu, n, 1))
+  list(kappa = e$kappa, omega = e$omega)
 }
 
 engine_vi <- function(X, y, trials, kernel, ctl, mean0) {
@@ -258,7 +295,8 @@ engine_vi <- function(X, y, trials, kernel, ctl, mean0) {
     b_cur <- augp_engine_elbo_grad(kernel, X, init$kappa, init$omega, mean0, jitter, FALSE)
     b_alt <- augp_engine_elbo_grad(alt, X, init$kappa, init$omega, mean0, jitter, FALSE)
     if (is.finite(b_alt) && (!is.finite(b_cur) || b_alt > b_cur)) kernel <- alt
-    hl <- engine_hyper_learn(X, y, trials, kernel, ctl, mean0, jitter)
+    hl <- engine_hyper_learn(X, y, trials, kernel, ctl, mean0, jitter,
+                             polish = if (is.null(ctl$hyper_polish)) 0 else ctl$hyper_polish)
     kernel <- hl$kernel
     hyper_evals <- hl$evals
     if (!is.null(hl$state)) state <- hl$state
@@ -266,6 +304,12 @@ engine_vi <- function(X, y, trials, kernel, ctl, mean0) {
   }
   res <- engine_cavi(K, lik, mean0, state$kappa, state$omega, as.integer(ctl$maxit), ctl$tol)
   trace <- res$elbo
+  if (learn && length(hl$path)) {
+    # The search's improving ELBO values on the full data, then the final sweeps
+    # (which start from the best state, so the trace stays non-decreasing).
+    path <- hl$path
+    trace <- c(path[path <= if (length(trace)) trace[1] else Inf], trace)
+  }
   if (ctl$verbose && length(trace)) {
     message(sprintf("VI: %d sweeps, ELBO %.6f", length(trace), trace[length(trace)]))
   }
