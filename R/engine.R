@@ -4,7 +4,7 @@
 
 engine_control_defaults <- function() {
   list(maxit = 200, tol = 1e-8, learn_hyper = TRUE, hyper_maxit = 50, hyper_tol = 1e-3,
-       hyper_polish = as.integer(Sys.getenv("AUGP_POLISH", "0")),
+       hyper_polish = 0,
        iter = 1000,
        warmup = 500, thin = 1, chains = 2, threads = NULL, jitter = 1e-8, verbose = FALSE)
 }
@@ -20,6 +20,7 @@ engine_control <- function(control) {
   }
   ctl$maxit <- check_count(ctl$maxit, "control$maxit")
   ctl$hyper_maxit <- check_count(ctl$hyper_maxit, "control$hyper_maxit")
+  ctl$hyper_polish <- check_count(ctl$hyper_polish, "control$hyper_polish")
   ctl$iter <- check_count(ctl$iter, "control$iter")
   ctl$warmup <- check_count(ctl$warmup, "control$warmup")
   ctl$thin <- max(1, check_count(ctl$thin, "control$thin"))
@@ -296,7 +297,7 @@ engine_vi <- function(X, y, trials, kernel, ctl, mean0) {
     b_alt <- augp_engine_elbo_grad(alt, X, init$kappa, init$omega, mean0, jitter, FALSE)
     if (is.finite(b_alt) && (!is.finite(b_cur) || b_alt > b_cur)) kernel <- alt
     hl <- engine_hyper_learn(X, y, trials, kernel, ctl, mean0, jitter,
-                             polish = if (is.null(ctl$hyper_polish)) 0 else ctl$hyper_polish)
+                             polish = ctl$hyper_polish)
     kernel <- hl$kernel
     hyper_evals <- hl$evals
     if (!is.null(hl$state)) state <- hl$state
