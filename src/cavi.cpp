@@ -3,17 +3,21 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "engine.h"
 #include "kernel.h"
+#include "parallel.h"
 #include "tri_inverse.h"
 
 namespace augp {
 
-void cavi_init(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::VectorXd& mu0,
+void cavi_init(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
                CaviState& st) {
   const int n = lik.n_obs(), q = lik.n_latent();
-  st.m = mu0.replicate(1, q);
+  if (mu0.rows() != n || mu0.cols() != q)
+    throw std::invalid_argument("the prior mean has the wrong size");
+  st.m = mu0;
   st.v = K.diagonal().replicate(1, q);
   st.alpha = Eigen::MatrixXd::Zero(n, q);
   lik.expect_aux(st.m, st.v, st.kappa, st.omega);
@@ -22,23 +26,28 @@ void cavi_init(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::Vec
   st.converged = false;
 }
 
-int cavi_sweeps(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::VectorXd& mu0,
-                int maxit, double tol, CaviState& st) {
+int cavi_sweeps(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
+                int maxit, double tol, CaviState& st, int threads) {
   const int q = lik.n_latent();
-  GaussianStep step;
+  std::vector<double> kls(q);
   st.converged = false;
   int it = 0;
   for (; it < maxit; ++it) {
-    double kl = 0.0;
-    for (int j = 0; j < q; ++j) {
+    // The q(f_j) updates are independent given q(aux): one Gaussian step each.
+    parallel_items(q, threads, [&](int j) {
+      GaussianStep step;
       if (!step.factor(K, st.omega.col(j)))
         throw std::runtime_error("Cholesky factorisation of I + W^1/2 K W^1/2 failed");
       Eigen::VectorXd alpha;
-      st.m.col(j) = step.mean(K, st.kappa.col(j), mu0, &alpha);
+      const Eigen::VectorXd m0 = mu0.col(j);
+      const Eigen::VectorXd mj = step.mean(K, st.kappa.col(j), m0, &alpha);
+      st.m.col(j) = mj;
       st.alpha.col(j) = alpha;
       st.v.col(j) = step.diag_cov(K).cwiseMax(0.0);
-      kl += step.kl(st.m.col(j), mu0, alpha);
-    }
+      kls[j] = step.kl(mj, m0, alpha);
+    });
+    double kl = 0.0;
+    for (int j = 0; j < q; ++j) kl += kls[j];
     st.omega_q = st.omega;
     lik.expect_aux(st.m, st.v, st.kappa, st.omega);
     const double e = lik.elbo_local(st.m, st.v) - kl;
@@ -57,7 +66,8 @@ int cavi_sweeps(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::Ve
 
 namespace {
 
-// Value of the collapsed bound; with M != nullptr also M = a a' - R (see engine.h).
+// One column of the collapsed bound; with M != nullptr also adds a a' - R to *M
+// (see engine.h), so the gradient of every column follows from one contraction.
 double collapsed_core(const Eigen::MatrixXd& K, const Eigen::VectorXd& kappa,
                       const Eigen::VectorXd& omega, const Eigen::VectorXd& mu0,
                       Eigen::MatrixXd* M) {
@@ -89,37 +99,48 @@ double collapsed_core(const Eigen::MatrixXd& K, const Eigen::VectorXd& kappa,
   const Eigen::VectorXd Bir = L.triangularView<Eigen::Lower>().transpose() * z;  // B^-1 r
   const Eigen::VectorXd a = sw.cwiseProduct(Bir);
   lower_tri_crossprod(L);  // L <- B^-1 (full, symmetric)
+  if (M->rows() != n || M->cols() != n) M->setZero(n, n);
   for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) L(i, j) = a[i] * a[j] - sw[i] * L(i, j) * sw[j];
-  *M = std::move(L);
+    for (int i = 0; i < n; ++i) (*M)(i, j) += a[i] * a[j] - sw[i] * L(i, j) * sw[j];
   return val;
+}
+
+void check_cols(const Eigen::MatrixXd& K, const Eigen::MatrixXd& kappa,
+                const Eigen::MatrixXd& omega, const Eigen::MatrixXd& mu0) {
+  const int q = kappa.cols();
+  if (omega.cols() != q || mu0.cols() != q || kappa.rows() != K.rows() ||
+      omega.rows() != K.rows() || mu0.rows() != K.rows())
+    throw std::invalid_argument("collapsed_bound: kappa, omega and mu0 must be n x q");
 }
 
 }  // namespace
 
 double collapsed_bound(const Eigen::MatrixXd& K, const std::vector<Eigen::MatrixXd>* dK,
-                       const Eigen::VectorXd& kappa, const Eigen::VectorXd& omega,
-                       const Eigen::VectorXd& mu0, std::vector<double>* grad) {
+                       const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega,
+                       const Eigen::MatrixXd& mu0, std::vector<double>* grad) {
+  check_cols(K, kappa, omega, mu0);
   const bool want = grad && dK;
   Eigen::MatrixXd M;
-  const double val = collapsed_core(K, kappa, omega, mu0, want ? &M : nullptr);
-  if (want) {
-    grad->assign(dK->size(), 0.0);
-    if (std::isfinite(val))
-      for (std::size_t j = 0; j < dK->size(); ++j) (*grad)[j] = 0.5 * M.cwiseProduct((*dK)[j]).sum();
-  }
+  double val = 0.0;
+  for (int j = 0; j < kappa.cols() && std::isfinite(val); ++j)
+    val += collapsed_core(K, kappa.col(j), omega.col(j), mu0.col(j), want ? &M : nullptr);
+  if (grad) grad->assign(dK ? dK->size() : 0, 0.0);
+  if (want && std::isfinite(val))
+    for (std::size_t l = 0; l < dK->size(); ++l) (*grad)[l] = 0.5 * M.cwiseProduct((*dK)[l]).sum();
   return val;
 }
 
 double collapsed_bound_kernel(const KernelSpec& spec, const Eigen::MatrixXd& x, double jitter,
-                              const Eigen::VectorXd& kappa, const Eigen::VectorXd& omega,
-                              const Eigen::VectorXd& mu0, std::vector<double>* grad) {
+                              const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega,
+                              const Eigen::MatrixXd& mu0, std::vector<double>* grad) {
   Eigen::MatrixXd M;
-  double val;
+  double val = 0.0;
   {
     Eigen::MatrixXd K = kernel_eval(spec, x, x, nullptr);
     K.diagonal().array() += jitter;
-    val = collapsed_core(K, kappa, omega, mu0, grad ? &M : nullptr);
+    check_cols(K, kappa, omega, mu0);
+    for (int j = 0; j < kappa.cols() && std::isfinite(val); ++j)
+      val += collapsed_core(K, kappa.col(j), omega.col(j), mu0.col(j), grad ? &M : nullptr);
   }
   if (!grad) return val;
   if (!std::isfinite(val)) {

@@ -242,9 +242,9 @@ test_that("hyperparameter learning on subset levels is deterministic and reaches
   lik <- eng_ns$engine_lik(y, rep(1, n))
   ctl <- eng_ns$engine_control(eng_fixed(learn_hyper = TRUE, tol = 1e-10))
   # level_min = 60: levels 100, 200 (the full data polished with L-BFGS)
-  h1 <- eng_ns$engine_hyper_learn(X, y, rep(1, n), kernel_se(), ctl, 0, 1e-8, level_min = 60,
+  h1 <- eng_ns$engine_hyper_learn(X, lik, kernel_se(), ctl, matrix(0, n, 1), 1e-8, level_min = 60,
                                   polish = 30)
-  h2 <- eng_ns$engine_hyper_learn(X, y, rep(1, n), kernel_se(), ctl, 0, 1e-8, level_min = 60,
+  h2 <- eng_ns$engine_hyper_learn(X, lik, kernel_se(), ctl, matrix(0, n, 1), 1e-8, level_min = 60,
                                   polish = 30)
   expect_equal(h1$levels, c(100, 200))
   expect_identical(eng_ns$kernel_get_params(h1$kernel), eng_ns$kernel_get_params(h2$kernel))
@@ -254,7 +254,7 @@ test_that("hyperparameter learning on subset levels is deterministic and reaches
             "gradient")
   expect_lt(max(abs(g)), 0.05)
   # without the polish the subset optimum is kept and q starts from its predictions
-  h0 <- eng_ns$engine_hyper_learn(X, y, rep(1, n), kernel_se(), ctl, 0, 1e-8, level_min = 60)
+  h0 <- eng_ns$engine_hyper_learn(X, lik, kernel_se(), ctl, matrix(0, n, 1), 1e-8, level_min = 60)
   fit0 <- eng_ns$engine_cavi(eng_ns$engine_K(h0$kernel, X, 1e-8), lik, 0, h0$state$kappa,
                              h0$state$omega, 500L, 1e-10)
   cold <- eng_ns$engine_cavi(eng_ns$engine_K(h0$kernel, X, 1e-8), lik, 0, NULL, NULL, 500L, 1e-10)
