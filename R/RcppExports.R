@@ -49,6 +49,10 @@
     .Call(`_augmentedGP_gp_hyper_obj_cpp`, spec, x, jitter, kappa, omega, mu0, gradient)
 }
 
+.gp_kernel_contract_cpp <- function(spec, x, M) {
+    .Call(`_augmentedGP_gp_kernel_contract_cpp`, spec, x, M)
+}
+
 .gp_gaussian_step_cpp <- function(K, omega, kappa, mu0, ndraws, seed) {
     .Call(`_augmentedGP_gp_gaussian_step_cpp`, K, omega, kappa, mu0, ndraws, seed)
 }

@@ -9,6 +9,7 @@
 
 engine_control_defaults <- function() {
   list(maxit = 200, tol = 1e-8, learn_hyper = TRUE, hyper_maxit = 50, hyper_tol = 1e-3,
+       hyper_polish = 0,
        iter = 1000,
        warmup = 500, thin = 1, chains = 2, threads = NULL, jitter = 1e-8, verbose = FALSE,
        parallel = "none", restarts = 1)
@@ -25,6 +26,7 @@ engine_control <- function(control) {
   }
   ctl$maxit <- check_count(ctl$maxit, "control$maxit")
   ctl$hyper_maxit <- check_count(ctl$hyper_maxit, "control$hyper_maxit")
+  ctl$hyper_polish <- check_count(ctl$hyper_polish, "control$hyper_polish")
   ctl$iter <- check_count(ctl$iter, "control$iter")
   ctl$warmup <- check_count(ctl$warmup, "control$warmup")
   ctl$thin <- max(1, check_count(ctl$thin, "control$thin"))
@@ -109,31 +111,221 @@ engine_K <- function(kernel, X, jitter) {
   K
 }
 
-# One L-BFGS-B step on the collapsed bound from the current log parameters.
-engine_hyper_step <- function(kernel, X, state, mean0, jitter, lower, upper, maxit) {
-  cache <- new.env(parent = emptyenv())
-  eval_at <- function(th) {
-    if (!identical(cache$th, th)) {
-      k <- kernel_set_params(kernel, th)
-      v <- augp_engine_elbo_grad(k, X, state$kappa, state$omega, mean0, jitter)
-      if (!is.finite(v)) v <- structure(-1e300, gradient = rep(0, length(th)))
-      cache$th <- th
-      cache$v <- v
+# CAVI to convergence with SQUAREM extrapolation (Varadhan and Roland's squared
+# extrapolation, SqS3 step length) of the variational site parameters
+# p = (kappa, log omega): two plain sweeps from p0 give p1, p2; the extrapolated sites
+# p0 - 2 a r + a^2 v (r = p1 - p0, v = p2 - 2 p1 + p0, a = -|r| / |v|) are kept only if
+# the sweep from them does not lower the ELBO. Every sweep starts from valid sites and
+# yields a valid q(f), so the recorded (accepted) ELBO trace never decreases. Returns
+# the same list as .gp_cavi_cpp.
+engine_cavi <- function(K, lik, mean0, kappa, omega, maxit, tol, threads = 1L) {
+  threads <- as.integer(threads)
+  sweep1 <- function(st) {
+    .gp_cavi_cpp(K, lik, mean0, st$kappa, st$omega, 1L, tol, NA_real_, threads)
+  }
+  if (maxit < 1) return(.gp_cavi_cpp(K, lik, mean0, kappa, omega, 0L, tol, NA_real_, threads))
+  st <- if (is.null(kappa) || is.null(omega)) NULL else list(kappa = kappa, omega = omega)
+  if (is.null(st)) {
+    init <- .gp_cavi_cpp(K, lik, mean0, NULL, NULL, 0L, tol, NA_real_, threads)
+    st <- list(kappa = init$kappa, omega = init$omega)
+  }
+  trace <- numeric(0)
+  converged <- FALSE
+  last <- NULL
+  done <- function(e) {
+    length(trace) > 0 && abs(e - trace[length(trace)]) <= tol * abs(trace[length(trace)])
+  }
+  pack <- function(s) {
+    pos <- s$omega > 0
+    c(as.numeric(s$kappa), log(ifelse(pos, s$omega, 1)))
+  }
+  while (length(trace) < maxit) {
+    r1 <- sweep1(st)
+    e1 <- r1$elbo
+    conv <- done(e1)
+    trace <- c(trace, e1)
+    last <- r1
+    if (conv || length(trace) >= maxit) {
+      converged <- conv
+      break
     }
-    cache$v
+    s1 <- list(kappa = r1$kappa, omega = r1$omega)
+    r2 <- sweep1(s1)
+    e2 <- r2$elbo
+    conv <- done(e2)
+    trace <- c(trace, e2)
+    last <- r2
+    if (conv || length(trace) >= maxit) {
+      converged <- conv
+      break
+    }
+    s2 <- list(kappa = r2$kappa, omega = r2$omega)
+    p0 <- pack(st)
+    p1 <- pack(s1)
+    p2 <- pack(s2)
+    rr <- p1 - p0
+    vv <- p2 - 2 * p1 + p0
+    nv <- sqrt(sum(vv * vv))
+    st <- s2
+    if (nv > 0 && all(is.finite(vv))) {
+      a <- min(-1, -sqrt(sum(rr * rr)) / nv)
+      p3 <- p0 - 2 * a * rr + a * a * vv
+      nk <- length(st$kappa)
+      pos <- s2$omega > 0
+      om3 <- ifelse(pos, exp(p3[nk + seq_len(nk)]), s2$omega)
+      s3 <- list(kappa = array(p3[seq_len(nk)], dim(as.matrix(s2$kappa))),
+                 omega = array(om3, dim(as.matrix(s2$omega))))
+      if (all(is.finite(s3$kappa)) && all(is.finite(s3$omega))) {
+        r3 <- tryCatch(sweep1(s3), error = function(e) NULL)
+        if (!is.null(r3) && length(r3$elbo) == 1 && is.finite(r3$elbo) && r3$elbo >= e2) {
+          conv <- done(r3$elbo)
+          trace <- c(trace, r3$elbo)
+          last <- r3
+          st <- list(kappa = r3$kappa, omega = r3$omega)
+          if (conv) {
+            converged <- TRUE
+            break
+          }
+        }
+      }
+    }
   }
-  th0 <- kernel_get_params(kernel)
-  f0 <- as.numeric(eval_at(th0))
-  opt <- tryCatch(
-    stats::optim(th0, function(th) -as.numeric(eval_at(th)),
-                 function(th) -attr(eval_at(th), "gradient"), method = "L-BFGS-B",
-                 lower = lower, upper = upper, control = list(maxit = maxit)),
-    error = function(e) NULL)
-  if (is.null(opt) || !is.finite(opt$value) || -opt$value < f0) {
-    return(list(kernel = kernel, gain = 0, step = 0))
+  last$elbo <- trace
+  last$converged <- converged
+  last
+}
+
+# Kernel hyperparameters by maximising the profiled ELBO
+#   L*(theta) = max_q ELBO(q, theta)
+# with L-BFGS-B. Each evaluation runs CAVI to convergence at theta, warm-started
+# from the best state seen so far; at the CAVI fixed point the gradient of L* equals
+# the gradient of the collapsed bound for the converged q(omega) (envelope theorem),
+# which one call of the collapsed bound returns. For n above `level_min` the search
+# runs first on nested, evenly spaced subsets of half the size (a cheap start: the
+# cost is cubic in the subset size); each level starts from the previous optimum and
+# the full data set only polishes it.
+engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 400,
+                               polish = 0) {
+  prev <- NULL
+  path <- numeric(0)  # increasing ELBO values of the improving evaluations on all n
+  n <- nrow(X)
+  sizes <- n
+  while (sizes[1] >= 2 * level_min) sizes <- c(ceiling(sizes[1] / 2), sizes)
+  th <- kernel_get_params(kernel)
+  lower <- th - 8
+  upper <- th + 8
+  evals <- 0L
+  state <- NULL
+  for (lev in seq_along(sizes)) {
+    m <- sizes[lev]
+    idx <- if (m < n) unique(round(seq(1, n, length.out = m))) else seq_len(n)
+    Xs <- X[idx, , drop = FALSE]
+    m0 <- mean0[idx, , drop = FALSE]
+    lik_s <- engine_lik_subset(lik, idx, n)
+    best <- new.env(parent = emptyenv())
+    best$value <- -Inf
+    best$th <- th
+    if (!is.null(state) && m == n) best$state <- state
+    cache <- new.env(parent = emptyenv())
+    eval_at <- function(par) {
+      if (identical(cache$th, par)) return(cache$v)
+      k <- kernel_set_params(kernel, par)
+      K <- engine_K(k, Xs, jitter)
+      st <- best$state
+      res <- tryCatch(engine_cavi(K, lik_s, m0, st$kappa, st$omega, as.integer(ctl$maxit),
+                                  min(ctl$tol, 1e-8), ctl$threads),
+                      error = function(e) NULL)
+      evals <<- evals + 1L
+      v <- NULL
+      if (!is.null(res) && length(res$elbo)) {
+        val <- res$elbo[length(res$elbo)]
+        g <- attr(augp_engine_elbo_grad(k, Xs, res$kappa, res$omega, m0, jitter), "gradient")
+        if (is.finite(val) && all(is.finite(g))) {
+          v <- structure(val, gradient = g)
+          if (val > best$value) {
+            best$value <- val
+            best$th <- par
+            best$state <- list(kappa = res$kappa, omega = res$omega)
+            best$res <- res
+            if (m == n) path <<- c(path, val)
+          }
+        }
+      }
+      if (is.null(v)) v <- structure(-1e300, gradient = rep(0, length(par)))
+      if (ctl$verbose) {
+        message(sprintf("VI: hyperparameter search (n = %d), evaluation %d, ELBO %.6f",
+                        m, evals, as.numeric(v)))
+      }
+      cache$th <- par
+      cache$v <- v
+      v
+    }
+    final <- lev == length(sizes)
+    if (final && length(sizes) > 1) {
+      # Full data: start q from the last subset fit's predictions, then polish
+      # theta with at most `polish` L-BFGS iterations (0: keep the subset optimum).
+      state <- engine_warm_sites(prev, X, lik, mean0, jitter)
+      if (polish < 1) break
+      best$state <- state
+    }
+    f0 <- as.numeric(eval_at(th))
+    factr <- ctl$hyper_tol / (max(1, abs(f0)) * .Machine$double.eps)
+    tryCatch(
+      stats::optim(th, function(par) -as.numeric(eval_at(par)),
+                   function(par) -attr(eval_at(par), "gradient"), method = "L-BFGS-B",
+                   lower = lower, upper = upper,
+                   control = list(maxit = if (final && length(sizes) > 1) polish else
+                     ctl$hyper_maxit, factr = factr, pgtol = 0)),
+      error = function(e) NULL)
+    th <- best$th
+    prev <- list(kernel = kernel_set_params(kernel, th), X = Xs, mean0 = m0, res = best$res,
+                 jitter = jitter)
+    if (final) state <- best$state
   }
-  list(kernel = kernel_set_params(kernel, opt$par), gain = -opt$value - f0,
-       step = max(abs(opt$par - th0)), bound = -opt$value)
+  list(kernel = kernel_set_params(kernel, th), state = state, evals = evals,
+       levels = sizes, path = path)
+}
+
+# The engine likelihood list restricted to the observations idx (rows of its
+# per-observation vectors and matrices).
+engine_lik_subset <- function(lik, idx, n) {
+  if (length(idx) == n) return(lik)
+  for (nm in names(lik)) {
+    if (nm %in% c("type", "q")) next
+    el <- lik[[nm]]
+    if (is.matrix(el) && nrow(el) == n) {
+      lik[[nm]] <- el[idx, , drop = FALSE]
+    } else if (nm %in% c("y", "trials") && length(el) == n) {
+      lik[[nm]] <- el[idx]
+    }
+  }
+  lik
+}
+
+# Variational sites (kappa, E omega) on the full data from a subset fit: q(f) at the
+# subset's optimum predicted at every input (VI predictive mean and variance).
+engine_warm_sites <- function(prev, X, lik, mean0, jitter) {
+  if (is.null(prev$res)) return(NULL)
+  n <- nrow(X)
+  q <- ncol(mean0)
+  Ks <- kernel_matrix(prev$kernel, prev$X, X)
+  K <- engine_K(prev$kernel, prev$X, prev$jitter)
+  kss <- kernel_diag(prev$kernel, X) + jitter
+  om <- as.matrix(prev$res$omega_q)
+  al <- as.matrix(prev$res$alpha)
+  mu <- mean0 + crossprod(Ks, al)
+  v <- matrix(0, n, q)
+  for (j in seq_len(q)) {
+    sw <- sqrt(pmax(om[, j], 0))
+    B <- sw * K * rep(sw, each = length(sw))
+    diag(B) <- diag(B) + 1
+    R <- tryCatch(chol(B), error = function(e) NULL)
+    if (is.null(R)) return(NULL)
+    V <- backsolve(R, sw * Ks, transpose = TRUE)
+    v[, j] <- pmax(kss - colSums(V * V), 1e-12)
+  }
+  e <- .gp_lik_eval_cpp(lik, mu, v, mu)
+  list(kappa = e$kappa, omega = e$omega)
 }
 
 engine_vi <- function(X, lik, kernel, ctl, mean0) {
@@ -142,56 +334,38 @@ engine_vi <- function(X, lik, kernel, ctl, mean0) {
   K <- engine_K(kernel, X, 0)
   jitter <- engine_find_jitter(K, jitter)
   diag(K) <- diag(K) + jitter
-  init <- .gp_cavi_cpp(K, lik, mean0, NULL, NULL, 0L, ctl$tol, NA_real_, ctl$threads)
-  state <- list(kappa = init$kappa, omega = init$omega)
   learn <- ctl$learn_hyper && ctl$hyper_maxit > 0
+  state <- list(kappa = NULL, omega = NULL)
+  hyper_evals <- 0L
   if (learn) {
+    init <- .gp_cavi_cpp(K, lik, mean0, NULL, NULL, 0L, ctl$tol, NA_real_, ctl$threads)
     alt <- kernel_median_start(kernel, X)
-    b_cur <- augp_engine_elbo_grad(kernel, X, state$kappa, state$omega, mean0, jitter, FALSE)
-    b_alt <- augp_engine_elbo_grad(alt, X, state$kappa, state$omega, mean0, jitter, FALSE)
+    b_cur <- augp_engine_elbo_grad(kernel, X, init$kappa, init$omega, mean0, jitter, FALSE)
+    b_alt <- augp_engine_elbo_grad(alt, X, init$kappa, init$omega, mean0, jitter, FALSE)
     if (is.finite(b_alt) && (!is.finite(b_cur) || b_alt > b_cur)) kernel <- alt
-    th <- kernel_get_params(kernel)
-    lower <- th - 8
-    upper <- th + 8
+    hl <- engine_hyper_learn(X, lik, kernel, ctl, mean0, jitter,
+                             polish = ctl$hyper_polish)
+    kernel <- hl$kernel
+    hyper_evals <- hl$evals
+    if (!is.null(hl$state)) state <- hl$state
+    K <- engine_K(kernel, X, jitter)
   }
-  trace <- numeric(0)
-  hyper_rounds <- 0
-  hyper_done <- !learn
-  converged <- FALSE
-  res <- NULL
-  while (length(trace) < ctl$maxit) {
-    if (!hyper_done) {
-      hs <- engine_hyper_step(kernel, X, state, mean0, jitter, lower, upper, maxit = 20)
-      hyper_rounds <- hyper_rounds + 1
-      kernel <- hs$kernel
-      K <- engine_K(kernel, X, jitter)
-      scale <- if (is.null(hs$bound)) 1 else max(1, abs(hs$bound))
-      small <- hs$gain <= max(max(ctl$tol, 1e-9) * scale, ctl$hyper_tol) || hs$step < 1e-5
-      if (small || hyper_rounds >= ctl$hyper_maxit) hyper_done <- TRUE
-    }
-    sweeps <- if (hyper_done) ctl$maxit - length(trace) else min(5, ctl$maxit - length(trace))
-    prev <- if (length(trace)) trace[length(trace)] else NA_real_
-    res <- .gp_cavi_cpp(K, lik, mean0, state$kappa, state$omega, as.integer(sweeps),
-                        ctl$tol, prev, ctl$threads)
-    trace <- c(trace, res$elbo)
-    state <- list(kappa = res$kappa, omega = res$omega)
-    if (ctl$verbose) {
-      message(sprintf("VI: %d sweeps, ELBO %.6f", length(trace), trace[length(trace)]))
-    }
-    if (hyper_done && res$converged) {
-      converged <- TRUE
-      break
-    }
-    if (hyper_done && length(res$elbo) == 0) break
+  res <- engine_cavi(K, lik, mean0, state$kappa, state$omega, as.integer(ctl$maxit), ctl$tol,
+                     ctl$threads)
+  trace <- res$elbo
+  if (learn && length(hl$path)) {
+    # The search's improving ELBO values on the full data, then the final sweeps
+    # (which start from the best state, so the trace stays non-decreasing).
+    path <- hl$path
+    trace <- c(path[path <= if (length(trace)) trace[1] else Inf], trace)
   }
-  if (is.null(res)) {
-    res <- init
-    res$elbo <- numeric(0)
+  if (ctl$verbose && length(trace)) {
+    message(sprintf("VI: %d sweeps, ELBO %.6f", length(trace), trace[length(trace)]))
   }
   list(kernel = kernel, mean = engine_shape(res$m, q), var = engine_shape(res$v, q),
        alpha = engine_shape(res$alpha, q), omega = engine_shape(res$omega_q, q),
-       kappa = engine_shape(res$kappa, q), elbo = trace, converged = converged,
-       jitter = jitter, hyper_rounds = hyper_rounds)
+       kappa = engine_shape(res$kappa, q), elbo = trace, converged = isTRUE(res$converged),
+       jitter = jitter, hyper_evals = hyper_evals)
 }
 
 # Run Gibbs chains `ids` (0-based stream indices out of n_streams) with a fixed
@@ -286,7 +460,8 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
               draws = if (method == "gibbs") fit$draws else NULL,
               jitter = fit$jitter, jitter_increased = fit$jitter > ctl$jitter,
               mean0 = if (q == 1 && length(mean0_in) %in% c(1, n)) as.numeric(mean0_in) else mean0,
-              alpha = fit$alpha, omega = fit$omega, control = ctl)
+              alpha = fit$alpha, omega = fit$omega, control = ctl,
+              hyper_evals = fit$hyper_evals)
   structure(out, class = "augp_engine")
 }
 

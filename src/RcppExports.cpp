@@ -178,6 +178,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gp_kernel_contract_cpp
+NumericVector gp_kernel_contract_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd M);
+RcppExport SEXP _augmentedGP_gp_kernel_contract_cpp(SEXP specSEXP, SEXP xSEXP, SEXP MSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type M(MSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_kernel_contract_cpp(spec, x, M));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gp_gaussian_step_cpp
 List gp_gaussian_step_cpp(Eigen::MatrixXd K, Eigen::VectorXd omega, Eigen::VectorXd kappa, NumericVector mu0, int ndraws, NumericVector seed);
 RcppExport SEXP _augmentedGP_gp_gaussian_step_cpp(SEXP KSEXP, SEXP omegaSEXP, SEXP kappaSEXP, SEXP mu0SEXP, SEXP ndrawsSEXP, SEXP seedSEXP) {
@@ -400,6 +413,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_chol_jitter_cpp", (DL_FUNC) &_augmentedGP_gp_chol_jitter_cpp, 2},
     {"_augmentedGP_gp_cavi_cpp", (DL_FUNC) &_augmentedGP_gp_cavi_cpp, 9},
     {"_augmentedGP_gp_hyper_obj_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cpp, 7},
+    {"_augmentedGP_gp_kernel_contract_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_contract_cpp, 3},
     {"_augmentedGP_gp_gaussian_step_cpp", (DL_FUNC) &_augmentedGP_gp_gaussian_step_cpp, 6},
     {"_augmentedGP_gp_lik_eval_cpp", (DL_FUNC) &_augmentedGP_gp_lik_eval_cpp, 4},
     {"_augmentedGP_gp_lik_sample_cpp", (DL_FUNC) &_augmentedGP_gp_lik_sample_cpp, 3},

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "engine.h"
+#include "kernel.h"
 #include "parallel.h"
+#include "tri_inverse.h"
 
 namespace augp {
 
@@ -64,13 +66,21 @@ int cavi_sweeps(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::Ma
 
 namespace {
 
-double collapsed_bound_col(const Eigen::MatrixXd& K, const std::vector<Eigen::MatrixXd>* dK,
-                           const Eigen::VectorXd& kappa, const Eigen::VectorXd& omega,
-                           const Eigen::VectorXd& mu0, std::vector<double>* grad) {
+// One column of the collapsed bound; with M != nullptr also adds a a' - R to *M
+// (see engine.h), so the gradient of every column follows from one contraction.
+double collapsed_core(const Eigen::MatrixXd& K, const Eigen::VectorXd& kappa,
+                      const Eigen::VectorXd& omega, const Eigen::VectorXd& mu0,
+                      Eigen::MatrixXd* M) {
   const int n = K.rows();
-  GaussianStep step;
-  if (!step.factor(K, omega)) return -std::numeric_limits<double>::infinity();
-  const Eigen::VectorXd& sw = step.sqrt_omega();
+  const Eigen::VectorXd sw = omega.cwiseMax(0.0).cwiseSqrt();
+  Eigen::MatrixXd L(n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) L(i, j) = sw[i] * K(i, j) * sw[j];
+  L.diagonal().array() += 1.0;
+  {
+    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(L);
+    if (llt.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
+  }
   Eigen::VectorXd r(n);
   double s = 0.0;
   for (int i = 0; i < n; ++i) {
@@ -81,18 +91,26 @@ double collapsed_bound_col(const Eigen::MatrixXd& K, const std::vector<Eigen::Ma
       r[i] = 0.0;
     }
   }
-  const Eigen::VectorXd Bir = step.solve_B(r);
-  const double val = s - 0.5 * step.logdet_B() - 0.5 * r.dot(Bir);
-  if (grad && dK) {
-    const Eigen::VectorXd a = sw.cwiseProduct(Bir);
-    const Eigen::MatrixXd R = sw.asDiagonal() * step.Binv() * sw.asDiagonal();
-    grad->assign(dK->size(), 0.0);
-    for (std::size_t j = 0; j < dK->size(); ++j) {
-      const Eigen::MatrixXd& D = (*dK)[j];
-      (*grad)[j] = 0.5 * (a.dot(D * a) - R.cwiseProduct(D).sum());
-    }
-  }
+  const double logdet = 2.0 * L.diagonal().array().log().sum();
+  Eigen::VectorXd z = L.triangularView<Eigen::Lower>().solve(r);  // L^-1 r
+  const double val = s - 0.5 * logdet - 0.5 * z.squaredNorm();
+  if (!M) return val;
+  lower_tri_invert(L);  // L <- L^-1 (lower triangle)
+  const Eigen::VectorXd Bir = L.triangularView<Eigen::Lower>().transpose() * z;  // B^-1 r
+  const Eigen::VectorXd a = sw.cwiseProduct(Bir);
+  lower_tri_crossprod(L);  // L <- B^-1 (full, symmetric)
+  if (M->rows() != n || M->cols() != n) M->setZero(n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) (*M)(i, j) += a[i] * a[j] - sw[i] * L(i, j) * sw[j];
   return val;
+}
+
+void check_cols(const Eigen::MatrixXd& K, const Eigen::MatrixXd& kappa,
+                const Eigen::MatrixXd& omega, const Eigen::MatrixXd& mu0) {
+  const int q = kappa.cols();
+  if (omega.cols() != q || mu0.cols() != q || kappa.rows() != K.rows() ||
+      omega.rows() != K.rows() || mu0.rows() != K.rows())
+    throw std::invalid_argument("collapsed_bound: kappa, omega and mu0 must be n x q");
 }
 
 }  // namespace
@@ -100,19 +118,37 @@ double collapsed_bound_col(const Eigen::MatrixXd& K, const std::vector<Eigen::Ma
 double collapsed_bound(const Eigen::MatrixXd& K, const std::vector<Eigen::MatrixXd>* dK,
                        const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega,
                        const Eigen::MatrixXd& mu0, std::vector<double>* grad) {
-  const int q = kappa.cols();
-  if (omega.cols() != q || mu0.cols() != q || kappa.rows() != K.rows() ||
-      omega.rows() != K.rows() || mu0.rows() != K.rows())
-    throw std::invalid_argument("collapsed_bound: kappa, omega and mu0 must be n x q");
+  check_cols(K, kappa, omega, mu0);
+  const bool want = grad && dK;
+  Eigen::MatrixXd M;
   double val = 0.0;
-  std::vector<double> g;
+  for (int j = 0; j < kappa.cols() && std::isfinite(val); ++j)
+    val += collapsed_core(K, kappa.col(j), omega.col(j), mu0.col(j), want ? &M : nullptr);
   if (grad) grad->assign(dK ? dK->size() : 0, 0.0);
-  for (int j = 0; j < q; ++j) {
-    val += collapsed_bound_col(K, dK, kappa.col(j), omega.col(j), mu0.col(j), grad ? &g : nullptr);
-    if (!std::isfinite(val)) return val;
-    if (grad && dK)
-      for (std::size_t l = 0; l < g.size(); ++l) (*grad)[l] += g[l];
+  if (want && std::isfinite(val))
+    for (std::size_t l = 0; l < dK->size(); ++l) (*grad)[l] = 0.5 * M.cwiseProduct((*dK)[l]).sum();
+  return val;
+}
+
+double collapsed_bound_kernel(const KernelSpec& spec, const Eigen::MatrixXd& x, double jitter,
+                              const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega,
+                              const Eigen::MatrixXd& mu0, std::vector<double>* grad) {
+  Eigen::MatrixXd M;
+  double val = 0.0;
+  {
+    Eigen::MatrixXd K = kernel_eval(spec, x, x, nullptr);
+    K.diagonal().array() += jitter;
+    check_cols(K, kappa, omega, mu0);
+    for (int j = 0; j < kappa.cols() && std::isfinite(val); ++j)
+      val += collapsed_core(K, kappa.col(j), omega.col(j), mu0.col(j), grad ? &M : nullptr);
   }
+  if (!grad) return val;
+  if (!std::isfinite(val)) {
+    grad->assign(spec.theta.size(), 0.0);
+    return val;
+  }
+  *grad = kernel_grad_contract(spec, x, M);
+  for (double& g : *grad) g *= 0.5;
   return val;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gaussian_step.h"
+#include "kernel.h"
 #include "likelihood.h"
 #include "rng.h"
 
@@ -40,6 +41,14 @@ int cavi_sweeps(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::Ma
 double collapsed_bound(const Eigen::MatrixXd& K, const std::vector<Eigen::MatrixXd>* dK,
                        const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega,
                        const Eigen::MatrixXd& mu0, std::vector<double>* grad);
+
+// The same bound for the kernel `spec` on inputs x (K = k(x, x) + jitter I), with the
+// gradient from one kernel_grad_contract() with M = a a' - R (no derivative matrices);
+// B^-1 comes from the blocked triangular inverse of the Cholesky factor (tri_inverse.h).
+// kappa, omega, mu0 are n x q as for collapsed_bound (M summed over the columns).
+double collapsed_bound_kernel(const KernelSpec& spec, const Eigen::MatrixXd& x, double jitter,
+                              const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega,
+                              const Eigen::MatrixXd& mu0, std::vector<double>* grad);
 
 // One Gibbs chain: state, its own random stream, and storage for saved draws.
 // Each sweep draws the auxiliary variables from the chain's stream, then one seed

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "tri_inverse.h"
+
 namespace augp {
 
 bool GaussianStep::factor(const Eigen::MatrixXd& K, const Eigen::VectorXd& omega) {
@@ -15,7 +17,17 @@ bool GaussianStep::factor(const Eigen::MatrixXd& K, const Eigen::VectorXd& omega
   Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(L_);
   if (llt.info() != Eigen::Success) return false;
   L_.triangularView<Eigen::StrictlyUpper>().setZero();
+  have_li_ = false;
   return true;
+}
+
+const Eigen::MatrixXd& GaussianStep::inv_factor() const {
+  if (!have_li_) {
+    Li_ = L_;
+    lower_tri_invert(Li_);  // n^3 / 3 flops; the strictly upper part stays zero
+    have_li_ = true;
+  }
+  return Li_;
 }
 
 Eigen::VectorXd GaussianStep::solve_B(const Eigen::VectorXd& r) const {
@@ -33,10 +45,24 @@ Eigen::VectorXd GaussianStep::mean(const Eigen::MatrixXd& K, const Eigen::Vector
   return mu0 + Kb - K.selfadjointView<Eigen::Lower>() * t;
 }
 
+// diag(S) from diag(B^-1): S = W^-1/2 (I - B^-1) W^-1/2, so S_ii = (1 - (B^-1)_ii) / omega_i,
+// with (B^-1)_ii the squared norm of column i of L^-1. Where omega_i is zero or the
+// difference loses too many digits, S_ii = K_ii - |L^-1 W^1/2 K e_i|^2 instead (O(n^2) each).
 Eigen::VectorXd GaussianStep::diag_cov(const Eigen::MatrixXd& K) const {
-  Eigen::MatrixXd V = sw_.asDiagonal() * K;
-  L_.triangularView<Eigen::Lower>().solveInPlace(V);
-  return K.diagonal() - V.colwise().squaredNorm().transpose();
+  const int n = K.rows();
+  const Eigen::MatrixXd& Li = inv_factor();
+  Eigen::VectorXd out(n);
+  for (int i = 0; i < n; ++i) {
+    const double om = sw_[i] * sw_[i];
+    const double one_minus = 1.0 - Li.col(i).tail(n - i).squaredNorm();
+    if (om > 0 && one_minus > 1e-6) {
+      out[i] = one_minus / om;
+    } else {
+      const Eigen::VectorXd u = sw_.cwiseProduct(K.col(i));
+      out[i] = K(i, i) - (Li.triangularView<Eigen::Lower>() * u).squaredNorm();
+    }
+  }
+  return out;
 }
 
 Eigen::MatrixXd GaussianStep::cov(const Eigen::MatrixXd& K) const {
@@ -71,10 +97,7 @@ Eigen::MatrixXd GaussianStep::Binv() const {
 }
 
 double GaussianStep::trace_Binv() const {
-  const int n = L_.rows();
-  Eigen::MatrixXd Li = Eigen::MatrixXd::Identity(n, n);
-  L_.triangularView<Eigen::Lower>().solveInPlace(Li);
-  return Li.squaredNorm();
+  return inv_factor().squaredNorm();
 }
 
 double GaussianStep::kl(const Eigen::VectorXd& m, const Eigen::VectorXd& mu0,

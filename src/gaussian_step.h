@@ -48,6 +48,10 @@ class GaussianStep {
  private:
   Eigen::VectorXd sw_;
   Eigen::MatrixXd L_;  // lower factor of B
+  // L^-1, computed on first use after factor() (diag_cov, trace_Binv share it).
+  mutable Eigen::MatrixXd Li_;
+  mutable bool have_li_ = false;
+  const Eigen::MatrixXd& inv_factor() const;
 };
 
 // Lower Cholesky factor of K + jitter I; the jitter grows tenfold (at most 10

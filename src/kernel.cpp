@@ -206,6 +206,138 @@ Value run(const KernelSpec& spec, const Eigen::MatrixXd& x, const Eigen::MatrixX
   return std::move(stack.back());
 }
 
+// ---- gradient contraction -------------------------------------------------
+
+// The postfix program as a tree: leaves carry their parameter offset.
+struct Node {
+  int code, nls, pos, left, right;
+};
+
+std::vector<Node> build_tree(const KernelSpec& spec, int* root) {
+  if (spec.code.size() != spec.nls.size()) throw std::invalid_argument("malformed kernel spec");
+  std::vector<Node> nodes;
+  std::vector<int> stack;
+  int pos = 0;
+  for (std::size_t k = 0; k < spec.code.size(); ++k) {
+    const int code = spec.code[k];
+    Node nd{code, 0, -1, -1, -1};
+    if (code == K_SUM || code == K_PROD) {
+      if (stack.size() < 2) throw std::invalid_argument("malformed kernel spec");
+      nd.right = stack.back();
+      stack.pop_back();
+      nd.left = stack.back();
+      stack.pop_back();
+    } else {
+      nd.nls = spec.nls[k];
+      const int np = 1 + nd.nls + (code == K_PERIODIC ? 1 : 0);
+      if (nd.nls < 1 || pos + np > spec.n_params()) throw std::invalid_argument("malformed kernel spec");
+      nd.pos = pos;
+      pos += np;
+    }
+    nodes.push_back(nd);
+    stack.push_back(static_cast<int>(nodes.size()) - 1);
+  }
+  if (stack.size() != 1 || pos != spec.n_params()) throw std::invalid_argument("malformed kernel spec");
+  *root = stack.back();
+  return nodes;
+}
+
+void leaf_value(const Node& nd, const KernelSpec& spec, const Eigen::MatrixXd& x, bool want_grad,
+                Value& v) {
+  const double* th = spec.theta.data() + nd.pos;
+  if (is_stationary(nd.code)) {
+    leaf_stationary(nd.code, th, nd.nls, x, x, want_grad, v);
+  } else if (nd.code == K_LINEAR) {
+    leaf_linear(th, nd.nls, x, x, want_grad, v);
+  } else if (nd.code == K_PERIODIC) {
+    leaf_periodic(th, nd.nls, x, x, want_grad, v);
+  } else {
+    throw std::invalid_argument("unknown kernel code " + std::to_string(nd.code));
+  }
+}
+
+Eigen::MatrixXd tree_value(const std::vector<Node>& nodes, int k, const KernelSpec& spec,
+                           const Eigen::MatrixXd& x) {
+  const Node& nd = nodes[k];
+  if (nd.code == K_SUM) return tree_value(nodes, nd.left, spec, x) + tree_value(nodes, nd.right, spec, x);
+  if (nd.code == K_PROD)
+    return tree_value(nodes, nd.left, spec, x).cwiseProduct(tree_value(nodes, nd.right, spec, x));
+  Value v;
+  leaf_value(nd, spec, x, false, v);
+  return std::move(v.K);
+}
+
+// Stationary leaf: one pass over the pairs i < k (the derivative matrices are
+// symmetric, so only S = M + M' matters off the diagonal).
+void contract_stationary(const Node& nd, const KernelSpec& spec, const Eigen::MatrixXd& x,
+                         const Eigen::MatrixXd& M, double* out) {
+  const int n = x.rows(), d = x.cols();
+  const double* th = spec.theta.data() + nd.pos;
+  const double v = std::exp(th[0]);
+  const Eigen::VectorXd il = inv_lengthscales(th + 1, nd.nls, d);
+  const bool ard = nd.nls != 1;
+  double g_var = v * M.diagonal().sum();  // kappa(0) = 1
+  double g_iso = 0.0;
+  Eigen::MatrixXd H;
+  Eigen::VectorXd rs;
+  if (ard) {
+    H = Eigen::MatrixXd::Zero(n, n);
+    rs = Eigen::VectorXd::Zero(n);
+  }
+  for (int k = 0; k < n; ++k) {
+    for (int i = k + 1; i < n; ++i) {
+      const double r2 = scaled_sq_dist(x, i, x, k, il);
+      const double r = std::sqrt(r2);
+      const double sik = M(i, k) + M(k, i);
+      g_var += sik * v * st_kappa(nd.code, r);
+      const double h = sik * v * st_g(nd.code, r);
+      if (ard) {
+        H(i, k) = 0.5 * h;
+        rs[i] += 0.5 * h;
+        rs[k] += 0.5 * h;
+      } else {
+        g_iso += h * r2;
+      }
+    }
+  }
+  out[0] = g_var;
+  if (!ard) {
+    out[1] = g_iso;
+    return;
+  }
+  // sum_ik H_ik (x_i - x_k)^2 = 2 (sum_i x_i^2 rs_i - x' H x) for symmetric H, zero diagonal.
+  const Eigen::MatrixXd HX = H.selfadjointView<Eigen::Lower>() * x;
+  for (int c = 0; c < d; ++c) {
+    const double quad = x.col(c).dot(HX.col(c));
+    const double lin = x.col(c).cwiseProduct(x.col(c)).dot(rs);
+    out[1 + c] = 2.0 * il[c] * il[c] * (lin - quad);
+  }
+}
+
+void contract_rec(const std::vector<Node>& nodes, int k, const KernelSpec& spec,
+                  const Eigen::MatrixXd& x, const Eigen::MatrixXd& M, std::vector<double>& g) {
+  const Node& nd = nodes[k];
+  if (nd.code == K_SUM) {
+    contract_rec(nodes, nd.left, spec, x, M, g);
+    contract_rec(nodes, nd.right, spec, x, M, g);
+    return;
+  }
+  if (nd.code == K_PROD) {
+    const Eigen::MatrixXd Ka = tree_value(nodes, nd.left, spec, x);
+    const Eigen::MatrixXd Kb = tree_value(nodes, nd.right, spec, x);
+    contract_rec(nodes, nd.left, spec, x, M.cwiseProduct(Kb), g);
+    contract_rec(nodes, nd.right, spec, x, M.cwiseProduct(Ka), g);
+    return;
+  }
+  if (is_stationary(nd.code)) {
+    contract_stationary(nd, spec, x, M, g.data() + nd.pos);
+    return;
+  }
+  Value v;  // linear, periodic: explicit derivative matrices of this leaf only
+  leaf_value(nd, spec, x, true, v);
+  for (std::size_t j = 0; j < v.G.size(); ++j) g[nd.pos + j] = M.cwiseProduct(v.G[j]).sum();
+}
+
 }  // namespace
 
 Eigen::MatrixXd kernel_eval(const KernelSpec& spec, const Eigen::MatrixXd& x,
@@ -213,6 +345,17 @@ Eigen::MatrixXd kernel_eval(const KernelSpec& spec, const Eigen::MatrixXd& x,
   Value v = run(spec, x, y, grads != nullptr);
   if (grads) *grads = std::move(v.G);
   return std::move(v.K);
+}
+
+std::vector<double> kernel_grad_contract(const KernelSpec& spec, const Eigen::MatrixXd& x,
+                                         const Eigen::MatrixXd& M) {
+  if (M.rows() != x.rows() || M.cols() != x.rows())
+    throw std::invalid_argument("the contraction weight must be n x n");
+  int root = -1;
+  const std::vector<Node> nodes = build_tree(spec, &root);
+  std::vector<double> g(spec.theta.size(), 0.0);
+  contract_rec(nodes, root, spec, x, M, g);
+  return g;
 }
 
 Eigen::VectorXd kernel_diag(const KernelSpec& spec, const Eigen::MatrixXd& x) {

@@ -38,6 +38,18 @@ Eigen::MatrixXd kernel_eval(const KernelSpec& spec, const Eigen::MatrixXd& x,
                             const Eigen::MatrixXd& y,
                             std::vector<Eigen::MatrixXd>* grads);
 
+// Gradient contraction: g_j = sum_ik M(i, k) dK(x_i, x_k) / d theta_j for every log
+// parameter j (postfix order, as kernel_eval's grads), for a square n x n weight M,
+// without forming the n x n derivative matrices. For a stationary leaf
+// k = v kappa(r), with H = M o (v g(r)) (g = -kappa'(r) / r):
+//   log variance:      sum(M o K),
+//   log lengthscale d: l_d^-2 sum_ik H_ik (x_id - x_kd)^2
+//                      = l_d^-2 (sum_i x_id^2 (H 1 + H' 1)_i - 2 x_d' H x_d),
+// (isotropic: sum_ik H_ik r_ik^2). Sums pass M to both children; products pass
+// M o K_other to each child. Linear and periodic leaves use their explicit derivatives.
+std::vector<double> kernel_grad_contract(const KernelSpec& spec, const Eigen::MatrixXd& x,
+                                         const Eigen::MatrixXd& M);
+
 // Diagonal k(x_i, x_i) only.
 Eigen::VectorXd kernel_diag(const KernelSpec& spec, const Eigen::MatrixXd& x);
 

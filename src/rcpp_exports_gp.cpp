@@ -171,16 +171,23 @@ NumericVector gp_hyper_obj_cpp(List spec, Eigen::MatrixXd x, double jitter, Eige
                                Eigen::MatrixXd omega, NumericVector mu0, bool gradient) {
   try {
     const augp::KernelSpec s = as_spec(spec);
-    std::vector<Eigen::MatrixXd> dK;
-    Eigen::MatrixXd K = augp::kernel_eval(s, x, x, gradient ? &dK : nullptr);
-    K.diagonal().array() += jitter;
     std::vector<double> g;
-    const double val = augp::collapsed_bound(K, gradient ? &dK : nullptr, kappa, omega,
-                                             as_mu0_mat(mu0, K.rows(), kappa.cols()),
-                                             gradient ? &g : nullptr);
+    const double val = augp::collapsed_bound_kernel(s, x, jitter, kappa, omega,
+                                                    as_mu0_mat(mu0, x.rows(), kappa.cols()),
+                                                    gradient ? &g : nullptr);
     NumericVector out = NumericVector::create(val);
     if (gradient) out.attr("gradient") = Rcpp::wrap(g);
     return out;
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// Gradient contraction sum_ik M_ik dK_ik / d theta_j (tests).
+// [[Rcpp::export(name = ".gp_kernel_contract_cpp")]]
+NumericVector gp_kernel_contract_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd M) {
+  try {
+    return Rcpp::wrap(augp::kernel_grad_contract(as_spec(spec), x, M));
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }

@@ -194,3 +194,70 @@ test_that("duplicate inputs with zero jitter raise the jitter and report it", {
   expect_true(fit$jitter_increased)
   expect_gt(fit$jitter, 0)
 })
+
+test_that("collapsed bound and gradient are exact beyond the blocked-inverse base size", {
+  set.seed(31)
+  n <- 150  # > 64: the recursive triangular inverse and crossproduct are used
+  X <- matrix(rnorm(n * 2), n)
+  kappa <- stats::rbinom(n, 1, 0.4) - 0.5
+  omega <- runif(n, 0.05, 0.3)
+  omega[c(4, 90)] <- 0
+  k <- kernel_se(1.4, c(0.8, 1.3))
+  v <- eng_ns$augp_engine_elbo_grad(k, X, kappa, omega, mean0 = 0.3, jitter = 1e-8)
+  K <- kernel_matrix(k, X) + diag(1e-8, n)
+  sw <- sqrt(omega)
+  B <- diag(n) + sw * K * rep(sw, each = n)
+  pos <- omega > 0
+  r <- ifelse(pos, (kappa - omega * 0.3) / ifelse(pos, sw, 1), 0)
+  ref <- sum(kappa[pos]^2 / (2 * omega[pos])) - 0.5 * determinant(B)$modulus -
+    0.5 * sum(r * solve(B, r))
+  expect_equal(as.numeric(v), as.numeric(ref), tolerance = 1e-10)
+  # gradient against the dense formula (a' dK a - tr(R dK)) / 2
+  a <- sw * solve(B, r)
+  R <- sw * solve(B) * rep(sw, each = n)
+  dK <- eng_ns$.gp_kernel_grad_cpp(eng_ns$kernel_flatten(k), X)$grad
+  dense <- vapply(dK, function(D) 0.5 * (sum(a * (D %*% a)) - sum(R * D)), numeric(1))
+  expect_equal(attr(v, "gradient"), dense, tolerance = 1e-8)
+})
+
+test_that("SQUAREM-accelerated CAVI reaches the plain CAVI fixed point, monotonically", {
+  d <- vi_data(40, seed = 14, trials = 3)
+  K <- kernel_matrix(kernel_se(3, 0.6), d$X) + diag(1e-8, 40)
+  lik <- eng_ns$engine_lik(d$y, d$trials)
+  plain <- eng_ns$.gp_cavi_cpp(K, lik, 0.1, NULL, NULL, 2000L, 1e-14, NA_real_)
+  acc <- eng_ns$engine_cavi(K, lik, 0.1, NULL, NULL, 2000L, 1e-14)
+  expect_true(acc$converged)
+  expect_lt(length(acc$elbo), length(plain$elbo))
+  expect_true(all(diff(acc$elbo) >= -1e-10 * abs(acc$elbo[-1])))
+  expect_equal(tail(acc$elbo, 1), tail(plain$elbo, 1), tolerance = 1e-9)
+  expect_equal(as.numeric(acc$m), as.numeric(plain$m), tolerance = 1e-5)
+  expect_equal(as.numeric(acc$v), as.numeric(plain$v), tolerance = 1e-5)
+})
+
+test_that("hyperparameter learning on subset levels is deterministic and reaches a stationary point", {
+  set.seed(15)
+  n <- 200
+  X <- matrix(rnorm(n * 2), n)
+  y <- stats::rbinom(n, 1, stats::plogis(2 * sin(2 * X[, 1]) + X[, 2]))
+  lik <- eng_ns$engine_lik(y, rep(1, n))
+  ctl <- eng_ns$engine_control(eng_fixed(learn_hyper = TRUE, tol = 1e-10))
+  # level_min = 60: levels 100, 200 (the full data polished with L-BFGS)
+  h1 <- eng_ns$engine_hyper_learn(X, lik, kernel_se(), ctl, matrix(0, n, 1), 1e-8, level_min = 60,
+                                  polish = 30)
+  h2 <- eng_ns$engine_hyper_learn(X, lik, kernel_se(), ctl, matrix(0, n, 1), 1e-8, level_min = 60,
+                                  polish = 30)
+  expect_equal(h1$levels, c(100, 200))
+  expect_identical(eng_ns$kernel_get_params(h1$kernel), eng_ns$kernel_get_params(h2$kernel))
+  expect_true(all(diff(h1$path) > 0))
+  # envelope theorem: at the optimum the collapsed-bound gradient vanishes
+  g <- attr(eng_ns$augp_engine_elbo_grad(h1$kernel, X, h1$state$kappa, h1$state$omega, 0, 1e-8),
+            "gradient")
+  expect_lt(max(abs(g)), 0.05)
+  # without the polish the subset optimum is kept and q starts from its predictions
+  h0 <- eng_ns$engine_hyper_learn(X, lik, kernel_se(), ctl, matrix(0, n, 1), 1e-8, level_min = 60)
+  fit0 <- eng_ns$engine_cavi(eng_ns$engine_K(h0$kernel, X, 1e-8), lik, 0, h0$state$kappa,
+                             h0$state$omega, 500L, 1e-10)
+  cold <- eng_ns$engine_cavi(eng_ns$engine_K(h0$kernel, X, 1e-8), lik, 0, NULL, NULL, 500L, 1e-10)
+  expect_equal(tail(fit0$elbo, 1), tail(cold$elbo, 1), tolerance = 1e-8)
+  expect_lte(length(fit0$elbo), length(cold$elbo))
+})

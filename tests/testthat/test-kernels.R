@@ -129,3 +129,26 @@ test_that("kernel_matrix accepts vectors as one-column inputs", {
   expect_equal(kernel_matrix(kernel_se(), x), exp(-as.matrix(stats::dist(x))^2 / 2),
                ignore_attr = TRUE)
 })
+
+test_that("the gradient contraction equals sum(M * dK) for every kernel family", {
+  set.seed(21)
+  n <- 30
+  X <- matrix(rnorm(n * 3), n)
+  M <- matrix(rnorm(n * n), n)  # not symmetric on purpose
+  ks <- list(kernel_se(1.3, 0.7), kernel_se(0.8, c(0.5, 1, 2)),
+             kernel_matern(0.5, 1, 0.8), kernel_matern(1.5, 1.2, c(0.6, 1.2, 0.9)),
+             kernel_matern(2.5, 0.9, 1.1), kernel_linear(0.5, c(1, 2, 0.5)),
+             kernel_periodic(1, 1, 2), kernel_se(1, 1) + kernel_linear(0.5),
+             kernel_se(1, c(1, 2, 3)) * kernel_periodic(1, 1, 2),
+             (kernel_matern(1.5, 1, 2) + kernel_se(0.5, 0.4)) * kernel_linear(0.7))
+  for (k in ks) {
+    fl <- eng_ns$kernel_flatten(k)
+    g <- eng_ns$.gp_kernel_grad_cpp(fl, X)
+    explicit <- vapply(g$grad, function(D) sum(M * D), numeric(1))
+    contracted <- eng_ns$.gp_kernel_contract_cpp(fl, X, M)
+    expect_length(contracted, length(fl$theta))
+    expect_equal(contracted, explicit, tolerance = 1e-10, info = format(k))
+  }
+  expect_error(eng_ns$.gp_kernel_contract_cpp(eng_ns$kernel_flatten(kernel_se()), X, M[-1, ]),
+               "n x n")
+})
