@@ -1,6 +1,11 @@
 # The inference engine behind augp(): variational (CAVI) and Gibbs inference for
-# a GP prior f ~ N(mean0, K) with a Polya-Gamma augmented binomial likelihood.
+# q latent GPs f_j ~ N(mean0_j, K) (shared kernel) under an augmented likelihood
+# (binomial-logistic, logistic-softmax, stick-breaking; see src/likelihood.h).
 # Internal: the front end (augp_fit) calls augp_engine() and augp_engine_predict().
+#
+# Shapes: with q = 1 latent column the fit's mean/var/alpha/omega are vectors and
+# Gibbs draws are [iter, chains, n]; with q > 1 they are n x q matrices and draws
+# are [iter, chains, n * q] (latent column j of point i at i + n * (j - 1)).
 
 engine_control_defaults <- function() {
   list(maxit = 200, tol = 1e-8, learn_hyper = TRUE, hyper_maxit = 50, hyper_tol = 1e-3,
@@ -69,15 +74,33 @@ kernel_median_start <- function(kernel, X) {
 
 # Hyperparameter objective for fixed q(omega) (the ELBO maximised over q(f), up to
 # terms free of K) and its gradient in the kernel's log parameters.
+# kappa and omega: vectors (q = 1) or n x q matrices; mean0 as in augp_engine().
 augp_engine_elbo_grad <- function(kernel, X, kappa, omega, mean0 = 0, jitter = 1e-8,
                                   gradient = TRUE) {
-  .gp_hyper_obj_cpp(kernel_flatten(kernel), X, jitter, as.double(kappa), as.double(omega),
+  kappa <- as.matrix(kappa)
+  omega <- as.matrix(omega)
+  storage.mode(kappa) <- storage.mode(omega) <- "double"
+  .gp_hyper_obj_cpp(kernel_flatten(kernel), X, jitter, kappa, omega,
                     as.double(mean0), gradient)
 }
 
 engine_lik <- function(y, trials) {
-  list(type = "binomial", y = as.double(y), trials = as.double(trials))
+  list(type = "binomial", q = 1L, y = as.double(y), trials = as.double(trials))
 }
+
+# The prior mean as an n x q matrix (scalar, length q, length n when q = 1, or n x q).
+engine_mean0_matrix <- function(mean0, n, q) {
+  mean0 <- check_numeric(mean0, "mean0")
+  if (is.matrix(mean0) && nrow(mean0) == n && ncol(mean0) == q) return(mean0)
+  if (length(mean0) == 1) return(matrix(mean0, n, q))
+  if (q > 1 && length(mean0) == q) return(matrix(rep(mean0, each = n), n, q))
+  if (length(mean0) == n * q) return(matrix(as.double(mean0), n, q))
+  stop(sprintf("`mean0` must be a single number, one per latent column (%d) or an n x q matrix.",
+               q), call. = FALSE)
+}
+
+# Vectors for one latent column (the binary shapes), matrices otherwise.
+engine_shape <- function(M, q) if (q == 1) as.numeric(M) else M
 
 engine_K <- function(kernel, X, jitter) {
   K <- kernel_matrix(kernel, X)
@@ -112,13 +135,13 @@ engine_hyper_step <- function(kernel, X, state, mean0, jitter, lower, upper, max
        step = max(abs(opt$par - th0)), bound = -opt$value)
 }
 
-engine_vi <- function(X, y, trials, kernel, ctl, mean0) {
-  lik <- engine_lik(y, trials)
+engine_vi <- function(X, lik, kernel, ctl, mean0) {
+  q <- lik$q
   jitter <- ctl$jitter
   K <- engine_K(kernel, X, 0)
   jitter <- engine_find_jitter(K, jitter)
   diag(K) <- diag(K) + jitter
-  init <- .gp_cavi_cpp(K, lik, mean0, NULL, NULL, 0L, ctl$tol, NA_real_)
+  init <- .gp_cavi_cpp(K, lik, mean0, NULL, NULL, 0L, ctl$tol, NA_real_, ctl$threads)
   state <- list(kappa = init$kappa, omega = init$omega)
   learn <- ctl$learn_hyper && ctl$hyper_maxit > 0
   if (learn) {
@@ -148,7 +171,7 @@ engine_vi <- function(X, y, trials, kernel, ctl, mean0) {
     sweeps <- if (hyper_done) ctl$maxit - length(trace) else min(5, ctl$maxit - length(trace))
     prev <- if (length(trace)) trace[length(trace)] else NA_real_
     res <- .gp_cavi_cpp(K, lik, mean0, state$kappa, state$omega, as.integer(sweeps),
-                        ctl$tol, prev)
+                        ctl$tol, prev, ctl$threads)
     trace <- c(trace, res$elbo)
     state <- list(kappa = res$kappa, omega = res$omega)
     if (ctl$verbose) {
@@ -164,130 +187,197 @@ engine_vi <- function(X, y, trials, kernel, ctl, mean0) {
     res <- init
     res$elbo <- numeric(0)
   }
-  list(kernel = kernel, mean = as.numeric(res$m), var = as.numeric(res$v),
-       alpha = as.numeric(res$alpha), omega = as.numeric(res$omega_q),
-       kappa = as.numeric(res$kappa), elbo = trace, converged = converged,
+  list(kernel = kernel, mean = engine_shape(res$m, q), var = engine_shape(res$v, q),
+       alpha = engine_shape(res$alpha, q), omega = engine_shape(res$omega_q, q),
+       kappa = engine_shape(res$kappa, q), elbo = trace, converged = converged,
        jitter = jitter, hyper_rounds = hyper_rounds)
 }
 
-engine_gibbs <- function(X, y, trials, kernel, ctl, seed, mean0) {
+# Run Gibbs chains `ids` (0-based stream indices out of n_streams) with a fixed
+# kernel; the same seeds and ids give the same draws however the chains are split.
+engine_gibbs_chains <- function(K, lik, mean0, init_mean, init_sd, ctl, seeds, ids, n_streams,
+                                jitter) {
+  .gp_gibbs_cpp(K, lik, mean0, init_mean, init_sd,
+                as.integer(ctl$warmup), as.integer(ctl$iter), as.integer(ctl$thin),
+                as.integer(ids), as.integer(n_streams), seeds, as.integer(ctl$threads),
+                jitter, ctl$verbose)
+}
+
+engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0) {
   seeds <- new_seed(seed)
+  q <- lik$q
   vi <- NULL
   if (ctl$learn_hyper) {
-    vi <- engine_vi(X, y, trials, kernel, ctl, mean0)
+    vi <- engine_vi(X, lik, kernel, ctl, mean0)
     kernel <- vi$kernel
   }
   n <- nrow(X)
   K <- kernel_matrix(kernel, X)
   if (!is.null(vi)) {
-    init_mean <- matrix(vi$mean, n, 1)
-    init_sd <- matrix(sqrt(pmax(vi$var, 0)), n, 1)
+    init_mean <- matrix(vi$mean, n, q)
+    init_sd <- matrix(sqrt(pmax(vi$var, 0)), n, q)
   } else {
-    init_mean <- matrix(if (length(mean0) == 1) rep(mean0, n) else mean0, n, 1)
-    init_sd <- matrix(sqrt(pmax(diag(K), 0)), n, 1)
+    init_mean <- mean0
+    init_sd <- matrix(sqrt(pmax(diag(K), 0)), n, q)
   }
-  res <- .gp_gibbs_cpp(K, engine_lik(y, trials), mean0, init_mean, init_sd,
-                       as.integer(ctl$warmup), as.integer(ctl$iter), as.integer(ctl$thin),
-                       as.integer(ctl$chains), seeds, as.integer(ctl$threads),
-                       if (is.null(vi)) ctl$jitter else max(ctl$jitter, vi$jitter), ctl$verbose)
+  jitter <- if (is.null(vi)) ctl$jitter else max(ctl$jitter, vi$jitter)
+  res <- engine_gibbs_chains(K, lik, mean0, init_mean, init_sd, ctl, seeds,
+                             seq_len(ctl$chains) - 1L, ctl$chains, jitter)
   draws <- res$draws
-  flat <- matrix(draws, ctl$iter * ctl$chains, n)
+  flat <- matrix(draws, ctl$iter * ctl$chains, n * q)
+  mean <- if (ctl$iter > 0) colMeans(flat) else rep(NA_real_, n * q)
+  var <- if (ctl$iter > 1) apply(flat, 2, stats::var) else rep(NA_real_, n * q)
   list(kernel = kernel, draws = draws,
-       mean = if (ctl$iter > 0) colMeans(flat) else rep(NA_real_, n),
-       var = if (ctl$iter > 1) apply(flat, 2, stats::var) else rep(NA_real_, n),
+       mean = engine_shape(matrix(mean, n, q), q), var = engine_shape(matrix(var, n, q), q),
        elbo = if (is.null(vi)) numeric(0) else vi$elbo,
        converged = if (is.null(vi)) TRUE else vi$converged,
        jitter = max(res$jitter, if (is.null(vi)) 0 else vi$jitter), seed = seeds)
 }
 
-# Fit the latent GP. See the contract in the package's design notes.
-augp_engine <- function(X, y, trials, kernel, method = c("vi", "gibbs"), control = list(),
-                        seed = NULL, mean0 = 0) {
+# Fit the latent GP(s). `lik`: an engine likelihood list (type, q, data); without
+# it, the binomial-logistic likelihood of (y, trials). See the notes at the top.
+augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gibbs"),
+                        control = list(), seed = NULL, mean0 = 0, lik = NULL) {
   method <- match.arg(method)
   X <- kernel_as_matrix(X, "X")
   n <- nrow(X)
-  y <- check_numeric(y, "y")
-  trials <- check_numeric(trials, "trials")
-  if (length(y) != n || length(trials) != n) {
-    stop("`y` and `trials` must have one element per row of `X`.", call. = FALSE)
+  if (is.null(lik)) {
+    y <- check_numeric(y, "y")
+    trials <- check_numeric(trials, "trials")
+    if (length(y) != n || length(trials) != n) {
+      stop("`y` and `trials` must have one element per row of `X`.", call. = FALSE)
+    }
+    if (any(trials < 0) || any(y < 0) || any(y > trials)) {
+      stop("Need 0 <= y <= trials.", call. = FALSE)
+    }
+    lik <- engine_lik(y, trials)
+  } else {
+    if (!is.list(lik) || is.null(lik$type) || is.null(lik$q)) {
+      stop("`lik` must be an engine likelihood list with `type` and `q`.", call. = FALSE)
+    }
+    lik$q <- as.integer(lik$q)
+    if (!is.null(lik$Y) && nrow(lik$Y) != n) {
+      stop("`lik$Y` must have one row per row of `X`.", call. = FALSE)
+    }
   }
-  if (any(trials < 0) || any(y < 0) || any(y > trials)) {
-    stop("Need 0 <= y <= trials.", call. = FALSE)
-  }
+  q <- lik$q
   if (!is_kernel(kernel)) stop("`kernel` must be an augp_kernel object.", call. = FALSE)
   kernel_check_dims(kernel, ncol(X))
-  mean0 <- check_numeric(mean0, "mean0")
-  if (!length(mean0) %in% c(1, n)) {
-    stop("`mean0` must be a single number or one per row of `X`.", call. = FALSE)
-  }
+  mean0_in <- mean0
+  mean0 <- engine_mean0_matrix(mean0, n, q)
   ctl <- engine_control(control)
   fit <- if (method == "vi") {
-    engine_vi(X, y, trials, kernel, ctl, mean0)
+    engine_vi(X, lik, kernel, ctl, mean0)
   } else {
-    engine_gibbs(X, y, trials, kernel, ctl, seed, mean0)
+    engine_gibbs(X, lik, kernel, ctl, seed, mean0)
   }
-  out <- list(kernel = fit$kernel, X = X, y = y, trials = trials, method = method,
+  out <- list(kernel = fit$kernel, X = X, y = y, trials = trials, lik = lik, q = q,
+              method = method,
               mean = fit$mean, var = fit$var, elbo = fit$elbo, converged = fit$converged,
               draws = if (method == "gibbs") fit$draws else NULL,
               jitter = fit$jitter, jitter_increased = fit$jitter > ctl$jitter,
-              mean0 = mean0, alpha = fit$alpha, omega = fit$omega, control = ctl)
+              mean0 = if (q == 1 && length(mean0_in) %in% c(1, n)) as.numeric(mean0_in) else mean0,
+              alpha = fit$alpha, omega = fit$omega, control = ctl)
   structure(out, class = "augp_engine")
 }
 
+# Prior means at new points as an nnew x q matrix: from `mean0` if given, else
+# from the fit's prior mean when it is constant in each column.
 engine_mean0_new <- function(fit, nnew, mean0) {
-  if (!is.null(mean0)) return(rep_len(check_numeric(mean0, "mean0"), nnew))
-  if (length(fit$mean0) != 1) {
+  q <- if (is.null(fit$q)) 1L else fit$q
+  if (!is.null(mean0)) {
+    mean0 <- check_numeric(mean0, "mean0")
+    if (length(mean0) == q && q > 1) return(matrix(rep(mean0, each = nnew), nnew, q))
+    if (length(mean0) %in% c(1, nnew * q)) return(matrix(rep_len(mean0, nnew * q), nnew, q))
+    stop("`mean0` must be a single number, one per latent column or one per new point.",
+         call. = FALSE)
+  }
+  m0 <- fit$mean0
+  if (length(m0) == 1) return(matrix(m0, nnew, q))
+  M <- matrix(m0, ncol = q)
+  const <- apply(M, 2, function(col) diff(range(col)) <= 1e-12 * max(1, abs(col)))
+  if (!all(const)) {
     stop("The fit has a non-constant prior mean: supply `mean0` for the new points.",
          call. = FALSE)
   }
-  rep(fit$mean0, nnew)
+  matrix(rep(M[1, ], each = nnew), nnew, q)
 }
 
-# Predictive distribution of the latent f at new inputs.
+#' Predictive distribution of the latent GP(s) at new inputs (internal generic)
+#' @noRd
 augp_engine_predict <- function(fit, Xnew, draws = FALSE, mean0 = NULL) {
-  if (!inherits(fit, "augp_engine")) stop("`fit` must be an augp_engine object.", call. = FALSE)
+  UseMethod("augp_engine_predict")
+}
+
+#' @export
+augp_engine_predict.default <- function(fit, Xnew, draws = FALSE, mean0 = NULL) {
+  stop("`fit` must be an augp_engine object.", call. = FALSE)
+}
+
+#' @export
+augp_engine_predict.augp_engine <- function(fit, Xnew, draws = FALSE, mean0 = NULL) {
   Xnew <- kernel_as_matrix(Xnew, "Xnew")
   if (ncol(Xnew) != ncol(fit$X)) {
     stop("`Xnew` must have the same number of columns as the training inputs.", call. = FALSE)
   }
+  q <- if (is.null(fit$q)) 1L else fit$q
+  n <- nrow(fit$X)
   nnew <- nrow(Xnew)
   m0new <- engine_mean0_new(fit, nnew, mean0)
   Ks <- kernel_matrix(fit$kernel, fit$X, Xnew)
   kss <- kernel_diag(fit$kernel, Xnew)
   if (fit$method == "vi") {
-    sw <- sqrt(pmax(fit$omega, 0))
     K <- engine_K(fit$kernel, fit$X, fit$jitter)
-    B <- sw * K * rep(sw, each = length(sw))
-    diag(B) <- diag(B) + 1
-    R <- chol(B)
-    V <- backsolve(R, sw * Ks, transpose = TRUE)
-    mu <- m0new + drop(crossprod(Ks, fit$alpha))
-    v <- pmax(kss - colSums(V * V), 0)
-    return(list(mean = mu, var = v, draws = NULL))
+    omega <- matrix(fit$omega, n, q)
+    alpha <- matrix(fit$alpha, n, q)
+    mu <- v <- matrix(0, nnew, q)
+    for (j in seq_len(q)) {
+      sw <- sqrt(pmax(omega[, j], 0))
+      B <- sw * K * rep(sw, each = length(sw))
+      diag(B) <- diag(B) + 1
+      R <- chol(B)
+      V <- backsolve(R, sw * Ks, transpose = TRUE)
+      mu[, j] <- m0new[, j] + drop(crossprod(Ks, alpha[, j]))
+      v[, j] <- pmax(kss - colSums(V * V), 0)
+    }
+    return(list(mean = engine_shape(mu, q), var = engine_shape(v, q), draws = NULL))
   }
   ch <- .gp_chol_jitter_cpp(kernel_matrix(fit$kernel, fit$X), fit$jitter)
   if (!ch$ok) stop("The kernel matrix is not positive definite.", call. = FALSE)
   R <- t(ch$L)
   A <- backsolve(R, Ks, transpose = TRUE)
-  n <- nrow(fit$X)
   d <- dim(fit$draws)
-  Fd <- matrix(fit$draws, d[1] * d[2], n)
-  m0 <- rep_len(fit$mean0, n)
-  C <- backsolve(R, t(Fd) - m0, transpose = TRUE)
-  M <- crossprod(C, A) + rep(m0new, each = nrow(Fd))
+  S <- d[1] * d[2]
+  m0 <- matrix(fit$mean0, n, q)
   condvar <- pmax(kss - colSums(A * A), 0)
-  S <- nrow(M)
-  mu <- colMeans(M)
-  v <- condvar + if (S > 1) apply(M, 2, stats::var) * (S - 1) / S else 0
-  out <- list(mean = mu, var = v, draws = NULL)
+  Ms <- vector("list", q)
+  mu <- v <- matrix(0, nnew, q)
+  for (j in seq_len(q)) {
+    Fd <- matrix(fit$draws[, , (j - 1) * n + seq_len(n)], S, n)
+    C <- backsolve(R, t(Fd) - m0[, j], transpose = TRUE)
+    M <- crossprod(C, A) + rep(m0new[, j], each = S)
+    mu[, j] <- colMeans(M)
+    v[, j] <- condvar + if (S > 1) apply(M, 2, stats::var) * (S - 1) / S else 0
+    Ms[[j]] <- M
+  }
+  out <- list(mean = engine_shape(mu, q), var = engine_shape(v, q), draws = NULL)
   if (draws) {
     Cc <- kernel_matrix(fit$kernel, Xnew) - crossprod(A)
     Cc <- (Cc + t(Cc)) / 2
     jit <- engine_find_jitter(Cc, max(fit$jitter, 1e-10 * max(1, mean(diag(Cc)))))
     diag(Cc) <- diag(Cc) + jit
     Lc <- chol(Cc)
-    Z <- matrix(stats::rnorm(S * nnew), S, nnew)
-    out$draws <- M + Z %*% Lc
+    if (q == 1) {
+      Z <- matrix(stats::rnorm(S * nnew), S, nnew)
+      out$draws <- Ms[[1]] + Z %*% Lc
+    } else {
+      arr <- array(0, c(S, nnew, q))
+      for (j in seq_len(q)) {
+        Z <- matrix(stats::rnorm(S * nnew), S, nnew)
+        arr[, , j] <- Ms[[j]] + Z %*% Lc
+      }
+      out$draws <- arr
+    }
   }
   out
 }

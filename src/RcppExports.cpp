@@ -143,8 +143,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_cavi_cpp
-List gp_cavi_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::MatrixXd> kappa, Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, double prev_elbo);
-RcppExport SEXP _augmentedGP_gp_cavi_cpp(SEXP KSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP prev_elboSEXP) {
+List gp_cavi_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::MatrixXd> kappa, Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, double prev_elbo, int threads);
+RcppExport SEXP _augmentedGP_gp_cavi_cpp(SEXP KSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP prev_elboSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -156,12 +156,13 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type maxit(maxitSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< double >::type prev_elbo(prev_elboSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_cavi_cpp(K, lik, mu0, kappa, omega, maxit, tol, prev_elbo));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_cavi_cpp(K, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads));
     return rcpp_result_gen;
 END_RCPP
 }
 // gp_hyper_obj_cpp
-NumericVector gp_hyper_obj_cpp(List spec, Eigen::MatrixXd x, double jitter, Eigen::VectorXd kappa, Eigen::VectorXd omega, NumericVector mu0, bool gradient);
+NumericVector gp_hyper_obj_cpp(List spec, Eigen::MatrixXd x, double jitter, Eigen::MatrixXd kappa, Eigen::MatrixXd omega, NumericVector mu0, bool gradient);
 RcppExport SEXP _augmentedGP_gp_hyper_obj_cpp(SEXP specSEXP, SEXP xSEXP, SEXP jitterSEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP mu0SEXP, SEXP gradientSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -169,8 +170,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< List >::type spec(specSEXP);
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type x(xSEXP);
     Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
-    Rcpp::traits::input_parameter< Eigen::VectorXd >::type kappa(kappaSEXP);
-    Rcpp::traits::input_parameter< Eigen::VectorXd >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type kappa(kappaSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type omega(omegaSEXP);
     Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
     Rcpp::traits::input_parameter< bool >::type gradient(gradientSEXP);
     rcpp_result_gen = Rcpp::wrap(gp_hyper_obj_cpp(spec, x, jitter, kappa, omega, mu0, gradient));
@@ -221,8 +222,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_gibbs_cpp
-List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Eigen::MatrixXd init_sd, int warmup, int iter, int thin, int chains, NumericVector seed, int threads, double jitter, bool verbose);
-RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP KSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chainsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP verboseSEXP) {
+List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Eigen::MatrixXd init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids, int n_streams, NumericVector seed, int threads, double jitter, bool verbose);
+RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP KSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chain_idsSEXP, SEXP n_streamsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -234,12 +235,13 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type warmup(warmupSEXP);
     Rcpp::traits::input_parameter< int >::type iter(iterSEXP);
     Rcpp::traits::input_parameter< int >::type thin(thinSEXP);
-    Rcpp::traits::input_parameter< int >::type chains(chainsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type chain_ids(chain_idsSEXP);
+    Rcpp::traits::input_parameter< int >::type n_streams(n_streamsSEXP);
     Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(K, lik, mu0, init_mean, init_sd, warmup, iter, thin, chains, seed, threads, jitter, verbose));
+    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(K, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -269,12 +271,12 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_kernel_grad_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_grad_cpp, 2},
     {"_augmentedGP_gp_kernel_diag_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_diag_cpp, 2},
     {"_augmentedGP_gp_chol_jitter_cpp", (DL_FUNC) &_augmentedGP_gp_chol_jitter_cpp, 2},
-    {"_augmentedGP_gp_cavi_cpp", (DL_FUNC) &_augmentedGP_gp_cavi_cpp, 8},
+    {"_augmentedGP_gp_cavi_cpp", (DL_FUNC) &_augmentedGP_gp_cavi_cpp, 9},
     {"_augmentedGP_gp_hyper_obj_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cpp, 7},
     {"_augmentedGP_gp_gaussian_step_cpp", (DL_FUNC) &_augmentedGP_gp_gaussian_step_cpp, 6},
     {"_augmentedGP_gp_lik_eval_cpp", (DL_FUNC) &_augmentedGP_gp_lik_eval_cpp, 4},
     {"_augmentedGP_gp_lik_sample_cpp", (DL_FUNC) &_augmentedGP_gp_lik_sample_cpp, 3},
-    {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 13},
+    {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 14},
     {"_augmentedGP_gp_bench_cpp", (DL_FUNC) &_augmentedGP_gp_bench_cpp, 4},
     {NULL, NULL, 0}
 };

@@ -20,29 +20,36 @@ struct CaviState {
   bool converged = false;
 };
 
+// Prior means: mu0 is n x q, one column per latent column.
+
 // Initialise q(aux) from the prior q(f) = N(mu0, K).
-void cavi_init(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::VectorXd& mu0,
+void cavi_init(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
                CaviState& st);
 
 // Up to maxit sweeps (q(f) update then q(aux) update); stop when the relative ELBO
 // change falls below tol. Appends to st.elbo. Returns the number of sweeps run.
-int cavi_sweeps(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::VectorXd& mu0,
-                int maxit, double tol, CaviState& st);
+// The q latent columns are updated in parallel (threads), deterministically.
+int cavi_sweeps(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
+                int maxit, double tol, CaviState& st, int threads = 1);
 
 // Hyperparameter objective for fixed q(aux): the ELBO maximised over q(f), up to
-// terms that do not depend on K:
+// terms that do not depend on K, summed over the q latent columns (kappa, omega,
+// mu0 are n x q; the kernel is shared). Per column:
 //   sum kappa^2 / (2 omega) - log|B| / 2 - r' B^-1 r / 2,  r = (kappa - omega mu0) / sqrt(omega).
 // grad[j] = (a' dK_j a - tr(R dK_j)) / 2, a = W^1/2 B^-1 r, R = W^1/2 B^-1 W^1/2.
 double collapsed_bound(const Eigen::MatrixXd& K, const std::vector<Eigen::MatrixXd>* dK,
-                       const Eigen::VectorXd& kappa, const Eigen::VectorXd& omega,
-                       const Eigen::VectorXd& mu0, std::vector<double>* grad);
+                       const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega,
+                       const Eigen::MatrixXd& mu0, std::vector<double>* grad);
 
 // One Gibbs chain: state, its own random stream, and storage for saved draws.
+// Each sweep draws the auxiliary variables from the chain's stream, then one seed
+// per latent column from it; the columns' Gaussian steps run in parallel (threads),
+// each on its own stream, so draws do not depend on the thread count.
 class GibbsChain {
  public:
   GibbsChain(const Eigen::MatrixXd& K, const Eigen::MatrixXd& LK, const Likelihood& lik,
-             const Eigen::VectorXd& mu0, const Eigen::MatrixXd& f_init, Rng rng, int warmup,
-             int iter, int thin, double* out, int out_stride);
+             const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& f_init, Rng rng, int warmup,
+             int iter, int thin, double* out, int out_stride, int threads = 1);
   // Run iterations [it, it + count) of the chain; returns false on a numerical failure.
   bool run(int count);
   int done() const { return it_; }
@@ -51,13 +58,14 @@ class GibbsChain {
   const Eigen::MatrixXd& K_;
   const Eigen::MatrixXd& LK_;
   const Likelihood& lik_;
-  Eigen::VectorXd mu0_;
+  Eigen::MatrixXd mu0_;
   Eigen::MatrixXd f_, kappa_, omega_;
   Rng rng_;
-  GaussianStep step_;
+  GaussianStep step_;  // used when q = 1 (no per-column allocation)
   int warmup_, iter_, thin_, it_ = 0;
   double* out_;
   int stride_;
+  int threads_;
 };
 
 }  // namespace augp

@@ -54,6 +54,24 @@ Eigen::VectorXd as_mu0(const NumericVector& mu0, int n) {
   return m;
 }
 
+// The prior mean as an n x q matrix: a scalar, one value per column (length q),
+// one value per row (length n, q = 1) or a full n x q matrix (column-major).
+Eigen::MatrixXd as_mu0_mat(const NumericVector& mu0, int n, int q) {
+  Eigen::MatrixXd m(n, q);
+  const R_xlen_t len = mu0.size();
+  if (len == 1) {
+    m.setConstant(mu0[0]);
+  } else if (len == static_cast<R_xlen_t>(n) * q) {
+    for (int j = 0; j < q; ++j)
+      for (int i = 0; i < n; ++i) m(i, j) = mu0[i + static_cast<R_xlen_t>(n) * j];
+  } else if (len == q) {
+    for (int j = 0; j < q; ++j) m.col(j).setConstant(mu0[j]);
+  } else {
+    throw std::invalid_argument("the prior mean must have length 1, q or n * q");
+  }
+  return m;
+}
+
 struct ChainWorker : public RcppParallel::Worker {
   std::vector<augp::GibbsChain>& chains;
   std::vector<int>& ok;
@@ -118,12 +136,13 @@ List gp_chol_jitter_cpp(Eigen::MatrixXd K, double jitter) {
 // CAVI sweeps with a fixed K, optionally warm-started from (kappa, omega).
 // [[Rcpp::export(name = ".gp_cavi_cpp")]]
 List gp_cavi_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::MatrixXd> kappa,
-                 Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, double prev_elbo) {
+                 Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, double prev_elbo,
+                 int threads = 1) {
   try {
     std::unique_ptr<augp::Likelihood> L = as_lik(lik);
     const int n = L->n_obs();
     if (K.rows() != n || K.cols() != n) throw std::invalid_argument("K has the wrong size");
-    const Eigen::VectorXd m0 = as_mu0(mu0, n);
+    const Eigen::MatrixXd m0 = as_mu0_mat(mu0, n, L->n_latent());
     augp::CaviState st;
     augp::cavi_init(K, *L, m0, st);
     if (kappa.isNotNull() && omega.isNotNull()) {
@@ -132,7 +151,7 @@ List gp_cavi_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Rcpp::Nullable<
     }
     const bool had_prev = std::isfinite(prev_elbo);
     if (had_prev) st.elbo.push_back(prev_elbo);
-    augp::cavi_sweeps(K, *L, m0, maxit, tol, st);
+    augp::cavi_sweeps(K, *L, m0, maxit, tol, st, threads);
     std::vector<double> trace(st.elbo.begin() + (had_prev ? 1 : 0), st.elbo.end());
     return List::create(Rcpp::Named("m") = st.m, Rcpp::Named("v") = st.v,
                         Rcpp::Named("alpha") = st.alpha, Rcpp::Named("kappa") = st.kappa,
@@ -147,8 +166,8 @@ List gp_cavi_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Rcpp::Nullable<
 // Hyperparameter objective (collapsed bound for fixed q(aux)) and its gradient in
 // the kernel's log parameters.
 // [[Rcpp::export(name = ".gp_hyper_obj_cpp")]]
-NumericVector gp_hyper_obj_cpp(List spec, Eigen::MatrixXd x, double jitter, Eigen::VectorXd kappa,
-                               Eigen::VectorXd omega, NumericVector mu0, bool gradient) {
+NumericVector gp_hyper_obj_cpp(List spec, Eigen::MatrixXd x, double jitter, Eigen::MatrixXd kappa,
+                               Eigen::MatrixXd omega, NumericVector mu0, bool gradient) {
   try {
     const augp::KernelSpec s = as_spec(spec);
     std::vector<Eigen::MatrixXd> dK;
@@ -156,7 +175,8 @@ NumericVector gp_hyper_obj_cpp(List spec, Eigen::MatrixXd x, double jitter, Eige
     K.diagonal().array() += jitter;
     std::vector<double> g;
     const double val = augp::collapsed_bound(K, gradient ? &dK : nullptr, kappa, omega,
-                                             as_mu0(mu0, K.rows()), gradient ? &g : nullptr);
+                                             as_mu0_mat(mu0, K.rows(), kappa.cols()),
+                                             gradient ? &g : nullptr);
     NumericVector out = NumericVector::create(val);
     if (gradient) out.attr("gradient") = Rcpp::wrap(g);
     return out;
@@ -216,12 +236,19 @@ List gp_lik_sample_cpp(List lik, Eigen::MatrixXd f, NumericVector seed) {
   }
 }
 
-// Gibbs chains in parallel, one random stream per chain. Returns draws as an
-// array [iter, chains, n] (n * q for q latent columns).
+// Gibbs chains in parallel, one random stream per chain: chain_ids are the
+// 0-based stream indices (running chains one at a time with the same seed and
+// ids reproduces a joint run). n_streams is the total number of chains of the
+// run (starting points use streams n_streams + id). Returns draws as an array
+// [iter, length(chain_ids), n * q] (latent column j of point i at i + n * j).
 // [[Rcpp::export(name = ".gp_gibbs_cpp")]]
 List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixXd init_mean,
-                  Eigen::MatrixXd init_sd, int warmup, int iter, int thin, int chains, NumericVector seed, int threads,
-                  double jitter, bool verbose) {
+                  Eigen::MatrixXd init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids,
+                  int n_streams, NumericVector seed, int threads, double jitter, bool verbose) {
+  const int chains = chain_ids.size();
+  if (chains < 1) Rcpp::stop("no chains to run");
+  for (int c = 0; c < chains; ++c)
+    if (chain_ids[c] < 0 || chain_ids[c] >= n_streams) Rcpp::stop("chain_ids out of range");
   std::unique_ptr<augp::Likelihood> L;
   try {
     L = as_lik(lik);
@@ -236,20 +263,27 @@ List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixX
   double jit = jitter;
   if (!augp::chol_jitter(K, &jit, LK)) Rcpp::stop("the kernel matrix is not positive definite even with jitter");
   K.diagonal().array() += jit;
-  const Eigen::VectorXd m0 = as_mu0(mu0, n);
+  Eigen::MatrixXd m0;
+  try {
+    m0 = as_mu0_mat(mu0, n, q);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
   const std::uint64_t base = augp::combine_seed(seed[0], seed[1]);
 
   NumericVector out(static_cast<R_xlen_t>(iter) * chains * n * q);
   std::vector<augp::GibbsChain> ch;
   ch.reserve(chains);
   for (int c = 0; c < chains; ++c) {
-    // Dispersed starting points from a stream of their own (chains + c).
-    augp::Rng rinit(base, static_cast<std::uint64_t>(chains + c));
+    // Dispersed starting points from a stream of their own (n_streams + id).
+    const int id = chain_ids[c];
+    augp::Rng rinit(base, static_cast<std::uint64_t>(n_streams + id));
     Eigen::MatrixXd f0(n, q);
     for (int j = 0; j < q; ++j)
       for (int i = 0; i < n; ++i) f0(i, j) = init_mean(i, j) + init_sd(i, j) * rinit.norm();
-    ch.emplace_back(K, LK, *L, m0, f0, augp::Rng(base, c), warmup,
-                    iter, thin, out.begin() + static_cast<R_xlen_t>(iter) * c, iter * chains);
+    ch.emplace_back(K, LK, *L, m0, f0, augp::Rng(base, static_cast<std::uint64_t>(id)), warmup,
+                    iter, thin, out.begin() + static_cast<R_xlen_t>(iter) * c, iter * chains,
+                    q > 1 ? threads : 1);
   }
   std::vector<int> ok(chains, 1);
   const int total = warmup + iter * thin;
@@ -262,7 +296,7 @@ List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixX
     RcppParallel::parallelFor(0, chains, w, 1, threads);
     done += count;
     for (int c = 0; c < chains; ++c)
-      if (!ok[c]) Rcpp::stop("numerical failure in Gibbs chain " + std::to_string(c + 1));
+      if (!ok[c]) Rcpp::stop("numerical failure in Gibbs chain " + std::to_string(chain_ids[c] + 1));
     Rcpp::checkUserInterrupt();
     if (verbose && done >= next_report) {
       Rcpp::Rcout << "Gibbs: iteration " << done << " / " << total << "\n";
@@ -294,7 +328,7 @@ NumericVector gp_bench_cpp(Eigen::MatrixXd K, List lik, int reps, NumericVector 
   }
   Eigen::MatrixXd f0 = Eigen::MatrixXd::Zero(n, 1);
   std::vector<double> out(reps);
-  augp::GibbsChain chain(K, LK, *L, Eigen::VectorXd::Zero(n), f0, augp::Rng(augp::combine_seed(seed[0], seed[1]), 0),
+  augp::GibbsChain chain(K, LK, *L, Eigen::MatrixXd::Zero(n, 1), f0, augp::Rng(augp::combine_seed(seed[0], seed[1]), 0),
                          reps, 0, 1, out.data(), 1);
   const auto t0 = clock::now();
   chain.run(reps);
