@@ -50,10 +50,6 @@ augp <- function(formula, data, likelihood = NULL, kernel = kernel_se(),
                  na.action, control = augp_control(), seed = NULL) {
   cl <- match.call()
   method <- match.arg(method)
-  if (!is.null(inducing)) {
-    stop("`inducing`: sparse GPs are not available yet; use inducing = NULL.",
-         call. = FALSE)
-  }
   if (missing(formula) || !inherits(formula, "formula")) {
     stop("`formula` must be a model formula such as y ~ x1 + x2.", call. = FALSE)
   }
@@ -82,7 +78,7 @@ augp <- function(formula, data, likelihood = NULL, kernel = kernel_se(),
   check_design(x, "data")
 
   fit <- augp_fit(x, y, likelihood = likelihood, kernel = kernel, method = method,
-                  inducing = NULL, weights = w, control = control, seed = seed)
+                  inducing = inducing, weights = w, control = control, seed = seed)
   fit$call <- cl
   fit$terms <- mt
   fit$xlevels <- stats::.getXlevels(mt, mf)

@@ -43,10 +43,15 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   check_design(x, "x")
   likelihood <- check_likelihood(likelihood, y)
   resp <- encode_response(likelihood, y, weights)
+  multi <- lik_is_multi(likelihood)
   if (!all(resp$keep)) {
     x <- x[resp$keep, , drop = FALSE]
-    resp$y <- resp$y[resp$keep]
-    resp$trials <- resp$trials[resp$keep]
+    if (multi) {
+      resp$Y <- resp$Y[resp$keep, , drop = FALSE]
+    } else {
+      resp$y <- resp$y[resp$keep]
+      resp$trials <- resp$trials[resp$keep]
+    }
     if (nrow(x) < 2L) {
       stop("Fewer than 2 observations left after dropping rows with zero weight or trials.",
            call. = FALSE)
@@ -54,10 +59,9 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   }
 
   std <- standardise_design(x, control$standardise)
-  rate <- sum(resp$y) / sum(resp$trials)
-  mean0 <- stats::qlogis(min(max(rate, 0.02), 0.98))
-
-  eng <- run_engine(std$x, resp$y, resp$trials, kernel, method, control, seed, mean0)
+  mean0 <- lik_prior_mean(likelihood, resp)
+  spec <- engine_lik_spec(likelihood, resp)
+  eng <- run_engine(std$x, spec, kernel, method, control, seed, mean0)
   if (isTRUE(eng$jitter_increased) || isTRUE(eng$jitter > control$jitter * (1 + 1e-8))) {
     warning(sprintf(paste0("The kernel matrix was nearly singular (duplicate or very close ",
                            "inputs?): jitter raised to %.3g."), eng$jitter), call. = FALSE)
@@ -66,7 +70,9 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
     call = match.call(), method = method, likelihood = likelihood,
     kernel = if (!is.null(eng$kernel)) eng$kernel else kernel,
     kernel_init = kernel, engine = eng,
-    y = resp$y, trials = resp$trials, levels = resp$levels,
+    y = if (multi) resp$Y else resp$y,
+    trials = if (multi) rowSums(resp$Y) else resp$trials, levels = resp$levels,
+    q = spec$q, multi = multi,
     x = std$x, centre = std$centre, scale = std$scale, dropped = std$dropped,
     x_names = colnames(x), mean0 = mean0, control = control, seed = seed,
     n = nrow(x), weighted = !is.null(weights), kept = which(resp$keep),
@@ -74,7 +80,11 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   )
   obj$x_raw <- x
   class(obj) <- "augp"
-  obj$fitted <- augp_prob(obj, eng$mean, eng$var, training = TRUE)
+  obj$fitted <- if (multi) {
+    multi_prob_summary(obj, list(mean = eng$mean, var = eng$var), draws = eng$draws)$mean
+  } else {
+    augp_prob(obj, eng$mean, eng$var, training = TRUE)
+  }
   obj
 }
 
@@ -126,12 +136,12 @@ standardise_design <- function(x, standardise = TRUE) {
 # while augp_control() counts them in total, warm-up included, so translate.
 # Progress: the engine reports each variational outer iteration with message();
 # in an interactive verbose session these ticks drive a text progress bar.
-run_engine <- function(X, y, trials, kernel, method, control, seed, mean0) {
+run_engine <- function(X, lik, kernel, method, control, seed, mean0) {
   ctl <- unclass(control)
   ctl$iter <- as.integer(floor((control$iter - control$warmup) / control$thin))
   ctl$standardise <- NULL
-  args <- list(X = X, y = y, trials = trials, kernel = kernel, method = method,
-               control = ctl, seed = seed, mean0 = mean0)
+  args <- list(X = X, kernel = kernel, method = method, control = ctl, seed = seed,
+               mean0 = mean0, lik = lik)
   if (!control$verbose) return(do.call(augp_engine, args))
   message(sprintf("augp: %s on %d observations, %d input(s)",
                   if (method == "vi") "variational inference" else "Gibbs sampling",

@@ -26,6 +26,11 @@
 #' @param standardise Centre and scale the numeric inputs before fitting?
 #'   Predictions undo the transformation, so results are on the original
 #'   scale either way.
+#' @param pred_draws Number of Monte Carlo draws from the variational
+#'   posterior used to turn latent predictions into category probabilities for
+#'   likelihoods with several latent functions (logistic-softmax,
+#'   stick-breaking); the draws are seeded from `seed`, so predictions are
+#'   reproducible.
 #' @return A list of class `augp_control`.
 #' @examples
 #' augp_control(maxit = 50, chains = 1)
@@ -34,7 +39,7 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, hyper_maxi
                          hyper_tol = 1e-3, iter = 1000, warmup = floor(iter / 2),
                          thin = 1, chains = 2,
                          threads = NULL, jitter = 1e-6, verbose = FALSE,
-                         standardise = TRUE) {
+                         standardise = TRUE, pred_draws = 1000) {
   ctrl_whole(maxit, "maxit", min = 1)
   ctrl_positive(tol, "tol")
   ctrl_flag(learn_hyper, "learn_hyper")
@@ -58,13 +63,14 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, hyper_maxi
   }
   ctrl_flag(verbose, "verbose")
   ctrl_flag(standardise, "standardise")
+  ctrl_whole(pred_draws, "pred_draws", min = 1)
   structure(list(maxit = as.integer(maxit), tol = as.double(tol),
                  learn_hyper = learn_hyper, hyper_maxit = as.integer(hyper_maxit),
                  hyper_tol = as.double(hyper_tol),
                  iter = as.integer(iter), warmup = as.integer(warmup),
                  thin = as.integer(thin), chains = as.integer(chains),
                  threads = threads, jitter = as.double(jitter), verbose = verbose,
-                 standardise = standardise),
+                 standardise = standardise, pred_draws = as.integer(pred_draws)),
             class = "augp_control")
 }
 

@@ -3,7 +3,8 @@
 #' Convert the latent-function draws of a Gibbs fit (`method = "gibbs"`) to
 #' the formats of the posterior and coda packages, for their diagnostics
 #' and summaries. The variables are named `f[1]`, ..., `f[n]`, one per
-#' training observation. Variational fits have no draws and give an error.
+#' training observation, or `f[i,category]` for likelihoods with several
+#' latent functions. Variational fits have no draws and give an error.
 #'
 #' These methods are registered when posterior or coda is loaded.
 #'
@@ -26,7 +27,7 @@ latent_draws <- function(x) {
   if (x$method != "gibbs" || is.null(d)) {
     stop("`x` has no posterior draws: refit with method = \"gibbs\".", call. = FALSE)
   }
-  dimnames(d) <- list(NULL, NULL, sprintf("f[%d]", seq_len(dim(d)[3])))
+  dimnames(d) <- list(NULL, NULL, latent_var_names(x, x$n))
   d
 }
 

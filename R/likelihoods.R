@@ -12,9 +12,9 @@
 #'
 #' When `likelihood = NULL`, [augp()] picks one from the response: a binary
 #' response gives `bernoulli_logit()`, a two-column count matrix gives
-#' `binomial_logit()`. Multi-class likelihoods (logistic-softmax,
-#' stick-breaking) are planned; a factor with more than two levels is
-#' reported as not yet supported.
+#' `binomial_logit()`, a factor with more than two levels gives
+#' `logistic_softmax()` and a count matrix with more than two columns
+#' `stick_breaking()`.
 #'
 #' @return An object of class `augp_likelihood`.
 #' @examples
@@ -42,19 +42,27 @@ print.augp_likelihood <- function(x, ...) {
   invisible(x)
 }
 
-# Pick a likelihood from the response when the user gave none. The multi-class
-# branches are the hooks for logistic_softmax() and stick_breaking().
+# Pick a likelihood from the response when the user gave none.
 guess_likelihood <- function(y) {
+  if (is.data.frame(y)) y <- as.matrix(y)
   if (is.matrix(y) && ncol(y) == 2L) return(binomial_logit())
   if (is.matrix(y) && ncol(y) > 2L) {
-    stop("`y` (the response): a count matrix with more than two columns needs the ",
-         "stick-breaking likelihood, which is not yet supported.", call. = FALSE)
+    make <- get0("stick_breaking", envir = asNamespace("augmentedGP"), mode = "function")
+    if (is.null(make)) {
+      stop("`y` (the response): a count matrix with more than two columns needs the ",
+           "stick-breaking likelihood, which is not available in this build.", call. = FALSE)
+    }
+    return(make())
   }
   if (is.character(y)) y <- factor(y)
   if (is.factor(y) && nlevels(droplevels(y)) > 2L) {
-    stop(sprintf(paste0("`y` (the response) is a factor with %d levels: multi-class ",
-                        "classification (logistic-softmax) is not yet supported."),
-                 nlevels(droplevels(y))), call. = FALSE)
+    make <- get0("logistic_softmax", envir = asNamespace("augmentedGP"), mode = "function")
+    if (is.null(make)) {
+      stop(sprintf(paste0("`y` (the response) is a factor with %d levels: the ",
+                          "logistic-softmax likelihood is not available in this build."),
+                   nlevels(droplevels(y))), call. = FALSE)
+    }
+    return(make())
   }
   bernoulli_logit()
 }
@@ -63,8 +71,8 @@ check_likelihood <- function(likelihood, y) {
   if (is.null(likelihood)) return(guess_likelihood(y))
   if (is.function(likelihood)) likelihood <- likelihood()
   if (!inherits(likelihood, "augp_likelihood")) {
-    stop("`likelihood` must be NULL or made by bernoulli_logit() or binomial_logit().",
-         call. = FALSE)
+    stop(paste0("`likelihood` must be NULL or made by bernoulli_logit(), binomial_logit(), ",
+                "logistic_softmax() or stick_breaking()."), call. = FALSE)
   }
   likelihood
 }
@@ -76,6 +84,52 @@ check_likelihood <- function(likelihood, y) {
 #' @noRd
 encode_response <- function(likelihood, y, weights = NULL) {
   UseMethod("encode_response")
+}
+
+# Hooks for likelihoods with several latent functions (q > 1). Each such
+# likelihood class implements encode_response() returning list(Y = n x K
+# counts, levels, keep) plus the four generics below; the binary likelihoods
+# use the binomial engine directly and need none of them.
+
+#' The engine's likelihood list (type, q, data) for an encoded response
+#' @noRd
+engine_lik_spec <- function(likelihood, resp) UseMethod("engine_lik_spec")
+
+#' The prior mean of the latent functions: scalar, length q or n x q
+#' @noRd
+lik_prior_mean <- function(likelihood, resp) UseMethod("lik_prior_mean")
+
+#' Category probabilities (K columns) from latent values (q columns, any rows)
+#' @noRd
+lik_prob <- function(likelihood, F) UseMethod("lik_prob")
+
+#' Number of latent functions for K categories
+#' @noRd
+lik_n_latent <- function(likelihood, K) UseMethod("lik_n_latent")
+
+#' @export
+engine_lik_spec.default <- function(likelihood, resp) {
+  list(type = "binomial", q = 1L, y = as.double(resp$y), trials = as.double(resp$trials))
+}
+
+#' @export
+lik_n_latent.default <- function(likelihood, K) 1L
+
+#' @export
+lik_prior_mean.default <- function(likelihood, resp) {
+  rate <- sum(resp$y) / sum(resp$trials)
+  stats::qlogis(min(max(rate, 0.02), 0.98))
+}
+
+#' @export
+lik_prob.default <- function(likelihood, F) {
+  p <- stats::plogis(as.numeric(F))
+  cbind(1 - p, p)
+}
+
+# Does this likelihood have a count-matrix response and several latent functions?
+lik_is_multi <- function(likelihood) {
+  !inherits(likelihood, c("augp_bernoulli", "augp_binomial"))
 }
 
 #' @export
@@ -97,7 +151,7 @@ encode_response.augp_bernoulli <- function(likelihood, y, weights = NULL) {
     lev <- levels(y)
     if (length(lev) > 2L) {
       stop(sprintf(paste0("`y` (the response) has %d classes but bernoulli_logit() ",
-                          "needs exactly 2 (multi-class is not yet supported)."),
+                          "needs exactly 2 (use logistic_softmax() for more)."),
                    length(lev)), call. = FALSE)
     }
     s <- as.integer(y) - 1

@@ -5,7 +5,8 @@
 #'
 #' @param object,x A fit from [augp()] or [augp_fit()].
 #' @param type For `fitted()`: `"response"` (probabilities) or `"link"`
-#'   (posterior mean of the latent function).
+#'   (posterior mean of the latent function). With several latent functions
+#'   these are matrices (one column per category or latent function).
 #' @param digits Number of significant digits to print.
 #' @param ... Unused.
 #' @return `print()` returns `x` invisibly; `summary()` an object of class
@@ -50,17 +51,24 @@ print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
 #' @rdname augp-methods
 #' @export
 summary.augp <- function(object, ...) {
-  p <- object$fitted
-  s <- object$y
   n <- object$trials
-  pc <- pmin(pmax(p, 1e-12), 1 - 1e-12)
-  logloss <- -sum(s * log(pc) + (n - s) * log1p(-pc)) / sum(n)
-  acc <- sum(ifelse(p > 0.5, s, n - s)) / sum(n)
+  if (isTRUE(object$multi)) {
+    st <- multi_fit_stats(object)
+    logloss <- st$logloss
+    acc <- st$accuracy
+  } else {
+    p <- object$fitted
+    s <- object$y
+    pc <- pmin(pmax(p, 1e-12), 1 - 1e-12)
+    logloss <- -sum(s * log(pc) + (n - s) * log1p(-pc)) / sum(n)
+    acc <- sum(ifelse(p > 0.5, s, n - s)) / sum(n)
+  }
   out <- list(call = object$call, likelihood = object$likelihood$name,
               method = object$method, n = object$n, trials = sum(n),
               inputs = colnames(object$x), dropped = object$dropped,
               kernel = object$kernel, coef = coef(object),
-              accuracy = acc, logloss = logloss, time = object$time)
+              accuracy = acc, logloss = logloss, time = object$time,
+              levels = object$levels, q = if (is.null(object$q)) 1L else object$q)
   if (object$method == "vi") {
     out$elbo <- final_elbo(object)
     out$iterations <- length(object$engine$elbo)
@@ -86,6 +94,10 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   if (length(x$dropped)) {
     cat("Dropped (zero variance):", paste(x$dropped, collapse = ", "), "\n")
   }
+  if (length(x$levels) > 2L || x$q > 1L) {
+    cat(sprintf("Categories (%d): %s | latent functions: %d (shared kernel)\n",
+                length(x$levels), paste(x$levels, collapse = ", "), x$q))
+  }
   cat("Kernel:", kernel_label(x$kernel), "\n")
   cat("Hyperparameters:\n")
   print(x$coef, digits = digits)
@@ -109,7 +121,14 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
 #' @export
 fitted.augp <- function(object, type = c("response", "link"), ...) {
   type <- match.arg(type)
-  if (type == "link") as.numeric(object$engine$mean) else object$fitted
+  if (type == "link") {
+    if (isTRUE(object$multi)) {
+      return(matrix(object$engine$mean, ncol = object$q,
+                    dimnames = list(NULL, latent_names(object))))
+    }
+    return(as.numeric(object$engine$mean))
+  }
+  object$fitted
 }
 
 #' @rdname augp-methods

@@ -5,10 +5,14 @@
 #' * `"predictive"`: with one numeric input, the predicted probability
 #'   against the input with a pointwise credible band and the data; with
 #'   two numeric inputs, the probability surface on a grid with the 0.5
-#'   contour and the data points.
+#'   contour and the data points. For several categories (logistic-softmax,
+#'   stick-breaking): one probability curve with its band per category (one
+#'   input), or the map of the most probable class shaded by its
+#'   probability (two inputs).
 #' * `"elbo"`: the ELBO trace of a variational fit.
 #' * `"trace"`: trace plots of the latent function at a few observations
-#'   (Gibbs fits).
+#'   (Gibbs fits); `which` indexes the latent values `f[i]` or, with several
+#'   latent functions, `f[i,category]` in the order of `as_draws_array()`.
 #' * `"latent"`: posterior mean and 95% interval of the latent function at
 #'   each training point, ordered by the mean and coloured by the response.
 #'
@@ -72,18 +76,19 @@ plot_trace <- function(object, which = NULL) {
          call. = FALSE)
   }
   n <- dim(d)[3]
+  vn <- latent_var_names(object, object$n)
   if (is.null(which)) which <- unique(round(seq(1, n, length.out = min(4L, n))))
   if (!is.numeric(which) || any(which < 1 | which > n)) {
-    stop(sprintf("`which` must hold observation indices between 1 and %d.", n),
+    stop(sprintf("`which` must hold indices of latent values between 1 and %d.", n),
          call. = FALSE)
   }
   df <- do.call(rbind, lapply(which, function(j) {
     data.frame(iteration = rep(seq_len(dim(d)[1]), dim(d)[2]),
                chain = factor(rep(seq_len(dim(d)[2]), each = dim(d)[1])),
                value = as.numeric(d[, , j]),
-               variable = sprintf("f[%d]", j))
+               variable = vn[j])
   }))
-  df$variable <- factor(df$variable, levels = sprintf("f[%d]", which))
+  df$variable <- factor(df$variable, levels = vn[which])
   ggplot(df, aes(x = .data$iteration, y = .data$value, colour = .data$chain)) +
     geom_line(linewidth = 0.3) + facet_wrap(~variable, scales = "free_y") +
     labs(x = "Iteration (after warm-up)", y = "Latent f", colour = "Chain",
@@ -91,6 +96,7 @@ plot_trace <- function(object, which = NULL) {
 }
 
 plot_latent <- function(object, level = 0.95) {
+  if (isTRUE(object$multi)) return(plot_latent_multi(object, level))
   m <- as.numeric(object$engine$mean)
   s <- sqrt(pmax(as.numeric(object$engine$var), 0))
   z <- stats::qnorm(1 - (1 - level) / 2)
@@ -129,11 +135,12 @@ plot_predictive <- function(object, grid = 60L, level = 0.95) {
     stop("`type = \"predictive\"` needs a model with one or two numeric predictors.",
          call. = FALSE)
   }
+  dat <- inp$data
+  if (nrow(dat) != object$n && !is.null(object$kept)) dat <- dat[object$kept, , drop = FALSE]
+  if (isTRUE(object$multi)) return(plot_predictive_multi(object, inp, dat, grid, level))
   obs <- object$y / object$trials
   binary <- all(object$trials == 1)
   response <- if (binary) factor(object$levels[obs + 1], levels = object$levels) else obs
-  dat <- inp$data
-  if (nrow(dat) != length(obs) && !is.null(object$kept)) dat <- dat[object$kept, , drop = FALSE]
   mk_new <- function(g) {
     if (is.null(object$terms)) as.matrix(g) else g
   }

@@ -7,7 +7,11 @@
 #'   Rows with missing predictors give `NA`.
 #' @param type `"response"`: the probability of the second class (the
 #'   "success"); `"link"`: the latent function \eqn{f} (log-odds);
-#'   `"class"`: the more probable class, as a factor.
+#'   `"class"`: the more probable class, as a factor. For likelihoods with
+#'   several latent functions (logistic-softmax, stick-breaking),
+#'   `"response"` gives a matrix of category probabilities (one column per
+#'   level), `"link"` a matrix of latent posterior means (one column per
+#'   latent function) and `"class"` the most probable category.
 #' @param se.fit Also return posterior standard deviations of the latent
 #'   function (for `type = "link"`) or of the probability (`"response"`).
 #' @param interval `"none"` or `"credible"`: pointwise credible intervals for
@@ -17,10 +21,15 @@
 #' @details For variational fits the probability is
 #'   \eqn{E_q[\sigma(f)]}, computed by Gauss-Hermite quadrature under the
 #'   Gaussian approximation \eqn{q(f)}; for Gibbs fits it is the average of
-#'   \eqn{\sigma(f)} over the posterior draws.
+#'   \eqn{\sigma(f)} over the posterior draws. With several latent functions
+#'   the category probabilities are averaged over `control$pred_draws` Monte
+#'   Carlo draws from the marginals of \eqn{q(f)} (seeded from the fit's
+#'   `seed`, so repeated calls agree) or over the posterior draws of a Gibbs
+#'   fit; intervals are pointwise quantiles of the same draws.
 #' @return A vector (factor for `"class"`), or, with `se.fit = TRUE` or an
 #'   interval, a data frame with columns `fit`, `se.fit`, `lwr`, `upr` as
-#'   requested.
+#'   requested. With several latent functions: a matrix (factor for
+#'   `"class"`), or a list of matrices `fit`, `se.fit`, `lwr`, `upr`.
 #' @examples
 #' set.seed(1)
 #' x <- matrix(rnorm(60), 30)
@@ -38,6 +47,10 @@ predict.augp <- function(object, newdata, type = c("response", "link", "class"),
   }
   if (!is.numeric(level) || length(level) != 1 || !(level > 0 && level < 1)) {
     stop("`level` must be a single number between 0 and 1.", call. = FALSE)
+  }
+  if (isTRUE(object$multi)) {
+    return(predict_multi(object, if (missing(newdata)) NULL else newdata, type, se.fit,
+                         interval, level))
   }
   want_draws <- object$method == "gibbs" && (type != "link")
   if (missing(newdata) || is.null(newdata)) {

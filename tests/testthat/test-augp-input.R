@@ -20,7 +20,6 @@ test_that("response problems give clear errors", {
   one <- d
   one$y[] <- "pos"
   expect_error(augp(y ~ x1, one, control = augp_quick()), "`y`.*only one class")
-  expect_error(augp(g ~ x1, d, control = augp_quick()), "`y`.*3 levels.*not yet supported")
   expect_error(augp(g ~ x1, d, likelihood = bernoulli_logit(), control = augp_quick()),
                "`y`.*3 classes.*bernoulli_logit")
   expect_error(augp_fit(cbind(d$x1), c(0, 2, rep(0:1, 19))), "`y`.*0/1")
