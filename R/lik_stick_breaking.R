@@ -242,3 +242,54 @@ lik_prob.augp_stick_breaking <- function(likelihood, F) {
 lik_n_latent.augp_stick_breaking <- function(likelihood, K) {
   as.integer(K) - 1L
 }
+
+#' Expected category counts for a given number of trials
+#'
+#' For a fit with several categories (such as [stick_breaking()]), the
+#' expected counts of each category when `size` trials are made at each
+#' input: `size` times the posterior predictive category probabilities of
+#' [predict.augp()] (`type = "response"`), with optional credible intervals.
+#'
+#' @inheritParams predict.augp
+#' @param size Number of trials per row: a single whole number or one per row
+#'   of `newdata` (of the training rows used in the fit when `newdata` is
+#'   missing); the default for the training rows is their observed totals.
+#' @param interval `"none"` or `"credible"`: pointwise credible intervals of the
+#'   expected counts (from those of the probabilities).
+#' @return A matrix of expected counts (one column per category), or with an
+#'   interval a list of matrices `fit`, `lwr`, `upr`.
+#' @examples
+#' set.seed(1)
+#' x <- seq(0, 1, length.out = 25)
+#' Y <- t(sapply(x, function(s) rmultinom(1, 8, c(s, 1 - s, 1) / 2)))
+#' colnames(Y) <- c("a", "b", "c")
+#' fit <- augp_fit(x, Y, likelihood = stick_breaking(),
+#'                 control = augp_control(hyper_maxit = 3))
+#' predict_counts(fit, matrix(c(0.1, 0.9)), size = 100)
+#' @export
+predict_counts <- function(object, newdata, size = NULL, interval = c("none", "credible"),
+                           level = 0.95) {
+  if (!inherits(object, "augp")) stop("`object` must be a fit from augp() or augp_fit().", call. = FALSE)
+  interval <- match.arg(interval)
+  if (!isTRUE(object$multi)) {
+    stop("`object`: predict_counts() needs a fit with several categories (e.g. stick_breaking()).",
+         call. = FALSE)
+  }
+  nd <- if (missing(newdata)) NULL else newdata
+  pr <- predict(object, nd, type = "response", interval = interval, level = level)
+  P <- if (is.list(pr)) pr$fit else pr
+  n <- nrow(P)
+  if (is.null(size)) {
+    if (!is.null(nd)) stop("`size` is needed for `newdata` (the number of trials per row).",
+                           call. = FALSE)
+    size <- object$trials
+  }
+  if (!is.numeric(size) || !(length(size) %in% c(1L, n)) || anyNA(size) || any(!is.finite(size)) ||
+      any(size < 0) || any(size != round(size))) {
+    stop(sprintf("`size` must be whole numbers >= 0: a single number or one per row (%d).", n),
+         call. = FALSE)
+  }
+  size <- rep_len(as.numeric(size), n)
+  if (!is.list(pr)) return(P * size)
+  list(fit = pr$fit * size, lwr = pr$lwr * size, upr = pr$upr * size)
+}
