@@ -115,3 +115,149 @@ test_that("VI and Gibbs agree on a small problem; seeds and threads", {
                    mean0 = sb_prior_mean(3), control = list(learn_hyper = FALSE, threads = 1))
   expect_identical(vi$mean, vi1$mean)
 })
+
+# ---- front end -----------------------------------------------------------------
+
+sb_data <- function(n = 40, trials = 6, seed = 8) {
+  d <- sb_sim(n, trials, seed)
+  data.frame(x = d$x, a = d$Y[, 1], b = d$Y[, 2], c = d$Y[, 3])
+}
+sb_ctl <- function(...) augp_control(hyper_maxit = 3, threads = 2, ...)
+
+test_that("a count matrix with > 2 columns picks stick_breaking(); predictions have K columns", {
+  d <- sb_data()
+  fit <- augp(cbind(a, b, c) ~ x, data = d, control = sb_ctl(), seed = 1)
+  expect_s3_class(fit$likelihood, "augp_stick_breaking")
+  P <- predict(fit, data.frame(x = c(0.1, 0.5, 0.9)), type = "response")
+  expect_equal(dim(P), c(3L, 3L))
+  expect_equal(colnames(P), c("a", "b", "c"))
+  expect_equal(unname(rowSums(P)), rep(1, 3), tolerance = 1e-12)
+  L <- predict(fit, data.frame(x = c(0.1, 0.5)), type = "link")
+  expect_equal(dim(L), c(2L, 2L))
+  cls <- predict(fit, data.frame(x = 0.5), type = "class")
+  expect_true(is.factor(cls) && identical(levels(cls), c("a", "b", "c")))
+  # the default prior mean is the stick-breaking one
+  expect_equal(as.numeric(fit$mean0), digamma(1) - digamma(3 - 1:2))
+  # expected counts
+  C <- predict_counts(fit, data.frame(x = c(0.1, 0.5, 0.9)), size = c(10, 20, 30))
+  expect_equal(C, P * c(10, 20, 30))
+  Ct <- predict_counts(fit)
+  expect_equal(rowSums(Ct), rowSums(d[, c("a", "b", "c")]), tolerance = 1e-10)
+  Ci <- predict_counts(fit, data.frame(x = 0.5), size = 100, interval = "credible")
+  expect_true(all(Ci$lwr <= Ci$fit & Ci$fit <= Ci$upr))
+  expect_error(predict_counts(fit, data.frame(x = 0.5)), "size")
+  expect_error(predict_counts(fit, data.frame(x = 0.5), size = -1), "size")
+  expect_error(predict_counts(fit, data.frame(x = 0.5), size = 2.5), "size")
+})
+
+test_that("a factor response is accepted with stick_breaking(); order and prior_mean apply", {
+  set.seed(4)
+  x <- stats::runif(60)
+  y <- factor(sample(c("lo", "mid", "hi"), 60, replace = TRUE), levels = c("lo", "mid", "hi"))
+  fit <- augp_fit(x, y, likelihood = stick_breaking(), control = sb_ctl(), seed = 2)
+  expect_equal(fit$levels, c("lo", "mid", "hi"))
+  expect_equal(unname(rowSums(fit$y)), rep(1, 60))
+  fo <- augp_fit(x, y, likelihood = stick_breaking(order = c("hi", "lo", "mid")),
+                 control = sb_ctl(), seed = 2)
+  expect_equal(fo$levels, c("hi", "lo", "mid"))
+  expect_equal(colnames(predict(fo, matrix(0.5))), c("hi", "lo", "mid"))
+  expect_equal(unname(fo$y[, 1]), as.numeric(y == "hi"))
+  fi <- augp_fit(x, y, likelihood = stick_breaking(order = 3:1), control = sb_ctl(), seed = 2)
+  expect_equal(fi$levels, c("hi", "mid", "lo"))
+  fp <- augp_fit(x, y, likelihood = stick_breaking(prior_mean = c(-1, 0.5)),
+                 control = sb_ctl(), seed = 2)
+  expect_equal(as.numeric(fp$mean0), c(-1, 0.5))
+  expect_error(augp_fit(x, y, likelihood = stick_breaking(order = c("hi", "lo")),
+                        control = sb_ctl()), "order")
+  expect_error(augp_fit(x, y, likelihood = stick_breaking(order = c("hi", "lo", "xx")),
+                        control = sb_ctl()), "order")
+  expect_error(augp_fit(x, y, likelihood = stick_breaking(prior_mean = 1:3), control = sb_ctl()),
+               "prior_mean")
+  expect_error(stick_breaking(order = c("a", "a")), "order")
+  expect_error(stick_breaking(prior_mean = NA), "prior_mean")
+})
+
+test_that("rows with zero total are dropped; bad counts give clear errors naming `y`", {
+  d <- sb_data()
+  d[c(2, 5), c("a", "b", "c")] <- 0
+  fit <- augp(cbind(a, b, c) ~ x, data = d, control = sb_ctl(), seed = 1)
+  expect_equal(fit$n, nrow(d) - 2L)
+  x <- d$x
+  Y <- as.matrix(d[, c("a", "b", "c")])
+  sb <- stick_breaking()
+  bad <- Y
+  bad[1, 1] <- -1
+  expect_error(augp_fit(x, bad, likelihood = sb), "`y`.*non-negative")
+  bad <- Y
+  bad[1, 1] <- 1.5
+  expect_error(augp_fit(x, bad, likelihood = sb), "`y`.*whole")
+  bad <- Y
+  bad[1, 1] <- NA
+  expect_error(augp_fit(x, bad, likelihood = sb), "`y`.*NA")
+  expect_error(augp_fit(x, Y[, 1, drop = FALSE], likelihood = sb), "`y`.*single category")
+  expect_error(augp_fit(x, factor(rep("a", nrow(Y))), likelihood = sb), "`y`.*single category")
+  expect_error(augp_fit(x, Y * 0, likelihood = sb), "`y`.*total zero")
+  only <- Y
+  only[, 2:3] <- 0
+  only[, 1] <- 1
+  expect_error(augp_fit(x, only, likelihood = sb), "`y`.*single category")
+  expect_error(augp_fit(x, list(1, 2), likelihood = sb), "`y`")
+})
+
+test_that("newdata problems give clear errors or NA rows", {
+  d <- sb_data()
+  fit <- augp(cbind(a, b, c) ~ x, data = d, control = sb_ctl(), seed = 1)
+  expect_error(predict(fit, data.frame(z = 1)), "newdata")
+  expect_error(predict(fit, matrix(1)), "newdata")
+  P <- predict(fit, data.frame(x = c(0.3, NA)))
+  expect_true(all(is.na(P[2, ])) && all(!is.na(P[1, ])))
+  S <- simulate(fit, nsim = 2, seed = 1, newdata = data.frame(x = c(0.3, NA)), size = 5)
+  expect_true(all(is.na(S[2, , ])))
+  expect_equal(unname(colSums(S[1, , ])), c(5, 5))
+  expect_error(simulate(fit, nsim = 0), "nsim")
+  expect_error(simulate(fit, nsim = 1, size = c(1, 2)), "size")
+})
+
+test_that("simulate() draws count tables with the right totals and moments; seeds reproduce", {
+  d <- sb_data(n = 30, trials = 8)
+  fit <- augp(cbind(a, b, c) ~ x, data = d, control = sb_ctl(), seed = 1)
+  s1 <- simulate(fit, nsim = 3, seed = 10)
+  expect_equal(dim(s1), c(30L, 3L, 3L))
+  expect_equal(dimnames(s1)[[2]], c("a", "b", "c"))
+  expect_equal(apply(s1, c(1, 3), sum), matrix(8, 30, 3, dimnames = list(NULL, paste0("sim_", 1:3))))
+  expect_identical(s1, simulate(fit, nsim = 3, seed = 10))
+  expect_false(identical(s1, simulate(fit, nsim = 3, seed = 11)))
+  # the user's random stream is left alone
+  set.seed(5)
+  u1 <- stats::runif(1)
+  set.seed(5)
+  invisible(simulate(fit, nsim = 1, seed = 99))
+  expect_identical(stats::runif(1), u1)
+  # posterior predictive means: average simulated counts match size x probabilities
+  big <- simulate(fit, nsim = 2000, seed = 3, newdata = data.frame(x = 0.5), size = 10)
+  P <- predict(fit, data.frame(x = 0.5))
+  m <- rowMeans(big[1, , ])
+  expect_lt(max(abs(m - 10 * P[1, ]) / sqrt(10 * P[1, ] * 4 / 2000)), 4.5)
+})
+
+test_that("Gibbs front end: same seed same fit, thread count irrelevant, simulate works", {
+  d <- sb_data(n = 25, trials = 5)
+  ctl <- function(th) augp_control(learn_hyper = FALSE, iter = 200, warmup = 50, chains = 2,
+                                   threads = th)
+  k <- kernel_se(variance = 1, lengthscale = 0.3)
+  g1 <- augp(cbind(a, b, c) ~ x, data = d, kernel = k, method = "gibbs", control = ctl(1), seed = 7)
+  g2 <- augp(cbind(a, b, c) ~ x, data = d, kernel = k, method = "gibbs", control = ctl(2), seed = 7)
+  expect_identical(g1$engine$draws, g2$engine$draws)
+  # predictions at new inputs draw the conditional part with R's RNG: seed it
+  set.seed(1)
+  p1 <- predict(g1, data.frame(x = 0.4))
+  set.seed(1)
+  expect_identical(p1, predict(g2, data.frame(x = 0.4)))
+  expect_identical(predict(g1), predict(g2))
+  s <- simulate(g1, nsim = 2, seed = 1, newdata = data.frame(x = c(0.2, 0.8)), size = 4)
+  expect_equal(unname(apply(s, c(1, 3), sum)), matrix(4, 2, 2))
+  v1 <- augp(cbind(a, b, c) ~ x, data = d, control = sb_ctl(), seed = 7)
+  v2 <- augp(cbind(a, b, c) ~ x, data = d,
+             control = augp_control(hyper_maxit = 3, threads = 1), seed = 7)
+  expect_identical(v1$engine$mean, v2$engine$mean)
+})
