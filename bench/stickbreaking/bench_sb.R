@@ -69,6 +69,7 @@ for (r in seq_len(nrow(grid))) {
   n <- grid$n[r]
   K <- grid$K[r]
   seed <- 1000 + 10 * n + K
+  set.seed(seed)
   x <- sort(stats::runif(n))
   xt <- stats::runif(1000)
   P <- augmentedGP:::pi_SB(true_psi(x, K, seed))
@@ -80,6 +81,20 @@ for (r in seq_len(nrow(grid))) {
   static <- colSums(Y) / sum(Y)
   base <- list(n = n, K = K, oracle = score(Pt),
                static = score(matrix(pmax(static, 1e-12), 1000, K, byrow = TRUE)))
+  # peer: multinomial logistic regression on a natural-spline basis (nnet::multinom)
+  t_mn <- system.time({
+    B <- splines::ns(x, df = 6)
+    dtr <- data.frame(unclass(B)[, 1:6])
+    names(dtr) <- paste0("b", 1:6)
+    dte <- data.frame(predict(B, xt)[, 1:6])
+    names(dte) <- names(dtr)
+    mn <- nnet::multinom(Y ~ ., data = dtr, trace = FALSE, MaxNWts = 10000, maxit = 500)
+    Pmn <- predict(mn, newdata = dte, type = "probs")
+  })[["elapsed"]]
+  Pmn <- matrix(Pmn, ncol = K)
+  res[[length(res) + 1]] <- c(base, method = "nnet::multinom, ns(x, 6)", time = t_mn,
+                              heldout = score(pmax(Pmn, 1e-12)), sweeps = NA)
+  cat(sprintf("n = %d K = %d multinom: %.1f s, held-out %.4f\n", n, K, t_mn, score(Pmn)))
   mu0 <- augmentedGP:::sb_prior_mean(K)
   lik <- list(type = "stick_breaking", q = K - 1L, Y = Y)
   t_vi <- system.time(
