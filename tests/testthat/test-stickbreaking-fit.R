@@ -282,3 +282,17 @@ test_that("simulate() also works for binary fits (factor and binomial responses)
   expect_true(all(as.matrix(sb) >= 0 & as.matrix(sb) <= 5))
   expect_identical(sb, simulate(fb, nsim = 3, seed = 1))
 })
+
+test_that("plots of a stick-breaking fit build (probabilities along one covariate, ELBO, trace)", {
+  d <- sb_data(n = 20, trials = 4)
+  fit <- augp(cbind(a, b, c) ~ x, data = d, control = sb_ctl(), seed = 1)
+  p <- ggplot2::autoplot(fit, type = "predictive", level = 0.9)
+  expect_s3_class(p, "ggplot")
+  built <- ggplot2::ggplot_build(p)
+  expect_true(any(vapply(built$data, function(l) "ymin" %in% names(l), logical(1))))
+  expect_s3_class(ggplot2::autoplot(fit, type = "elbo"), "ggplot")
+  g <- augp(cbind(a, b, c) ~ x, data = d, method = "gibbs", seed = 1,
+            control = augp_control(learn_hyper = FALSE, iter = 100, warmup = 50, chains = 1,
+                                   threads = 2))
+  expect_s3_class(ggplot2::autoplot(g, type = "trace"), "ggplot")
+})
