@@ -38,9 +38,10 @@
 #'   levels), or a permutation of the category names (or of their column
 #'   indices) giving the order in which the sticks are broken.
 #' @param prior_mean `NULL` for the default prior mean of the stick logits,
-#'   \eqn{\mu_k = \psi(1) - \psi(K - k)} (digamma function), under which
-#'   \eqn{\sigma(\psi_k)} has the mean of a Beta\eqn{(1, K - k)} variable and
-#'   the induced prior on the probabilities is roughly uniform on the simplex;
+#'   `mu_k = digamma(1) - digamma(K - k)`, the mean of the logit of a
+#'   Beta\eqn{(1, K - k)} variable (the breaks of a uniform Dirichlet
+#'   distribution), so that the induced prior on the probabilities is roughly
+#'   uniform on the simplex;
 #'   or a single number or a vector of length \eqn{K - 1} (one per stick).
 #' @return An object of class `c("augp_stick_breaking", "augp_likelihood")`.
 #' @references Linderman, S. W., Johnson, M. J. and Adams, R. P. (2015).
