@@ -182,6 +182,12 @@ test_that("rows with zero total are dropped; bad counts give clear errors naming
   d[c(2, 5), c("a", "b", "c")] <- 0
   fit <- augp(cbind(a, b, c) ~ x, data = d, control = sb_ctl(), seed = 1)
   expect_equal(fit$n, nrow(d) - 2L)
+  # frequency weights multiply the counts; zero weights drop rows
+  w <- rep(c(0, 2), length.out = nrow(d))
+  fw <- augp_fit(d$x, as.matrix(d[, c("a", "b", "c")]), likelihood = stick_breaking(),
+                 weights = w, control = sb_ctl(), seed = 1)
+  kept <- w > 0 & rowSums(d[, c("a", "b", "c")]) > 0
+  expect_equal(unname(fw$y), unname(2 * as.matrix(d[kept, c("a", "b", "c")])))
   x <- d$x
   Y <- as.matrix(d[, c("a", "b", "c")])
   sb <- stick_breaking()
