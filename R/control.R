@@ -8,11 +8,13 @@
 #' @param tol Convergence tolerance on the relative change of the ELBO.
 #' @param learn_hyper Learn the kernel hyperparameters (variance and
 #'   lengthscales) by maximising the ELBO? If `FALSE` they stay as given.
-#' @param hyper_maxit Maximum number of hyperparameter updates (outer
-#'   iterations of variational inference).
-#' @param hyper_tol Hyperparameter updates stop once one round of updates
-#'   raises the ELBO by less than this many nats (or by less than `tol` in
-#'   relative terms); the variational updates then run to convergence.
+#' @param hyper_maxit Maximum number of L-BFGS-B iterations of the
+#'   hyperparameter search (per data level, see Details).
+#' @param hyper_tol The hyperparameter search stops once an iteration raises
+#'   the ELBO by less than about this many nats.
+#' @param hyper_polish Number of L-BFGS-B iterations on the full data after
+#'   the subset levels (0, the default, keeps the hyperparameters found on
+#'   the largest subset and only runs the variational updates on all data).
 #' @param iter Number of Gibbs iterations per chain, warm-up included.
 #' @param warmup Number of warm-up iterations discarded from each chain.
 #' @param thin Keep every `thin`-th draw after warm-up.
@@ -48,12 +50,20 @@
 #' @param learn_inducing Sparse GPs: also learn the inducing locations?
 #' @param inducing_method Sparse GPs: `"kmeans"` or `"random"` placement of
 #'   the inducing points when `inducing` is a number.
+#' @details Kernel hyperparameters are learned by maximising the profiled
+#'   ELBO (the ELBO at the optimal variational distribution, whose gradient is
+#'   available in closed form at the coordinate-ascent fixed point) with
+#'   L-BFGS-B. For n >= 800 the search runs first on nested, evenly spaced
+#'   subsets of about half the size each (from 400-800 points upwards; each
+#'   level starts from the previous optimum), since each evaluation costs
+#'   O(m^3) in the subset size m; the full data then run the variational
+#'   updates to convergence, plus `hyper_polish` search iterations.
 #' @return A list of class `augp_control`.
 #' @examples
 #' augp_control(maxit = 50, chains = 1)
 #' @export
 augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, hyper_maxit = 30,
-                         hyper_tol = 1e-3, iter = 1000, warmup = floor(iter / 2),
+                         hyper_tol = 1e-3, hyper_polish = 0, iter = 1000, warmup = floor(iter / 2),
                          thin = 1, chains = 2,
                          threads = NULL, jitter = 1e-6, verbose = FALSE,
                          standardise = TRUE, pred_draws = 1000,
@@ -67,6 +77,7 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, hyper_maxi
   ctrl_flag(learn_hyper, "learn_hyper")
   ctrl_whole(hyper_maxit, "hyper_maxit", min = 0)
   ctrl_positive(hyper_tol, "hyper_tol")
+  ctrl_whole(hyper_polish, "hyper_polish", min = 0)
   ctrl_whole(iter, "iter", min = 1)
   ctrl_whole(warmup, "warmup", min = 0)
   ctrl_whole(thin, "thin", min = 1)
@@ -99,7 +110,7 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, hyper_maxi
   ctrl_flag(learn_inducing, "learn_inducing")
   structure(list(maxit = as.integer(maxit), tol = as.double(tol),
                  learn_hyper = learn_hyper, hyper_maxit = as.integer(hyper_maxit),
-                 hyper_tol = as.double(hyper_tol),
+                 hyper_tol = as.double(hyper_tol), hyper_polish = as.integer(hyper_polish),
                  iter = as.integer(iter), warmup = as.integer(warmup),
                  thin = as.integer(thin), chains = as.integer(chains),
                  threads = threads, jitter = as.double(jitter), verbose = verbose,

@@ -1,0 +1,166 @@
+#' Simulate responses from the posterior predictive distribution
+#'
+#' Draws new responses for the training inputs (or for `newdata`) from the
+#' posterior predictive distribution of a fitted augmented GP model: for each
+#' simulation, one draw of the latent function(s) is taken from the posterior
+#' (a stored Gibbs draw, or a draw from the Gaussian approximation \eqn{q(f)}
+#' of a variational fit), turned into category probabilities, and a response
+#' is drawn from the likelihood.
+#'
+#' @param object A fit from [augp()] or [augp_fit()].
+#' @param nsim Number of simulated responses (a positive whole number).
+#' @param seed `NULL`, or a number passed to [set.seed()] before simulating
+#'   (the random number state is restored afterwards), as in
+#'   [stats::simulate()].
+#' @param newdata Optional new inputs (as in [predict.augp()]); missing or
+#'   `NULL` means the training inputs (rows used in the fit).
+#' @param size Number of trials per row: a single whole number or one per row.
+#'   The default is the training rows' totals for the training inputs and 1
+#'   for `newdata`.
+#' @param ... Unused.
+#' @details For a variational fit the latent values of different rows are
+#'   drawn independently from their marginals, so each row's simulated
+#'   response follows its pointwise posterior predictive distribution (the
+#'   correlation between rows is not reproduced). Gibbs fits use joint
+#'   posterior draws.
+#' @return For multi-category likelihoods (such as [stick_breaking()]): an
+#'   array of counts with dimensions `c(rows, K, nsim)`, the categories (in the
+#'   order of the fit) as column names. For binary likelihoods: a data frame
+#'   with `nsim` columns `sim_1`, ... holding the number of successes out of
+#'   `size` (a factor with the response levels when every row has one trial).
+#'   The result has an attribute `"seed"` as in [stats::simulate()].
+#' @examples
+#' set.seed(1)
+#' x <- seq(0, 1, length.out = 25)
+#' Y <- t(sapply(x, function(s) rmultinom(1, 8, c(s, 1 - s, 1) / 2)))
+#' colnames(Y) <- c("a", "b", "c")
+#' fit <- augp_fit(x, Y, likelihood = stick_breaking(),
+#'                 control = augp_control(hyper_maxit = 3))
+#' sims <- simulate(fit, nsim = 2, seed = 3)
+#' dim(sims)
+#' @importFrom stats simulate
+#' @export
+simulate.augp <- function(object, nsim = 1, seed = NULL, newdata = NULL, size = NULL, ...) {
+  if (!is.numeric(nsim) || length(nsim) != 1 || !is.finite(nsim) || nsim < 1 ||
+      nsim != round(nsim)) {
+    stop("`nsim` must be a single whole number >= 1.", call. = FALSE)
+  }
+  nsim <- as.integer(nsim)
+  if (!is.null(seed)) {
+    if (!is.numeric(seed) || length(seed) != 1 || !is.finite(seed)) {
+      stop("`seed` must be NULL or a single finite number.", call. = FALSE)
+    }
+    if (!exists(".Random.seed", envir = globalenv(), inherits = FALSE)) stats::runif(1)
+    old <- get(".Random.seed", envir = globalenv(), inherits = FALSE)
+    on.exit(assign(".Random.seed", old, envir = globalenv()), add = TRUE)
+    set.seed(seed)
+  }
+  rng_state <- if (is.null(seed)) {
+    if (!exists(".Random.seed", envir = globalenv(), inherits = FALSE)) stats::runif(1)
+    get(".Random.seed", envir = globalenv(), inherits = FALSE)
+  } else {
+    seed
+  }
+  training <- is.null(newdata)
+  ld <- latent_draws(object, newdata, nsim)
+  n <- length(ld$ok)
+  if (is.null(size)) {
+    size <- if (training) training_totals(object) else rep(1, n)
+  } else {
+    if (!is.numeric(size) || !(length(size) %in% c(1L, n)) || anyNA(size) || any(size < 0) ||
+        any(size != round(size)) || any(!is.finite(size))) {
+      stop(sprintf("`size` must be whole numbers >= 0: a single number or one per row (%d).", n),
+           call. = FALSE)
+    }
+    size <- rep_len(as.numeric(size), n)
+  }
+  q <- ld$q
+  levels <- object$levels
+  multi <- q > 1 || length(levels) > 2
+  if (multi) {
+    K <- length(levels)
+    out <- array(NA_real_, c(n, K, nsim),
+                 dimnames = list(ld$rownames, levels, paste0("sim_", seq_len(nsim))))
+    for (s in seq_len(nsim)) {
+      P <- lik_prob(object$likelihood, matrix(ld$F[s, , ], sum(ld$ok), q))
+      cnt <- draw_multinomial(P, size[ld$ok])
+      out[ld$ok, , s] <- cnt
+    }
+  } else {
+    out <- matrix(NA_real_, n, nsim, dimnames = list(ld$rownames, paste0("sim_", seq_len(nsim))))
+    for (s in seq_len(nsim)) {
+      p <- stats::plogis(ld$F[s, , 1])
+      out[ld$ok, s] <- stats::rbinom(sum(ld$ok), size[ld$ok], p)
+    }
+    out <- as.data.frame(out)
+    if (all(size == 1) && length(levels) == 2) {
+      out[] <- lapply(out, function(v) factor(levels[v + 1], levels = levels))
+    }
+  }
+  attr(out, "seed") <- rng_state
+  out
+}
+
+# One multinomial draw per row of P with the given totals.
+draw_multinomial <- function(P, size) {
+  K <- ncol(P)
+  out <- matrix(0, nrow(P), K)
+  for (i in seq_len(nrow(P))) {
+    if (size[i] > 0) out[i, ] <- stats::rmultinom(1, size[i], pmax(P[i, ], 0))
+  }
+  out
+}
+
+# Totals of the training rows used in the fit.
+training_totals <- function(object) {
+  Y <- object$engine$lik$Y
+  if (!is.null(Y)) return(rowSums(Y))
+  if (!is.null(object$trials)) return(as.numeric(object$trials))
+  rep(1, nrow(object$x))
+}
+
+# S draws of the latent function(s) at the training inputs (newdata NULL) or at
+# new inputs: list(F = S x (rows with complete inputs) x q array, ok, q, rownames).
+# Gibbs fits: S posterior draws picked at random (with replacement when S exceeds
+# the number stored); variational fits: independent draws from the marginals.
+latent_draws <- function(object, newdata = NULL, S = 200) {
+  eng <- object$engine
+  q <- if (is.null(eng$q)) 1L else as.integer(eng$q)
+  if (is.null(newdata)) {
+    X <- object$x
+    ok <- rep(TRUE, nrow(X))
+    rn <- NULL
+  } else {
+    X <- new_design(object, newdata)
+    ok <- stats::complete.cases(X)
+    rn <- rownames(newdata)
+  }
+  m <- sum(ok)
+  if (m == 0) return(list(F = array(0, c(S, 0, q)), ok = ok, q = q, rownames = rn))
+  Xo <- X[ok, , drop = FALSE]
+  if (object$method == "gibbs") {
+    if (is.null(newdata)) {
+      d <- dim(eng$draws)
+      all <- array(eng$draws, c(d[1] * d[2], nrow(X), q))
+    } else {
+      all <- augp_engine_predict(eng, Xo, draws = TRUE)$draws
+      all <- array(all, c(dim(all)[1], m, q))
+    }
+    pick <- if (S <= dim(all)[1]) sample.int(dim(all)[1], S) else
+      sample.int(dim(all)[1], S, replace = TRUE)
+    F <- all[pick, , , drop = FALSE]
+  } else {
+    if (is.null(newdata)) {
+      mu <- matrix(eng$mean, nrow(X), q)
+      v <- matrix(eng$var, nrow(X), q)
+    } else {
+      pr <- augp_engine_predict(eng, Xo)
+      mu <- matrix(pr$mean, m, q)
+      v <- matrix(pr$var, m, q)
+    }
+    sd <- sqrt(pmax(v, 0))
+    F <- array(0, c(S, m, q))
+    for (s in seq_len(S)) F[s, , ] <- mu + sd * matrix(stats::rnorm(m * q), m, q)
+  }
+  list(F = F, ok = ok, q = q, rownames = rn)
+}
