@@ -31,6 +31,10 @@ with_local_seed <- function(seed, expr) {
   expr
 }
 
+# Seed of the Monte Carlo draws behind predictions: the fit's seed, so repeated
+# predictions agree and the user's random number stream is left alone.
+pred_seed <- function(object) if (is.null(object$seed)) 1L else object$seed
+
 # Category probabilities from the latent posterior, averaged over draws.
 #   pr: list(mean, var) of n x q matrices (Gaussian marginals, variational fits);
 #   draws: posterior latent draws, either the engine's [iter, chains, n * q] array
@@ -57,8 +61,7 @@ multi_prob_summary <- function(object, pr, draws = NULL, level = NULL, chunk = 2
     n <- nrow(m)
     S <- object$control$pred_draws
     if (is.null(S)) S <- 1000L
-    seed <- if (is.null(object$seed)) 1L else object$seed
-    Z <- with_local_seed(seed, array(stats::rnorm(S * q), c(S, 1L, q)))
+    Z <- with_local_seed(pred_seed(object), array(stats::rnorm(S * q), c(S, 1L, q)))
     get_chunk <- function(idx) {
       nc <- length(idx)
       out <- array(0, c(S, nc, q))
@@ -99,7 +102,8 @@ predict_multi <- function(object, newdata, type, se.fit, interval, level) {
     X <- new_design(object, newdata)
     ok <- stats::complete.cases(X)
     rn <- rownames(X)
-    pr <- augp_engine_predict(object$engine, X[ok, , drop = FALSE], draws = gibbs)
+    pr <- with_local_seed(pred_seed(object),
+                          augp_engine_predict(object$engine, X[ok, , drop = FALSE], draws = gibbs))
     draws <- if (gibbs) pr$draws else NULL
   }
   nn <- length(ok)

@@ -57,15 +57,17 @@ predict.augp <- function(object, newdata, type = c("response", "link", "class"),
     X <- object$x
     ok <- rep(TRUE, nrow(X))
     pr <- if (want_draws || interval != "none") {
-      augp_engine_predict(object$engine, X, draws = object$method == "gibbs")
+      with_local_seed(pred_seed(object),
+                      augp_engine_predict(object$engine, X, draws = object$method == "gibbs"))
     } else {
       list(mean = object$engine$mean, var = object$engine$var)
     }
   } else {
     X <- new_design(object, newdata)
     ok <- stats::complete.cases(X)
-    pr <- augp_engine_predict(object$engine, X[ok, , drop = FALSE],
-                              draws = object$method == "gibbs")
+    pr <- with_local_seed(pred_seed(object),
+                          augp_engine_predict(object$engine, X[ok, , drop = FALSE],
+                                              draws = object$method == "gibbs"))
   }
   fill <- function(v) {
     out <- rep(NA_real_, length(ok))
