@@ -87,6 +87,30 @@ augp_engine_elbo_grad <- function(kernel, X, kappa, omega, mean0 = 0, jitter = 1
                     as.double(mean0), gradient)
 }
 
+# The engine likelihood list for n observations: `lik` checked, or the
+# binomial-logistic likelihood of (y, trials) when lik is NULL.
+engine_resolve_lik <- function(n, y, trials, lik) {
+  if (is.null(lik)) {
+    y <- check_numeric(y, "y")
+    trials <- check_numeric(trials, "trials")
+    if (length(y) != n || length(trials) != n) {
+      stop("`y` and `trials` must have one element per row of `X`.", call. = FALSE)
+    }
+    if (any(trials < 0) || any(y < 0) || any(y > trials)) {
+      stop("Need 0 <= y <= trials.", call. = FALSE)
+    }
+    return(engine_lik(y, trials))
+  }
+  if (!is.list(lik) || is.null(lik$type) || is.null(lik$q)) {
+    stop("`lik` must be an engine likelihood list with `type` and `q`.", call. = FALSE)
+  }
+  lik$q <- as.integer(lik$q)
+  if (!is.null(lik$Y) && nrow(lik$Y) != n) {
+    stop("`lik$Y` must have one row per row of `X`.", call. = FALSE)
+  }
+  lik
+}
+
 engine_lik <- function(y, trials) {
   list(type = "binomial", q = 1L, y = as.double(y), trials = as.double(trials))
 }
@@ -420,25 +444,7 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
   method <- match.arg(method)
   X <- kernel_as_matrix(X, "X")
   n <- nrow(X)
-  if (is.null(lik)) {
-    y <- check_numeric(y, "y")
-    trials <- check_numeric(trials, "trials")
-    if (length(y) != n || length(trials) != n) {
-      stop("`y` and `trials` must have one element per row of `X`.", call. = FALSE)
-    }
-    if (any(trials < 0) || any(y < 0) || any(y > trials)) {
-      stop("Need 0 <= y <= trials.", call. = FALSE)
-    }
-    lik <- engine_lik(y, trials)
-  } else {
-    if (!is.list(lik) || is.null(lik$type) || is.null(lik$q)) {
-      stop("`lik` must be an engine likelihood list with `type` and `q`.", call. = FALSE)
-    }
-    lik$q <- as.integer(lik$q)
-    if (!is.null(lik$Y) && nrow(lik$Y) != n) {
-      stop("`lik$Y` must have one row per row of `X`.", call. = FALSE)
-    }
-  }
+  lik <- engine_resolve_lik(n, y, trials, lik)
   q <- lik$q
   if (!is_kernel(kernel)) stop("`kernel` must be an augp_kernel object.", call. = FALSE)
   kernel_check_dims(kernel, ncol(X))

@@ -242,17 +242,11 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
                                seed = NULL, mean0 = 0, lik = NULL) {
   X <- kernel_as_matrix(X, "X")
   n <- nrow(X)
-  if (is.null(lik)) {
-    y <- check_numeric(y, "y")
-    trials <- check_numeric(trials, "trials")
-    if (length(y) != n || length(trials) != n) {
-      stop("`y` and `trials` must have one element per row of `X`.", call. = FALSE)
-    }
-    if (any(trials < 0) || any(y < 0) || any(y > trials)) stop("Need 0 <= y <= trials.", call. = FALSE)
-    lik <- list(type = "binomial", q = 1L, y = as.double(y), trials = as.double(trials))
+  if (is.list(lik) && !is.null(lik$type) && is.null(lik$q)) {
+    lik$q <- if (is.matrix(lik$y)) ncol(lik$y) else 1L
   }
-  if (!is.list(lik) || is.null(lik$type)) stop("`lik` must be an engine likelihood list.", call. = FALSE)
-  q <- if (is.null(lik$q)) 1L else as.integer(lik$q)
+  lik <- engine_resolve_lik(n, y, trials, lik)
+  q <- lik$q
   if (!is_kernel(kernel)) stop("`kernel` must be an augp_kernel object.", call. = FALSE)
   kernel_check_dims(kernel, ncol(X))
   ctl <- sparse_control(control, n)

@@ -12,6 +12,7 @@
 
 #include "engine.h"
 #include "gaussian_step.h"
+#include "adapter.h"
 #include "kernel.h"
 #include "likelihood.h"
 #include "parallel.h"
@@ -23,14 +24,6 @@ using Rcpp::List;
 using Rcpp::NumericVector;
 
 namespace {
-
-augp::KernelSpec as_spec(const List& k) {
-  augp::KernelSpec s;
-  s.code = Rcpp::as<std::vector<int>>(k["code"]);
-  s.nls = Rcpp::as<std::vector<int>>(k["nls"]);
-  s.theta = Rcpp::as<std::vector<double>>(k["theta"]);
-  return s;
-}
 
 std::unique_ptr<augp::Likelihood> as_lik(const List& lik) {
   const std::string type = Rcpp::as<std::string>(lik["type"]);
@@ -96,7 +89,7 @@ struct ChainWorker : public RcppParallel::Worker {
 // [[Rcpp::export(name = ".gp_kernel_matrix_cpp")]]
 Eigen::MatrixXd gp_kernel_matrix_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd y) {
   try {
-    return augp::kernel_eval(as_spec(spec), x, y, nullptr);
+    return augp::kernel_eval(augp::kernel_spec_from_list(spec), x, y, nullptr);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
@@ -106,7 +99,7 @@ Eigen::MatrixXd gp_kernel_matrix_cpp(List spec, Eigen::MatrixXd x, Eigen::Matrix
 List gp_kernel_grad_cpp(List spec, Eigen::MatrixXd x) {
   try {
     std::vector<Eigen::MatrixXd> g;
-    Eigen::MatrixXd K = augp::kernel_eval(as_spec(spec), x, x, &g);
+    Eigen::MatrixXd K = augp::kernel_eval(augp::kernel_spec_from_list(spec), x, x, &g);
     List grads(g.size());
     for (std::size_t j = 0; j < g.size(); ++j) grads[j] = Rcpp::wrap(g[j]);
     return List::create(Rcpp::Named("K") = K, Rcpp::Named("grad") = grads);
@@ -118,7 +111,7 @@ List gp_kernel_grad_cpp(List spec, Eigen::MatrixXd x) {
 // [[Rcpp::export(name = ".gp_kernel_diag_cpp")]]
 Eigen::VectorXd gp_kernel_diag_cpp(List spec, Eigen::MatrixXd x) {
   try {
-    return augp::kernel_diag(as_spec(spec), x);
+    return augp::kernel_diag(augp::kernel_spec_from_list(spec), x);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
@@ -170,7 +163,7 @@ List gp_cavi_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Rcpp::Nullable<
 NumericVector gp_hyper_obj_cpp(List spec, Eigen::MatrixXd x, double jitter, Eigen::MatrixXd kappa,
                                Eigen::MatrixXd omega, NumericVector mu0, bool gradient) {
   try {
-    const augp::KernelSpec s = as_spec(spec);
+    const augp::KernelSpec s = augp::kernel_spec_from_list(spec);
     std::vector<double> g;
     const double val = augp::collapsed_bound_kernel(s, x, jitter, kappa, omega,
                                                     as_mu0_mat(mu0, x.rows(), kappa.cols()),
@@ -187,7 +180,7 @@ NumericVector gp_hyper_obj_cpp(List spec, Eigen::MatrixXd x, double jitter, Eige
 // [[Rcpp::export(name = ".gp_kernel_contract_cpp")]]
 NumericVector gp_kernel_contract_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd M) {
   try {
-    return Rcpp::wrap(augp::kernel_grad_contract(as_spec(spec), x, M));
+    return Rcpp::wrap(augp::kernel_grad_contract(augp::kernel_spec_from_list(spec), x, M));
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }

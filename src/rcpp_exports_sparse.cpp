@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "adapter.h"
 #include "kernel.h"
 #include "likelihood.h"
 #include "sparse.h"
@@ -18,14 +19,6 @@
 using Rcpp::List;
 
 namespace {
-
-augp::KernelSpec sp_spec(const List& k) {
-  augp::KernelSpec s;
-  s.code = Rcpp::as<std::vector<int>>(k["code"]);
-  s.nls = Rcpp::as<std::vector<int>>(k["nls"]);
-  s.theta = Rcpp::as<std::vector<double>>(k["theta"]);
-  return s;
-}
 
 // Test likelihood with q > 1 latent columns: column j is an independent
 // binomial-logistic model (y[, j] successes out of trials[, j]). Used to check the
@@ -149,7 +142,7 @@ void make_data(const Eigen::MatrixXd& X, const Eigen::MatrixXd& mu0, const List&
 
 augp::SparseGeom make_geom(const List& spec, const Eigen::MatrixXd& Z, double jitter, bool strict) {
   augp::SparseGeom g;
-  g.spec = sp_spec(spec);
+  g.spec = augp::kernel_spec_from_list(spec);
   g.Z = Z;
   g.jitter = jitter;
   const double j0 = jitter;
@@ -333,7 +326,7 @@ List sparse_predict_cpp(List spec, Eigen::MatrixXd Z, double jitter, List state,
 // [[Rcpp::export(name = ".sparse_kernel_extra_cpp")]]
 List sparse_kernel_extra_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd z) {
   try {
-    const augp::KernelSpec s = sp_spec(spec);
+    const augp::KernelSpec s = augp::kernel_spec_from_list(spec);
     std::vector<Eigen::VectorXd> gd;
     const Eigen::VectorXd kd = augp::sparse_kdiag(s, x, &gd);
     std::vector<Eigen::MatrixXd> D;

@@ -201,17 +201,9 @@ test_that("the local ELBO is the general ELBO at the CAVI-optimal q(aux), which 
   }
 })
 
-sm_gh <- function(m) {
-  i <- seq_len(m - 1)
-  J <- matrix(0, m, m)
-  J[cbind(i, i + 1)] <- J[cbind(i + 1, i)] <- sqrt(i / 2)
-  e <- eigen(J, symmetric = TRUE)
-  list(x = e$values, w = sqrt(pi) * e$vectors[1, ]^2)
-}
-
 test_that("ELBO <= log p(y) by quadrature (n = 1, K = 3) and CAVI never decreases it", {
   s2 <- 2.0
-  gh <- sm_gh(40)
+  gh <- gauss_hermite(40)
   for (theta in list(c(1, 1, 1), c(0.5, 2, 1.3))) for (bij in c(FALSE, TRUE)) {
     q <- if (bij) 2 else 3
     for (y in list(c(1, 0, 0), c(0, 0, 1))) {
