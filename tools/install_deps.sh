@@ -9,12 +9,14 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   apt-get install -y -qq --no-install-recommends \
     r-cran-rcpp r-cran-rcppeigen r-cran-rcppparallel r-cran-ggplot2 r-cran-knitr \
     r-cran-rmarkdown r-cran-posterior r-cran-coda r-cran-future.apply r-cran-matrix \
-    r-cran-roxygen2 r-cran-testthat r-cran-mass pandoc qpdf >/dev/null 2>&1 || \
+    r-cran-roxygen2 r-cran-testthat r-cran-mass r-cran-dbi r-cran-rsqlite r-cran-kernlab \
+    r-cran-mlbench r-cran-nnet pandoc qpdf >/dev/null 2>&1 || \
     echo "install_deps: some Debian packages could not be installed; falling back to R" >&2
 fi
 Rscript -e '
 need <- c("Rcpp", "RcppEigen", "RcppParallel", "ggplot2", "knitr", "rmarkdown",
-          "posterior", "coda", "future.apply", "Matrix", "testthat", "MASS")
+          "posterior", "coda", "future", "future.apply", "Matrix", "testthat", "MASS",
+          "DBI", "RSQLite", "kernlab", "mlbench", "nnet")
 have <- vapply(need, requireNamespace, logical(1), quietly = TRUE)
 if (any(!have)) {
   # uses the repositories configured for R on this machine
