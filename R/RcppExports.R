@@ -41,8 +41,8 @@
     .Call(`_augmentedGP_gp_chol_jitter_cpp`, K, jitter)
 }
 
-.gp_cavi_cpp <- function(K, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads = 1L) {
-    .Call(`_augmentedGP_gp_cavi_cpp`, K, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads)
+.gp_cavi_cpp <- function(K_in, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads = 1L) {
+    .Call(`_augmentedGP_gp_cavi_cpp`, K_in, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads)
 }
 
 .gp_hyper_obj_cpp <- function(spec, x, jitter, kappa, omega, mu0, gradient) {
@@ -65,8 +65,8 @@
     .Call(`_augmentedGP_gp_lik_sample_cpp`, lik, f, seed)
 }
 
-.gp_gibbs_cpp <- function(K, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose) {
-    .Call(`_augmentedGP_gp_gibbs_cpp`, K, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose)
+.gp_gibbs_cpp <- function(K_in, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose) {
+    .Call(`_augmentedGP_gp_gibbs_cpp`, K_in, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose)
 }
 
 .gp_bench_cpp <- function(K, lik, reps, seed) {

@@ -8,6 +8,15 @@
 #' @param tol Convergence tolerance on the relative change of the ELBO.
 #' @param learn_hyper Learn the kernel hyperparameters (variance and
 #'   lengthscales) by maximising the ELBO? If `FALSE` they stay as given.
+#' @param shared_hyper For likelihoods with several latent functions
+#'   (logistic-softmax, stick-breaking): `TRUE` (the default) uses one set of
+#'   kernel hyperparameters for all latent functions (classes or sticks);
+#'   `FALSE` gives every latent function its own copy of the kernel's
+#'   hyperparameters (all starting from the same values), learned jointly by
+#'   maximising the ELBO, which is then the sum of per-latent bounds. `coef()`
+#'   then returns one row of hyperparameters per latent function. Ignored for
+#'   binary and binomial likelihoods (one latent function); not available
+#'   with sparse GPs (`inducing`).
 #' @param hyper_maxit Maximum number of L-BFGS-B iterations of the
 #'   hyperparameter search (per data level, see Details).
 #' @param hyper_tol The hyperparameter search stops once an iteration raises
@@ -62,7 +71,8 @@
 #' @examples
 #' augp_control(maxit = 50, chains = 1)
 #' @export
-augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, hyper_maxit = 30,
+augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, shared_hyper = TRUE,
+                         hyper_maxit = 30,
                          hyper_tol = 1e-3, hyper_polish = 0, iter = 1000, warmup = floor(iter / 2),
                          thin = 1, chains = 2,
                          threads = NULL, jitter = 1e-6, verbose = FALSE,
@@ -75,6 +85,7 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, hyper_maxi
   ctrl_whole(maxit, "maxit", min = 1)
   ctrl_positive(tol, "tol")
   ctrl_flag(learn_hyper, "learn_hyper")
+  ctrl_flag(shared_hyper, "shared_hyper")
   ctrl_whole(hyper_maxit, "hyper_maxit", min = 0)
   ctrl_positive(hyper_tol, "hyper_tol")
   ctrl_whole(hyper_polish, "hyper_polish", min = 0)
@@ -109,7 +120,7 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, hyper_maxi
   }
   ctrl_flag(learn_inducing, "learn_inducing")
   structure(list(maxit = as.integer(maxit), tol = as.double(tol),
-                 learn_hyper = learn_hyper, hyper_maxit = as.integer(hyper_maxit),
+                 learn_hyper = learn_hyper, shared_hyper = shared_hyper, hyper_maxit = as.integer(hyper_maxit),
                  hyper_tol = as.double(hyper_tol), hyper_polish = as.integer(hyper_polish),
                  iter = as.integer(iter), warmup = as.integer(warmup),
                  thin = as.integer(thin), chains = as.integer(chains),

@@ -1,7 +1,14 @@
 # The inference engine behind augp(): variational (CAVI) and Gibbs inference for
-# q latent GPs f_j ~ N(mean0_j, K) (shared kernel) under an augmented likelihood
+# q latent GPs f_j ~ N(mean0_j, K_j) under an augmented likelihood
 # (binomial-logistic, logistic-softmax, stick-breaking; see src/likelihood.h).
 # Internal: the front end (augp_fit) calls augp_engine() and augp_engine_predict().
+#
+# Kernels: by default one kernel (K_j = K) is shared by all q latent columns. With
+# control$shared_hyper = FALSE (or a list of q kernels as `kernel`) and q > 1, every
+# column has its own kernel (an "augp_kernels" list of q augp_kernel objects); the
+# kernel matrices then travel to C++ as a list of q matrices, the collapsed bound is
+# the sum of the per-column bounds and the hyperparameter search runs on the
+# concatenated log parameters. fit$kernel is then that list.
 #
 # Shapes: with q = 1 latent column the fit's mean/var/alpha/omega are vectors and
 # Gibbs draws are [iter, chains, n]; with q > 1 they are n x q matrices and draws
@@ -12,7 +19,7 @@ engine_control_defaults <- function() {
        hyper_polish = 0,
        iter = 1000,
        warmup = 500, thin = 1, chains = 2, threads = NULL, jitter = 1e-8, verbose = FALSE,
-       parallel = "none", restarts = 1)
+       parallel = "none", restarts = 1, shared_hyper = TRUE)
 }
 
 engine_control <- function(control) {
@@ -39,13 +46,60 @@ engine_control <- function(control) {
   }
   ctl$learn_hyper <- check_flag(ctl$learn_hyper, "control$learn_hyper")
   ctl$verbose <- check_flag(ctl$verbose, "control$verbose")
+  ctl$shared_hyper <- check_flag(ctl$shared_hyper, "control$shared_hyper")
   ctl$threads <- resolve_threads(ctl$threads)
   ctl
 }
 
+# Per-column kernels: a list of q augp_kernel objects (one per latent column).
+new_kernel_list <- function(kernels) structure(unname(kernels), class = "augp_kernels")
+is_kernel_list <- function(x) inherits(x, "augp_kernels")
+kernel_replicate <- function(kernel, q) new_kernel_list(rep(list(kernel), q))
+
+# The kernel of latent column j (the shared kernel for every j when not per column).
+engine_kernel_at <- function(kernel, j) if (is_kernel_list(kernel)) kernel[[j]] else kernel
+
+# A single kernel, or a list of q kernels (made an augp_kernels list), checked
+# against the number of latent columns q and input dimension d.
+engine_check_kernel <- function(kernel, q, d) {
+  if (is.list(kernel) && !is_kernel(kernel) && length(kernel) && all(vapply(kernel, is_kernel, TRUE))) {
+    if (length(kernel) != q) {
+      stop(sprintf("`kernel`: a list of kernels needs one per latent column (%d).", q),
+           call. = FALSE)
+    }
+    for (k in kernel) kernel_check_dims(k, d)
+    return(new_kernel_list(kernel))
+  }
+  if (!is_kernel(kernel)) stop("`kernel` must be an augp_kernel object.", call. = FALSE)
+  kernel_check_dims(kernel, d)
+  kernel
+}
+
+# Log parameters: one kernel's, or the per-column kernels' concatenated.
+engine_get_params <- function(kernel) {
+  if (!is_kernel_list(kernel)) return(kernel_get_params(kernel))
+  unlist(lapply(seq_along(kernel), function(j) {
+    th <- kernel_get_params(kernel[[j]])
+    stats::setNames(th, paste0(names(th), "[", j, "]"))
+  }))
+}
+
+engine_set_params <- function(kernel, theta) {
+  if (!is_kernel_list(kernel)) return(kernel_set_params(kernel, theta))
+  p <- vapply(kernel, function(k) length(kernel_get_params(k)), 1L)
+  if (length(theta) != sum(p)) {
+    stop(sprintf("`theta` must have %d elements.", sum(p)), call. = FALSE)
+  }
+  end <- cumsum(p)
+  new_kernel_list(lapply(seq_along(kernel), function(j) {
+    kernel_set_params(kernel[[j]], theta[(end[j] - p[j] + 1L):end[j]])
+  }))
+}
+
 # Smallest jitter (control$jitter times powers of ten) for which K + jitter I
-# has a Cholesky factor.
+# has a Cholesky factor (for a list of matrices: the largest over them).
 engine_find_jitter <- function(K, jitter) {
+  if (is.list(K)) return(max(vapply(K, engine_find_jitter, 0, jitter = jitter)))
   res <- .gp_chol_jitter_cpp(K, jitter)
   if (!res$ok) {
     stop("The kernel matrix is not positive definite even with jitter ",
@@ -78,11 +132,26 @@ kernel_median_start <- function(kernel, X) {
 # Hyperparameter objective for fixed q(omega) (the ELBO maximised over q(f), up to
 # terms free of K) and its gradient in the kernel's log parameters.
 # kappa and omega: vectors (q = 1) or n x q matrices; mean0 as in augp_engine().
+# With per-column kernels (an augp_kernels list of q kernels) the objective is the
+# sum of the per-column bounds, each with its own kernel, and the gradient the
+# concatenation of the per-column gradients (in the order of engine_get_params()).
 augp_engine_elbo_grad <- function(kernel, X, kappa, omega, mean0 = 0, jitter = 1e-8,
                                   gradient = TRUE) {
   kappa <- as.matrix(kappa)
   omega <- as.matrix(omega)
   storage.mode(kappa) <- storage.mode(omega) <- "double"
+  if (is_kernel_list(kernel)) {
+    q <- ncol(kappa)
+    if (length(kernel) != q) stop("Need one kernel per latent column.", call. = FALSE)
+    m0 <- engine_mean0_matrix(mean0, nrow(X), q)
+    parts <- lapply(seq_len(q), function(j) {
+      .gp_hyper_obj_cpp(kernel_flatten(kernel[[j]]), X, jitter, kappa[, j, drop = FALSE],
+                        omega[, j, drop = FALSE], m0[, j], gradient)
+    })
+    val <- sum(vapply(parts, as.numeric, 0))
+    if (gradient) attr(val, "gradient") <- unlist(lapply(parts, attr, "gradient"))
+    return(val)
+  }
   .gp_hyper_obj_cpp(kernel_flatten(kernel), X, jitter, kappa, omega,
                     as.double(mean0), gradient)
 }
@@ -129,7 +198,10 @@ engine_mean0_matrix <- function(mean0, n, q) {
 # Vectors for one latent column (the binary shapes), matrices otherwise.
 engine_shape <- function(M, q) if (q == 1) as.numeric(M) else M
 
+# The kernel matrix plus jitter I: one matrix, or a list of one per column for
+# per-column kernels.
 engine_K <- function(kernel, X, jitter) {
+  if (is_kernel_list(kernel)) return(lapply(kernel, function(k) engine_K(k, X, jitter)))
   K <- kernel_matrix(kernel, X)
   diag(K) <- diag(K) + jitter
   K
@@ -235,7 +307,7 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
   n <- nrow(X)
   sizes <- n
   while (sizes[1] >= 2 * level_min) sizes <- c(ceiling(sizes[1] / 2), sizes)
-  th <- kernel_get_params(kernel)
+  th <- engine_get_params(kernel)
   lower <- th - 8
   upper <- th + 8
   evals <- 0L
@@ -253,7 +325,7 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
     cache <- new.env(parent = emptyenv())
     eval_at <- function(par) {
       if (identical(cache$th, par)) return(cache$v)
-      k <- kernel_set_params(kernel, par)
+      k <- engine_set_params(kernel, par)
       K <- engine_K(k, Xs, jitter)
       st <- best$state
       res <- tryCatch(engine_cavi(K, lik_s, m0, st$kappa, st$omega, as.integer(ctl$maxit),
@@ -302,11 +374,11 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
                      ctl$hyper_maxit, factr = factr, pgtol = 0)),
       error = function(e) NULL)
     th <- best$th
-    prev <- list(kernel = kernel_set_params(kernel, th), X = Xs, mean0 = m0, res = best$res,
+    prev <- list(kernel = engine_set_params(kernel, th), X = Xs, mean0 = m0, res = best$res,
                  jitter = jitter)
     if (final) state <- best$state
   }
-  list(kernel = kernel_set_params(kernel, th), state = state, evals = evals,
+  list(kernel = engine_set_params(kernel, th), state = state, evals = evals,
        levels = sizes, path = path)
 }
 
@@ -332,14 +404,22 @@ engine_warm_sites <- function(prev, X, lik, mean0, jitter) {
   if (is.null(prev$res)) return(NULL)
   n <- nrow(X)
   q <- ncol(mean0)
-  Ks <- kernel_matrix(prev$kernel, prev$X, X)
-  K <- engine_K(prev$kernel, prev$X, prev$jitter)
-  kss <- kernel_diag(prev$kernel, X) + jitter
+  percol <- is_kernel_list(prev$kernel)
   om <- as.matrix(prev$res$omega_q)
   al <- as.matrix(prev$res$alpha)
-  mu <- mean0 + crossprod(Ks, al)
-  v <- matrix(0, n, q)
+  mu <- v <- matrix(0, n, q)
   for (j in seq_len(q)) {
+    if (j == 1 || percol) {
+      kj <- engine_kernel_at(prev$kernel, j)
+      Ks <- kernel_matrix(kj, prev$X, X)
+      K <- engine_K(kj, prev$X, prev$jitter)
+      kss <- kernel_diag(kj, X) + jitter
+    }
+    if (percol) {
+      mu[, j] <- mean0[, j] + crossprod(Ks, al[, j])
+    } else if (j == 1) {
+      mu <- mean0 + crossprod(Ks, al)
+    }
     sw <- sqrt(pmax(om[, j], 0))
     B <- sw * K * rep(sw, each = length(sw))
     diag(B) <- diag(B) + 1
@@ -352,21 +432,44 @@ engine_warm_sites <- function(prev, X, lik, mean0, jitter) {
   list(kappa = e$kappa, omega = e$omega)
 }
 
+# Per-column kernels requested (shared_hyper = FALSE or a kernel list) and q > 1:
+# the kernel as an augp_kernels list of q kernels; otherwise a single kernel.
+engine_percol_kernel <- function(kernel, q, ctl) {
+  if (q > 1 && !is_kernel_list(kernel) && !isTRUE(ctl$shared_hyper)) {
+    return(kernel_replicate(kernel, q))
+  }
+  if (is_kernel_list(kernel) && q == 1) return(kernel[[1]])
+  kernel
+}
+
 engine_vi <- function(X, lik, kernel, ctl, mean0) {
   q <- lik$q
+  kernel <- engine_percol_kernel(kernel, q, ctl)
   jitter <- ctl$jitter
   K <- engine_K(kernel, X, 0)
   jitter <- engine_find_jitter(K, jitter)
-  diag(K) <- diag(K) + jitter
+  K <- engine_add_jitter(K, jitter)
   learn <- ctl$learn_hyper && ctl$hyper_maxit > 0
   state <- list(kappa = NULL, omega = NULL)
   hyper_evals <- 0L
   if (learn) {
     init <- .gp_cavi_cpp(K, lik, mean0, NULL, NULL, 0L, ctl$tol, NA_real_, ctl$threads)
-    alt <- kernel_median_start(kernel, X)
-    b_cur <- augp_engine_elbo_grad(kernel, X, init$kappa, init$omega, mean0, jitter, FALSE)
-    b_alt <- augp_engine_elbo_grad(alt, X, init$kappa, init$omega, mean0, jitter, FALSE)
-    if (is.finite(b_alt) && (!is.finite(b_cur) || b_alt > b_cur)) kernel <- alt
+    # Between the given start and the median-distance one, keep the better bound
+    # (column by column for per-column kernels).
+    pick <- function(k, cols) {
+      alt <- kernel_median_start(k, X)
+      kap <- init$kappa[, cols, drop = FALSE]
+      om <- init$omega[, cols, drop = FALSE]
+      m0 <- mean0[, cols, drop = FALSE]
+      b_cur <- augp_engine_elbo_grad(k, X, kap, om, m0, jitter, FALSE)
+      b_alt <- augp_engine_elbo_grad(alt, X, kap, om, m0, jitter, FALSE)
+      if (is.finite(b_alt) && (!is.finite(b_cur) || b_alt > b_cur)) alt else k
+    }
+    kernel <- if (is_kernel_list(kernel)) {
+      new_kernel_list(lapply(seq_len(q), function(j) pick(kernel[[j]], j)))
+    } else {
+      pick(kernel, seq_len(q))
+    }
     hl <- engine_hyper_learn(X, lik, kernel, ctl, mean0, jitter,
                              polish = ctl$hyper_polish)
     kernel <- hl$kernel
@@ -392,6 +495,18 @@ engine_vi <- function(X, lik, kernel, ctl, mean0) {
        jitter = jitter, hyper_evals = hyper_evals)
 }
 
+engine_add_jitter <- function(K, jitter) {
+  if (is.list(K)) return(lapply(K, engine_add_jitter, jitter = jitter))
+  diag(K) <- diag(K) + jitter
+  K
+}
+
+# Kernel matrices without jitter (one, or a list of one per column).
+engine_kernel_matrix <- function(kernel, X) {
+  if (is_kernel_list(kernel)) return(lapply(kernel, function(k) kernel_matrix(k, X)))
+  kernel_matrix(kernel, X)
+}
+
 # Run Gibbs chains `ids` (0-based stream indices out of n_streams) with a fixed
 # kernel; the same seeds and ids give the same draws however the chains are split.
 engine_gibbs_chains <- function(K, lik, mean0, init_mean, init_sd, ctl, seeds, ids, n_streams,
@@ -405,19 +520,24 @@ engine_gibbs_chains <- function(K, lik, mean0, init_mean, init_sd, ctl, seeds, i
 engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0) {
   seeds <- new_seed(seed)
   q <- lik$q
+  kernel <- engine_percol_kernel(kernel, q, ctl)
   vi <- NULL
   if (ctl$learn_hyper) {
     vi <- engine_vi(X, lik, kernel, ctl, mean0)
     kernel <- vi$kernel
   }
   n <- nrow(X)
-  K <- kernel_matrix(kernel, X)
+  K <- engine_kernel_matrix(kernel, X)
   if (!is.null(vi)) {
     init_mean <- matrix(vi$mean, n, q)
     init_sd <- matrix(sqrt(pmax(vi$var, 0)), n, q)
   } else {
     init_mean <- mean0
-    init_sd <- matrix(sqrt(pmax(diag(K), 0)), n, q)
+    init_sd <- if (is.list(K)) {
+      vapply(K, function(Kj) sqrt(pmax(diag(Kj), 0)), numeric(n))
+    } else {
+      matrix(sqrt(pmax(diag(K), 0)), n, q)
+    }
   }
   jitter <- if (is.null(vi)) ctl$jitter else max(ctl$jitter, vi$jitter)
   fctl <- future_control(ctl)
@@ -446,8 +566,7 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
   n <- nrow(X)
   lik <- engine_resolve_lik(n, y, trials, lik)
   q <- lik$q
-  if (!is_kernel(kernel)) stop("`kernel` must be an augp_kernel object.", call. = FALSE)
-  kernel_check_dims(kernel, ncol(X))
+  kernel <- engine_check_kernel(kernel, q, ncol(X))
   mean0_in <- mean0
   mean0 <- engine_mean0_matrix(mean0, n, q)
   ctl <- engine_control(control)
@@ -467,7 +586,7 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
               jitter = fit$jitter, jitter_increased = fit$jitter > ctl$jitter,
               mean0 = if (q == 1 && length(mean0_in) %in% c(1, n)) as.numeric(mean0_in) else mean0,
               alpha = fit$alpha, omega = fit$omega, control = ctl,
-              hyper_evals = fit$hyper_evals)
+              hyper_evals = fit$hyper_evals, shared_hyper = !is_kernel_list(fit$kernel))
   structure(out, class = "augp_engine")
 }
 
@@ -514,14 +633,33 @@ augp_engine_predict.augp_engine <- function(fit, Xnew, draws = FALSE, mean0 = NU
   n <- nrow(fit$X)
   nnew <- nrow(Xnew)
   m0new <- engine_mean0_new(fit, nnew, mean0)
-  Ks <- kernel_matrix(fit$kernel, fit$X, Xnew)
-  kss <- kernel_diag(fit$kernel, Xnew)
+  percol <- is_kernel_list(fit$kernel)
+  # Kernel pieces of column j: computed once when the kernel is shared.
+  kmats <- function(j, vi) {
+    kj <- engine_kernel_at(fit$kernel, j)
+    out <- list(kernel = kj, Ks = kernel_matrix(kj, fit$X, Xnew), kss = kernel_diag(kj, Xnew))
+    if (vi) {
+      out$K <- engine_K(kj, fit$X, fit$jitter)
+    } else {
+      ch <- .gp_chol_jitter_cpp(kernel_matrix(kj, fit$X), fit$jitter)
+      if (!ch$ok) stop("The kernel matrix is not positive definite.", call. = FALSE)
+      out$R <- t(ch$L)
+      out$A <- backsolve(out$R, out$Ks, transpose = TRUE)
+      out$condvar <- pmax(out$kss - colSums(out$A * out$A), 0)
+    }
+    out
+  }
   if (fit$method == "vi") {
-    K <- engine_K(fit$kernel, fit$X, fit$jitter)
     omega <- matrix(fit$omega, n, q)
     alpha <- matrix(fit$alpha, n, q)
     mu <- v <- matrix(0, nnew, q)
     for (j in seq_len(q)) {
+      if (j == 1 || percol) {
+        km <- kmats(j, TRUE)
+        K <- km$K
+        Ks <- km$Ks
+        kss <- km$kss
+      }
       sw <- sqrt(pmax(omega[, j], 0))
       B <- sw * K * rep(sw, each = length(sw))
       diag(B) <- diag(B) + 1
@@ -532,17 +670,16 @@ augp_engine_predict.augp_engine <- function(fit, Xnew, draws = FALSE, mean0 = NU
     }
     return(list(mean = engine_shape(mu, q), var = engine_shape(v, q), draws = NULL))
   }
-  ch <- .gp_chol_jitter_cpp(kernel_matrix(fit$kernel, fit$X), fit$jitter)
-  if (!ch$ok) stop("The kernel matrix is not positive definite.", call. = FALSE)
-  R <- t(ch$L)
-  A <- backsolve(R, Ks, transpose = TRUE)
   d <- dim(fit$draws)
   S <- d[1] * d[2]
   m0 <- matrix(fit$mean0, n, q)
-  condvar <- pmax(kss - colSums(A * A), 0)
-  Ms <- vector("list", q)
+  Ms <- kms <- vector("list", q)
   mu <- v <- matrix(0, nnew, q)
   for (j in seq_len(q)) {
+    kms[[j]] <- if (j == 1 || percol) kmats(j, FALSE) else kms[[1]]
+    R <- kms[[j]]$R
+    A <- kms[[j]]$A
+    condvar <- kms[[j]]$condvar
     Fd <- matrix(fit$draws[, , (j - 1) * n + seq_len(n)], S, n)
     C <- backsolve(R, t(Fd) - m0[, j], transpose = TRUE)
     M <- crossprod(C, A) + rep(m0new[, j], each = S)
@@ -552,17 +689,21 @@ augp_engine_predict.augp_engine <- function(fit, Xnew, draws = FALSE, mean0 = NU
   }
   out <- list(mean = engine_shape(mu, q), var = engine_shape(v, q), draws = NULL)
   if (draws) {
-    Cc <- kernel_matrix(fit$kernel, Xnew) - crossprod(A)
-    Cc <- (Cc + t(Cc)) / 2
-    jit <- engine_find_jitter(Cc, max(fit$jitter, 1e-10 * max(1, mean(diag(Cc)))))
-    diag(Cc) <- diag(Cc) + jit
-    Lc <- chol(Cc)
+    cond_chol <- function(km) {
+      Cc <- kernel_matrix(km$kernel, Xnew) - crossprod(km$A)
+      Cc <- (Cc + t(Cc)) / 2
+      jit <- engine_find_jitter(Cc, max(fit$jitter, 1e-10 * max(1, mean(diag(Cc)))))
+      diag(Cc) <- diag(Cc) + jit
+      chol(Cc)
+    }
+    Lc <- cond_chol(kms[[1]])
     if (q == 1) {
       Z <- matrix(stats::rnorm(S * nnew), S, nnew)
       out$draws <- Ms[[1]] + Z %*% Lc
     } else {
       arr <- array(0, c(S, nnew, q))
       for (j in seq_len(q)) {
+        if (percol && j > 1) Lc <- cond_chol(kms[[j]])
         Z <- matrix(stats::rnorm(S * nnew), S, nnew)
         arr[, , j] <- Ms[[j]] + Z %*% Lc
       }

@@ -45,7 +45,7 @@ future_gibbs_chains <- function(run, chains, parallel) {
 # Starting kernels for VI restarts: the given kernel, then log parameters moved by
 # independent N(0, 1) steps drawn from the fit's seed.
 future_restart_kernels <- function(kernel, restarts, seed) {
-  th <- kernel_get_params(kernel)
+  th <- engine_get_params(kernel)
   out <- list(kernel)
   if (restarts > 1) {
     old <- if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
@@ -55,7 +55,7 @@ future_restart_kernels <- function(kernel, restarts, seed) {
       if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) rm(".Random.seed", envir = globalenv())
     } else assign(".Random.seed", old, envir = globalenv()))
     set.seed(seed[1] %% 2147483647)
-    for (r in 2:restarts) out[[r]] <- kernel_set_params(kernel, th + stats::rnorm(length(th)))
+    for (r in 2:restarts) out[[r]] <- engine_set_params(kernel, th + stats::rnorm(length(th)))
   }
   out
 }

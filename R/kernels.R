@@ -131,6 +131,18 @@ print.augp_kernel <- function(x, ...) {
   invisible(x)
 }
 
+#' @export
+format.augp_kernels <- function(x, digits = 3, ...) {
+  vapply(seq_along(x), function(j) sprintf("[%d] %s", j, format(x[[j]], digits = digits)), "")
+}
+
+#' @export
+print.augp_kernels <- function(x, ...) {
+  cat(sprintf("<augp_kernels> one kernel per latent function (%d):\n", length(x)))
+  cat(paste0("  ", format(x, ...)), sep = "\n")
+  invisible(x)
+}
+
 kernel_code <- function(k) {
   switch(k$type,
     se = 1L,

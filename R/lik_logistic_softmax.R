@@ -7,7 +7,8 @@
 #' logistic function. Conditionally on negative-multinomial counts and
 #' Polya-Gamma variables the model is Gaussian in every latent column, so both
 #' the Gibbs sampler and coordinate-ascent variational inference (CAVI) have
-#' closed-form steps. The kernel hyperparameters are shared by all classes.
+#' closed-form steps. The kernel hyperparameters are shared by all classes by
+#' default; `augp_control(shared_hyper = FALSE)` learns one set per class.
 #'
 #' With `bijective = TRUE` the last class's latent is fixed at 0, leaving
 #' `K - 1` latent processes (a one-to-one map between latents and class

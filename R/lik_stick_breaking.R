@@ -6,7 +6,8 @@
 #' length \eqn{\sigma(\psi_1)}, the second takes the fraction
 #' \eqn{\sigma(\psi_2)} of what is left, and so on; the last category gets the
 #' remainder. Each of the \eqn{K - 1} stick logits \eqn{\psi_k(x)} has its
-#' own Gaussian process prior (the kernel hyperparameters are shared), and
+#' own Gaussian process prior (the kernel hyperparameters are shared, or one
+#' set per stick with `augp_control(shared_hyper = FALSE)`), and
 #' the multinomial likelihood factorises exactly into \eqn{K - 1} binomial
 #' likelihoods, one per stick, each made conditionally Gaussian by
 #' Polya-Gamma augmentation. This gives a Gibbs sampler and a

@@ -14,7 +14,10 @@
 #'   observations used; `logLik()` an object of class `logLik` holding the
 #'   final ELBO (variational fits; `NA` for Gibbs fits) with attributes `df`
 #'   (number of kernel hyperparameters) and `nobs`; `coef()` the kernel
-#'   hyperparameters as a named vector.
+#'   hyperparameters as a named vector, or, for fits with one kernel per
+#'   latent function (`augp_control(shared_hyper = FALSE)`), a matrix with one
+#'   row per latent function (class or stick) and one column per
+#'   hyperparameter.
 #' @examples
 #' set.seed(1)
 #' x <- matrix(rnorm(60), 30)
@@ -36,7 +39,8 @@ print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   }
   cat(sprintf("Likelihood: %s | method: %s | n = %d, inputs = %d\n",
               x$likelihood$name, method_label(x$method), x$n, ncol(x$x)))
-  cat("Kernel hyperparameters:\n")
+  cat(if (is_kernel_list(x$kernel)) "Kernel hyperparameters (one row per latent function):\n"
+      else "Kernel hyperparameters:\n")
   print(coef(x), digits = digits)
   if (x$method == "vi") {
     cat(sprintf("ELBO: %s (%s)\n", format(final_elbo(x), digits = digits + 2),
@@ -95,11 +99,13 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
     cat("Dropped (zero variance):", paste(x$dropped, collapse = ", "), "\n")
   }
   if (length(x$levels) > 2L || x$q > 1L) {
-    cat(sprintf("Categories (%d): %s | latent functions: %d (shared kernel)\n",
-                length(x$levels), paste(x$levels, collapse = ", "), x$q))
+    cat(sprintf("Categories (%d): %s | latent functions: %d (%s)\n",
+                length(x$levels), paste(x$levels, collapse = ", "), x$q,
+                if (is_kernel_list(x$kernel)) "one kernel each" else "shared kernel"))
   }
   cat("Kernel:", kernel_label(x$kernel), "\n")
-  cat("Hyperparameters:\n")
+  cat(if (is.matrix(x$coef)) "Hyperparameters (one row per latent function):\n" else
+    "Hyperparameters:\n")
   print(x$coef, digits = digits)
   if (x$method == "vi") {
     cat(sprintf("ELBO: %s after %d iteration(s), %s\n",
@@ -145,7 +151,13 @@ logLik.augp <- function(object, ...) {
 
 #' @rdname augp-methods
 #' @export
-coef.augp <- function(object, ...) kernel_hyper(object$kernel)
+coef.augp <- function(object, ...) {
+  if (!is_kernel_list(object$kernel)) return(kernel_hyper(object$kernel))
+  M <- do.call(rbind, lapply(object$kernel, kernel_hyper))
+  rownames(M) <- if (isTRUE(object$multi)) latent_names(object) else
+    paste0("f", seq_len(nrow(M)))
+  M
+}
 
 method_label <- function(method) {
   if (method == "vi") "variational inference" else "Gibbs sampling"
@@ -160,6 +172,10 @@ final_elbo <- function(object) {
 kernel_hyper <- function(kernel) exp(kernel_get_params(kernel))
 
 kernel_label <- function(kernel) {
+  if (is_kernel_list(kernel)) {
+    return(sprintf("%s, one per latent function (%d)", kernel_form(kernel[[1]]),
+                   length(kernel)))
+  }
   lab <- tryCatch(format(kernel), error = function(e) class(kernel)[1])
   paste(lab, collapse = " ")
 }
@@ -226,4 +242,16 @@ ess_basic <- function(m) {
   }
   tau <- -1 + 2 * s
   n * k / max(tau, 1 / log10(n * k))
+}
+
+# The form of a kernel without its values, e.g. "kernel_se() + kernel_linear()".
+kernel_form <- function(kernel) {
+  switch(kernel$type,
+    sum = sprintf("%s + %s", kernel_form(kernel$k1), kernel_form(kernel$k2)),
+    prod = {
+      wrap <- function(k) if (k$type == "sum") paste0("(", kernel_form(k), ")") else kernel_form(k)
+      sprintf("%s * %s", wrap(kernel$k1), wrap(kernel$k2))
+    },
+    matern = sprintf("kernel_matern(nu = %s)", format(kernel$nu)),
+    sprintf("kernel_%s()", kernel$type))
 }

@@ -249,6 +249,11 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
   q <- lik$q
   if (!is_kernel(kernel)) stop("`kernel` must be an augp_kernel object.", call. = FALSE)
   kernel_check_dims(kernel, ncol(X))
+  if (q > 1 && is.list(control) && identical(control$shared_hyper, FALSE)) {
+    stop(paste0("`shared_hyper = FALSE` (per-class kernel hyperparameters) is not ",
+                "supported with sparse GPs (`inducing`); use the exact GP or ",
+                "shared_hyper = TRUE."), call. = FALSE)
+  }
   ctl <- sparse_control(control, n)
   mu0 <- sparse_mean0(mean0, n, q)
   seeds <- new_seed(seed)

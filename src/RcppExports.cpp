@@ -143,12 +143,12 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_cavi_cpp
-List gp_cavi_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::MatrixXd> kappa, Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, double prev_elbo, int threads);
-RcppExport SEXP _augmentedGP_gp_cavi_cpp(SEXP KSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP prev_elboSEXP, SEXP threadsSEXP) {
+List gp_cavi_cpp(SEXP K_in, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::MatrixXd> kappa, Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, double prev_elbo, int threads);
+RcppExport SEXP _augmentedGP_gp_cavi_cpp(SEXP K_inSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP prev_elboSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type K(KSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type K_in(K_inSEXP);
     Rcpp::traits::input_parameter< List >::type lik(likSEXP);
     Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Eigen::MatrixXd> >::type kappa(kappaSEXP);
@@ -157,7 +157,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< double >::type prev_elbo(prev_elboSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_cavi_cpp(K, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads));
+    rcpp_result_gen = Rcpp::wrap(gp_cavi_cpp(K_in, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -235,12 +235,12 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_gibbs_cpp
-List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Eigen::MatrixXd init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids, int n_streams, NumericVector seed, int threads, double jitter, bool verbose);
-RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP KSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chain_idsSEXP, SEXP n_streamsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP verboseSEXP) {
+List gp_gibbs_cpp(SEXP K_in, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Eigen::MatrixXd init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids, int n_streams, NumericVector seed, int threads, double jitter, bool verbose);
+RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP K_inSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chain_idsSEXP, SEXP n_streamsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type K(KSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type K_in(K_inSEXP);
     Rcpp::traits::input_parameter< List >::type lik(likSEXP);
     Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type init_mean(init_meanSEXP);
@@ -254,7 +254,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(K, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose));
+    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(K_in, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose));
     return rcpp_result_gen;
 END_RCPP
 }

@@ -12,13 +12,26 @@
 
 namespace augp {
 
-void cavi_init(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
+void KernelSet::check(int n, int q) const {
+  if (ks_.size() != 1 && static_cast<int>(ks_.size()) != q)
+    throw std::invalid_argument("need one kernel matrix or one per latent column");
+  for (const Eigen::MatrixXd* K : ks_)
+    if (K->rows() != n || K->cols() != n) throw std::invalid_argument("K has the wrong size");
+}
+
+void cavi_init(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
                CaviState& st) {
   const int n = lik.n_obs(), q = lik.n_latent();
   if (mu0.rows() != n || mu0.cols() != q)
     throw std::invalid_argument("the prior mean has the wrong size");
+  K.check(n, q);
   st.m = mu0;
-  st.v = K.diagonal().replicate(1, q);
+  if (K.shared()) {
+    st.v = K[0].diagonal().replicate(1, q);
+  } else {
+    st.v.resize(n, q);
+    for (int j = 0; j < q; ++j) st.v.col(j) = K[j].diagonal();
+  }
   st.alpha = Eigen::MatrixXd::Zero(n, q);
   lik.expect_aux(st.m, st.v, st.kappa, st.omega);
   st.omega_q = Eigen::MatrixXd::Zero(n, q);
@@ -26,15 +39,17 @@ void cavi_init(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::Mat
   st.converged = false;
 }
 
-int cavi_sweeps(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
+int cavi_sweeps(const KernelSet& Ks, const Likelihood& lik, const Eigen::MatrixXd& mu0,
                 int maxit, double tol, CaviState& st, int threads) {
   const int q = lik.n_latent();
+  Ks.check(lik.n_obs(), q);
   std::vector<double> kls(q);
   st.converged = false;
   int it = 0;
   for (; it < maxit; ++it) {
     // The q(f_j) updates are independent given q(aux): one Gaussian step each.
-    parallel_items(q, threads_for_cubic(q, static_cast<int>(K.rows()), threads), [&](int j) {
+    parallel_items(q, threads_for_cubic(q, Ks.rows(), threads), [&](int j) {
+      const Eigen::MatrixXd& K = Ks[j];
       GaussianStep step;
       if (!step.factor(K, st.omega.col(j)))
         throw std::runtime_error("Cholesky factorisation of I + W^1/2 K W^1/2 failed");

@@ -23,14 +23,36 @@ struct CaviState {
 
 // Prior means: mu0 is n x q, one column per latent column.
 
-// Initialise q(aux) from the prior q(f) = N(mu0, K).
-void cavi_init(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
+// The prior covariance of the q latent columns: one kernel matrix shared by all
+// columns, or one per column (per-column kernel hyperparameters). Holds pointers:
+// the matrices must outlive it. A single matrix converts implicitly (shared).
+class KernelSet {
+ public:
+  KernelSet(const Eigen::MatrixXd& K) : ks_(1, &K) {}  // NOLINT: implicit on purpose
+  explicit KernelSet(const std::vector<Eigen::MatrixXd>& Ks) {
+    for (const Eigen::MatrixXd& K : Ks) ks_.push_back(&K);
+  }
+  // The kernel matrix of latent column j.
+  const Eigen::MatrixXd& operator[](int j) const { return *ks_[ks_.size() == 1 ? 0 : j]; }
+  int size() const { return static_cast<int>(ks_.size()); }
+  bool shared() const { return ks_.size() == 1; }
+  int rows() const { return ks_.empty() ? 0 : static_cast<int>(ks_[0]->rows()); }
+  // Throws std::invalid_argument unless there are 1 or q matrices, all n x n.
+  void check(int n, int q) const;
+
+ private:
+  std::vector<const Eigen::MatrixXd*> ks_;
+};
+
+// Initialise q(aux) from the prior q(f_j) = N(mu0_j, K_j).
+void cavi_init(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
                CaviState& st);
 
 // Up to maxit sweeps (q(f) update then q(aux) update); stop when the relative ELBO
 // change falls below tol. Appends to st.elbo. Returns the number of sweeps run.
-// The q latent columns are updated in parallel (threads), deterministically.
-int cavi_sweeps(const Eigen::MatrixXd& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
+// The q latent columns are updated in parallel (threads), deterministically;
+// column j uses K[j] (the same matrix for all columns when K is shared).
+int cavi_sweeps(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
                 int maxit, double tol, CaviState& st, int threads = 1);
 
 // Hyperparameter objective for fixed q(aux): the ELBO maximised over q(f), up to
@@ -53,10 +75,11 @@ double collapsed_bound_kernel(const KernelSpec& spec, const Eigen::MatrixXd& x, 
 // One Gibbs chain: state, its own random stream, and storage for saved draws.
 // Each sweep draws the auxiliary variables from the chain's stream, then one seed
 // per latent column from it; the columns' Gaussian steps run in parallel (threads),
-// each on its own stream, so draws do not depend on the thread count.
+// each on its own stream, so draws do not depend on the thread count. K and LK
+// (lower Cholesky factors of the K[j]) are shared or per column alike.
 class GibbsChain {
  public:
-  GibbsChain(const Eigen::MatrixXd& K, const Eigen::MatrixXd& LK, const Likelihood& lik,
+  GibbsChain(const KernelSet& K, const KernelSet& LK, const Likelihood& lik,
              const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& f_init, Rng rng, int warmup,
              int iter, int thin, double* out, int out_stride, int threads = 1);
   // Run iterations [it, it + count) of the chain; returns false on a numerical failure.
@@ -64,8 +87,8 @@ class GibbsChain {
   int done() const { return it_; }
 
  private:
-  const Eigen::MatrixXd& K_;
-  const Eigen::MatrixXd& LK_;
+  KernelSet K_;
+  KernelSet LK_;
   const Likelihood& lik_;
   Eigen::MatrixXd mu0_;
   Eigen::MatrixXd f_, kappa_, omega_;

@@ -9,7 +9,7 @@
 
 namespace augp {
 
-GibbsChain::GibbsChain(const Eigen::MatrixXd& K, const Eigen::MatrixXd& LK,
+GibbsChain::GibbsChain(const KernelSet& K, const KernelSet& LK,
                        const Likelihood& lik, const Eigen::MatrixXd& mu0,
                        const Eigen::MatrixXd& f_init, Rng rng, int warmup, int iter, int thin,
                        double* out, int out_stride, int threads)
@@ -17,6 +17,10 @@ GibbsChain::GibbsChain(const Eigen::MatrixXd& K, const Eigen::MatrixXd& LK,
       iter_(iter), thin_(thin), out_(out), stride_(out_stride), threads_(threads) {
   if (mu0_.rows() != lik.n_obs() || mu0_.cols() != lik.n_latent())
     throw std::invalid_argument("the prior mean has the wrong size");
+  K_.check(lik.n_obs(), lik.n_latent());
+  LK_.check(lik.n_obs(), lik.n_latent());
+  if (K_.size() != LK_.size())
+    throw std::invalid_argument("K and its Cholesky factors must both be shared or per column");
 }
 
 // Saved draw s (0-based) of latent column j goes to out_[s + stride * (i + n * j)].
@@ -26,22 +30,22 @@ bool GibbsChain::run(int count) {
   for (int c = 0; c < count && it_ < total; ++c, ++it_) {
     lik_.sample_aux(f_, rng_, kappa_, omega_);
     if (q == 1) {
-      if (!step_.factor(K_, omega_.col(0))) return false;
+      if (!step_.factor(K_[0], omega_.col(0))) return false;
       const Eigen::VectorXd m0 = mu0_.col(0);
-      f_.col(0) = step_.draw(K_, LK_, kappa_.col(0), m0, rng_);
+      f_.col(0) = step_.draw(K_[0], LK_[0], kappa_.col(0), m0, rng_);
     } else {
       std::vector<std::uint64_t> seeds(q);
       for (int j = 0; j < q; ++j) seeds[j] = rng_.next();
       std::vector<int> ok(q, 1);
       parallel_items(q, threads_, [&](int j) {
         GaussianStep step;
-        if (!step.factor(K_, omega_.col(j))) {
+        if (!step.factor(K_[j], omega_.col(j))) {
           ok[j] = 0;
           return;
         }
         Rng r(seeds[j], static_cast<std::uint64_t>(j));
         const Eigen::VectorXd m0 = mu0_.col(j);
-        f_.col(j) = step.draw(K_, LK_, kappa_.col(j), m0, r);
+        f_.col(j) = step.draw(K_[j], LK_[j], kappa_.col(j), m0, r);
       });
       for (int j = 0; j < q; ++j)
         if (!ok[j]) return false;

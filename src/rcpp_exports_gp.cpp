@@ -66,6 +66,24 @@ Eigen::MatrixXd as_mu0_mat(const NumericVector& mu0, int n, int q) {
   return m;
 }
 
+// Kernel matrices from R: one matrix (shared by all latent columns) or a list of
+// one matrix per latent column.
+std::vector<Eigen::MatrixXd> as_kernels(SEXP K) {
+  std::vector<Eigen::MatrixXd> out;
+  if (Rf_isNewList(K)) {
+    const List l(K);
+    if (l.size() < 1) throw std::invalid_argument("K: an empty list of kernel matrices");
+    for (R_xlen_t j = 0; j < l.size(); ++j) out.push_back(Rcpp::as<Eigen::MatrixXd>(l[j]));
+  } else {
+    out.push_back(Rcpp::as<Eigen::MatrixXd>(K));
+  }
+  return out;
+}
+
+augp::KernelSet kernel_set(const std::vector<Eigen::MatrixXd>& Ks) {
+  return Ks.size() == 1 ? augp::KernelSet(Ks[0]) : augp::KernelSet(Ks);
+}
+
 struct ChainWorker : public RcppParallel::Worker {
   std::vector<augp::GibbsChain>& chains;
   std::vector<int>& ok;
@@ -127,15 +145,18 @@ List gp_chol_jitter_cpp(Eigen::MatrixXd K, double jitter) {
                       Rcpp::Named("L") = L);
 }
 
-// CAVI sweeps with a fixed K, optionally warm-started from (kappa, omega).
+// CAVI sweeps with a fixed K (one matrix, or a list of one per latent column),
+// optionally warm-started from (kappa, omega).
 // [[Rcpp::export(name = ".gp_cavi_cpp")]]
-List gp_cavi_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::MatrixXd> kappa,
+List gp_cavi_cpp(SEXP K_in, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::MatrixXd> kappa,
                  Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, double prev_elbo,
                  int threads = 1) {
   try {
     std::unique_ptr<augp::Likelihood> L = as_lik(lik);
     const int n = L->n_obs();
-    if (K.rows() != n || K.cols() != n) throw std::invalid_argument("K has the wrong size");
+    const std::vector<Eigen::MatrixXd> Ks = as_kernels(K_in);
+    const augp::KernelSet K = kernel_set(Ks);
+    K.check(n, L->n_latent());
     const Eigen::MatrixXd m0 = as_mu0_mat(mu0, n, L->n_latent());
     augp::CaviState st;
     augp::cavi_init(K, *L, m0, st);
@@ -240,10 +261,12 @@ List gp_lik_sample_cpp(List lik, Eigen::MatrixXd f, NumericVector seed) {
 // Gibbs chains in parallel, one random stream per chain: chain_ids are the
 // 0-based stream indices (running chains one at a time with the same seed and
 // ids reproduces a joint run). n_streams is the total number of chains of the
-// run (starting points use streams n_streams + id). Returns draws as an array
-// [iter, length(chain_ids), n * q] (latent column j of point i at i + n * j).
+// run (starting points use streams n_streams + id). K: one kernel matrix or a list
+// of one per latent column (each gets its own jitter; the largest is returned).
+// Returns draws as an array [iter, length(chain_ids), n * q] (latent column j of
+// point i at i + n * j).
 // [[Rcpp::export(name = ".gp_gibbs_cpp")]]
-List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixXd init_mean,
+List gp_gibbs_cpp(SEXP K_in, List lik, NumericVector mu0, Eigen::MatrixXd init_mean,
                   Eigen::MatrixXd init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids,
                   int n_streams, NumericVector seed, int threads, double jitter, bool verbose) {
   const int chains = chain_ids.size();
@@ -257,13 +280,25 @@ List gp_gibbs_cpp(Eigen::MatrixXd K, List lik, NumericVector mu0, Eigen::MatrixX
     Rcpp::stop(e.what());
   }
   const int n = L->n_obs(), q = L->n_latent();
-  if (K.rows() != n || K.cols() != n) Rcpp::stop("K has the wrong size");
+  std::vector<Eigen::MatrixXd> Ks;
+  try {
+    Ks = as_kernels(K_in);
+    kernel_set(Ks).check(n, q);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
   if (init_mean.rows() != n || init_mean.cols() != q || init_sd.rows() != n || init_sd.cols() != q)
     Rcpp::stop("init_mean / init_sd have the wrong size");
-  Eigen::MatrixXd LK;
+  std::vector<Eigen::MatrixXd> LKs(Ks.size());
   double jit = jitter;
-  if (!augp::chol_jitter(K, &jit, LK)) Rcpp::stop("the kernel matrix is not positive definite even with jitter");
-  K.diagonal().array() += jit;
+  for (std::size_t k = 0; k < Ks.size(); ++k) {
+    double jk = jitter;
+    if (!augp::chol_jitter(Ks[k], &jk, LKs[k]))
+      Rcpp::stop("the kernel matrix is not positive definite even with jitter");
+    Ks[k].diagonal().array() += jk;
+    if (k == 0 || jk > jit) jit = jk;
+  }
+  const augp::KernelSet K = kernel_set(Ks), LK = kernel_set(LKs);
   Eigen::MatrixXd m0;
   try {
     m0 = as_mu0_mat(mu0, n, q);
