@@ -49,6 +49,10 @@
     .Call(`_augmentedGP_gp_hyper_obj_cpp`, spec, x, jitter, kappa, omega, mu0, gradient)
 }
 
+.gp_hyper_obj_cols_cpp <- function(specs, x, jitter, kappa, omega, mu0, gradient, threads = 1L) {
+    .Call(`_augmentedGP_gp_hyper_obj_cols_cpp`, specs, x, jitter, kappa, omega, mu0, gradient, threads)
+}
+
 .gp_kernel_contract_cpp <- function(spec, x, M) {
     .Call(`_augmentedGP_gp_kernel_contract_cpp`, spec, x, M)
 }

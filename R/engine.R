@@ -135,21 +135,19 @@ kernel_median_start <- function(kernel, X) {
 # With per-column kernels (an augp_kernels list of q kernels) the objective is the
 # sum of the per-column bounds, each with its own kernel, and the gradient the
 # concatenation of the per-column gradients (in the order of engine_get_params()).
+# The columns' bounds are computed in parallel (`threads`; per-column kernels only).
 augp_engine_elbo_grad <- function(kernel, X, kappa, omega, mean0 = 0, jitter = 1e-8,
-                                  gradient = TRUE) {
+                                  gradient = TRUE, threads = 1L) {
   kappa <- as.matrix(kappa)
   omega <- as.matrix(omega)
   storage.mode(kappa) <- storage.mode(omega) <- "double"
   if (is_kernel_list(kernel)) {
     q <- ncol(kappa)
     if (length(kernel) != q) stop("Need one kernel per latent column.", call. = FALSE)
-    m0 <- engine_mean0_matrix(mean0, nrow(X), q)
-    parts <- lapply(seq_len(q), function(j) {
-      .gp_hyper_obj_cpp(kernel_flatten(kernel[[j]]), X, jitter, kappa[, j, drop = FALSE],
-                        omega[, j, drop = FALSE], m0[, j], gradient)
-    })
-    val <- sum(vapply(parts, as.numeric, 0))
-    if (gradient) attr(val, "gradient") <- unlist(lapply(parts, attr, "gradient"))
+    res <- .gp_hyper_obj_cols_cpp(lapply(kernel, kernel_flatten), X, jitter, kappa, omega,
+                                  as.double(mean0), gradient, as.integer(threads))
+    val <- sum(res$value)
+    if (gradient) attr(val, "gradient") <- unlist(res$gradient)
     return(val)
   }
   .gp_hyper_obj_cpp(kernel_flatten(kernel), X, jitter, kappa, omega,
@@ -335,7 +333,8 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
       v <- NULL
       if (!is.null(res) && length(res$elbo)) {
         val <- res$elbo[length(res$elbo)]
-        g <- attr(augp_engine_elbo_grad(k, Xs, res$kappa, res$omega, m0, jitter), "gradient")
+        g <- attr(augp_engine_elbo_grad(k, Xs, res$kappa, res$omega, m0, jitter,
+                                        threads = ctl$threads), "gradient")
         if (is.finite(val) && all(is.finite(g))) {
           v <- structure(val, gradient = g)
           if (val > best$value) {

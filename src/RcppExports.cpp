@@ -178,6 +178,24 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gp_hyper_obj_cols_cpp
+List gp_hyper_obj_cols_cpp(List specs, Eigen::MatrixXd x, double jitter, Eigen::MatrixXd kappa, Eigen::MatrixXd omega, NumericVector mu0, bool gradient, int threads);
+RcppExport SEXP _augmentedGP_gp_hyper_obj_cols_cpp(SEXP specsSEXP, SEXP xSEXP, SEXP jitterSEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP mu0SEXP, SEXP gradientSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type specs(specsSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type x(xSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type kappa(kappaSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< bool >::type gradient(gradientSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_hyper_obj_cols_cpp(specs, x, jitter, kappa, omega, mu0, gradient, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gp_kernel_contract_cpp
 NumericVector gp_kernel_contract_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd M);
 RcppExport SEXP _augmentedGP_gp_kernel_contract_cpp(SEXP specSEXP, SEXP xSEXP, SEXP MSEXP) {
@@ -413,6 +431,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_chol_jitter_cpp", (DL_FUNC) &_augmentedGP_gp_chol_jitter_cpp, 2},
     {"_augmentedGP_gp_cavi_cpp", (DL_FUNC) &_augmentedGP_gp_cavi_cpp, 9},
     {"_augmentedGP_gp_hyper_obj_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cpp, 7},
+    {"_augmentedGP_gp_hyper_obj_cols_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cols_cpp, 8},
     {"_augmentedGP_gp_kernel_contract_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_contract_cpp, 3},
     {"_augmentedGP_gp_gaussian_step_cpp", (DL_FUNC) &_augmentedGP_gp_gaussian_step_cpp, 6},
     {"_augmentedGP_gp_lik_eval_cpp", (DL_FUNC) &_augmentedGP_gp_lik_eval_cpp, 4},

@@ -115,6 +115,15 @@ test_that("the per-column bound's gradient matches finite differences", {
     as.numeric(pc_ns$augp_engine_elbo_grad(ks[[j]], d$X, kappa[, j], omega[, j], mu[j], 1e-6))
   }, 0)
   expect_equal(as.numeric(b), sum(parts), tolerance = 1e-12)
+  # columns in parallel (n >= 150 uses the threads): the same values
+  d2 <- pc_toy(n = 160, K = 4, seed = 8)
+  k2 <- rnorm(480)
+  o2 <- runif(480, 0.05, 0.5)
+  b1 <- pc_ns$augp_engine_elbo_grad(ks, d2$X, matrix(k2, 160), matrix(o2, 160), mu, 1e-6,
+                                    threads = 1L)
+  b2 <- pc_ns$augp_engine_elbo_grad(ks, d2$X, matrix(k2, 160), matrix(o2, 160), mu, 1e-6,
+                                    threads = 2L)
+  expect_identical(b1, b2)
 })
 
 test_that("per-class hyperparameters never give a lower ELBO than shared ones", {
