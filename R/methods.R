@@ -36,6 +36,7 @@ print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   }
   cat(sprintf("Likelihood: %s | method: %s | n = %d, inputs = %d\n",
               x$likelihood$name, method_label(x$method), x$n, ncol(x$x)))
+  print_class_weights(x$theta, x$likelihood, digits)
   cat("Kernel hyperparameters:\n")
   print(coef(x), digits = digits)
   if (x$method == "vi") {
@@ -68,7 +69,9 @@ summary.augp <- function(object, ...) {
               inputs = colnames(object$x), dropped = object$dropped,
               kernel = object$kernel, coef = coef(object),
               accuracy = acc, logloss = logloss, time = object$time,
-              levels = object$levels, q = if (is.null(object$q)) 1L else object$q)
+              levels = object$levels, q = if (is.null(object$q)) 1L else object$q,
+              theta = object$theta, theta_learned = isTRUE(object$likelihood$learn_theta),
+              theta_rounds = object$engine$theta_rounds)
   if (object$method == "vi") {
     out$elbo <- final_elbo(object)
     out$iterations <- length(object$engine$elbo)
@@ -98,6 +101,7 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
     cat(sprintf("Categories (%d): %s | latent functions: %d (shared kernel)\n",
                 length(x$levels), paste(x$levels, collapse = ", "), x$q))
   }
+  print_class_weights(x$theta, list(learn_theta = x$theta_learned), digits, x$theta_rounds)
   cat("Kernel:", kernel_label(x$kernel), "\n")
   cat("Hyperparameters:\n")
   print(x$coef, digits = digits)
@@ -146,6 +150,17 @@ logLik.augp <- function(object, ...) {
 #' @rdname augp-methods
 #' @export
 coef.augp <- function(object, ...) kernel_hyper(object$kernel)
+
+# Logistic-softmax class weights, when the fit has them.
+print_class_weights <- function(theta, likelihood, digits, rounds = NULL) {
+  if (is.null(theta)) return(invisible())
+  learned <- isTRUE(likelihood$learn_theta)
+  cat(sprintf("Class weights theta (%s):\n",
+              if (!learned) "fixed" else if (is.null(rounds)) "learned by the ELBO, geometric mean 1"
+              else sprintf("learned by the ELBO in %d round(s), geometric mean 1", rounds)))
+  print(theta, digits = digits)
+  invisible()
+}
 
 method_label <- function(method) {
   if (method == "vi") "variational inference" else "Gibbs sampling"
