@@ -36,7 +36,7 @@
 #' @param learn_theta Logical: learn the class weights by maximising the ELBO
 #'   (variational fits; see Details).
 #' @details
-#' **Learning the class weights.** With `learn_theta = TRUE`, [augp()] first
+#' Learning the class weights: with `learn_theta = TRUE`, [augp()] first
 #' fits the model at the starting weights (learning the kernel hyperparameters
 #' if asked), then alternates two blocks until the ELBO gains less than
 #' `tol` (relative) or 100 rounds have run: (1) with \eqn{q(f)} fixed and the
