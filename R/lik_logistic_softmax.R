@@ -305,6 +305,11 @@ softmax_learn_theta <- function(eng, X, spec, mean0, max_rounds = 100L) {
 softmax_fit_theta <- function(X, spec, kernel, method, control, seed, mean0) {
   vi <- run_engine(X, spec, kernel, "vi", control, seed, mean0)
   vi <- softmax_learn_theta(vi, X, spec, mean0)
+  if (!isTRUE(vi$theta_converged)) {
+    warning(sprintf(paste0("`learn_theta`: the class weights had not converged after %d rounds ",
+                           "(ELBO still rising); the last weights are used."), vi$theta_rounds),
+            call. = FALSE)
+  }
   if (method == "vi") return(vi)
   ctl <- control
   ctl$learn_hyper <- FALSE
