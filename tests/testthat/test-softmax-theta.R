@@ -88,6 +88,12 @@ test_that("learning theta raises the ELBO, the trace never decreases and the rat
   expect_output(print(f2), "Class weights theta \\(learned")
   expect_output(print(summary(f2)), "learned by the ELBO in [0-9]+ round")
   expect_output(print(f1), "Class weights theta \\(fixed")
+  # one round from the theta = 1 fit: not converged, the ELBO still rose, trace monotone
+  one <- smt_ns$softmax_learn_theta(f1$engine, f1$x, f1$engine$lik, 0, max_rounds = 1L)
+  expect_false(one$theta_converged)
+  expect_equal(one$theta_rounds, 1L)
+  expect_gt(one$elbo[length(one$elbo)], e1[length(e1)])
+  expect_true(all(diff(one$elbo) >= -1e-8 * abs(one$elbo[-1])))
   # bijective: also monotone, and the learned weights beat theta = 1
   f3 <- augp(y ~ x, data = d, kernel = k,
              likelihood = logistic_softmax(bijective = TRUE, learn_theta = TRUE), control = ctl)
