@@ -61,7 +61,17 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   mean0 <- lik_prior_mean(likelihood, resp)
   spec <- engine_lik_spec(likelihood, resp)
   if (!is.null(inducing)) inducing <- sparse_front_inducing(inducing, std, colnames(x))
-  eng <- run_engine(std$x, spec, kernel, method, control, seed, mean0, inducing)
+  learn_theta <- isTRUE(likelihood$learn_theta) && identical(spec$type, "logistic_softmax")
+  if (learn_theta && !is.null(inducing)) {
+    stop("`learn_theta`: learning the class weights is not supported for sparse (`inducing`) fits.",
+         call. = FALSE)
+  }
+  eng <- if (learn_theta) {
+    softmax_fit_theta(std$x, spec, kernel, method, control, seed, mean0)
+  } else {
+    run_engine(std$x, spec, kernel, method, control, seed, mean0, inducing)
+  }
+  if (learn_theta) likelihood$theta <- stats::setNames(eng$lik$theta, resp$levels)
   if (isTRUE(eng$jitter_increased) || isTRUE(eng$jitter > control$jitter * (1 + 1e-8))) {
     warning(sprintf(paste0("The kernel matrix was nearly singular (duplicate or very close ",
                            "inputs?): jitter raised to %.3g."), eng$jitter), call. = FALSE)
@@ -74,6 +84,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
     trials = if (multi) rowSums(resp$Y) else resp$trials, levels = resp$levels,
     q = spec$q, multi = multi,
     x = std$x, centre = std$centre, scale = std$scale, dropped = std$dropped,
+    theta = if (identical(spec$type, "logistic_softmax"))
+      stats::setNames(if (learn_theta) eng$lik$theta else spec$theta, resp$levels),
     x_names = colnames(x), mean0 = mean0, control = control, seed = seed,
     n = nrow(x), weighted = !is.null(weights), kept = which(resp$keep),
     time = proc.time()[["elapsed"]] - t0

@@ -32,21 +32,47 @@
 #'   processes) instead of using `K` processes.
 #' @param theta Class weights: `NULL` (all 1) or a numeric vector of positive
 #'   values, one per observed class in the order of the factor levels (levels
-#'   without observations are dropped before matching).
+#'   without observations are dropped before matching). With `learn_theta =
+#'   TRUE` these are the starting values.
+#' @param learn_theta Logical: learn the class weights by maximising the ELBO
+#'   (variational fits; see Details).
+#' @details
+#' Learning the class weights: with `learn_theta = TRUE`, [augp()] first
+#' fits the model at the starting weights (learning the kernel hyperparameters
+#' if asked), then alternates two blocks until the ELBO gains less than
+#' `tol` (relative) or 100 rounds have run: (1) with \eqn{q(f)} fixed and the
+#' counts' factor at its CAVI optimum, maximise the ELBO over \eqn{\log\theta}
+#' (the objective is \eqn{\sum_k Y_{\cdot k} \log\theta_k - \sum_i N_i
+#' \log \sum_k \theta_k a_{ik}}, concave in \eqn{\log\theta}, with
+#' \eqn{a_{ik} = 1 - e^{-m_{ik}/2} / (2\cosh(c_{ik}/2))},
+#' \eqn{c_{ik}^2 = m_{ik}^2 + v_{ik}}, and \eqn{a_{iK} = \sigma(0) = 1/2} for
+#' the fixed class of the bijective version); (2) CAVI sweeps at the new weights,
+#' warm-started. Neither block lowers the ELBO. The kernel hyperparameters stay
+#' at the values learned in the first fit. The likelihood depends only on the
+#' ratios of the weights, so they are reported with geometric mean 1. The
+#' learned weights are stored in the fit (`fit$theta`, and in
+#' `fit$likelihood$theta`, which predictions use). With `method = "gibbs"` the
+#' weights are learned by the variational fit first and then held fixed in the
+#' sampler (which starts from the prior, with the variational kernel). Sparse
+#' (`inducing`) fits do not support `learn_theta`.
 #' @return An object of class `c("augp_logistic_softmax", "augp_likelihood")`.
 #' @seealso [augp()], [likelihoods]
 #' @examples
 #' logistic_softmax()
 #' logistic_softmax(bijective = TRUE, theta = c(1, 2, 1))
+#' logistic_softmax(learn_theta = TRUE)
 #' @export
-logistic_softmax <- function(bijective = FALSE, theta = NULL) {
+logistic_softmax <- function(bijective = FALSE, theta = NULL, learn_theta = FALSE) {
   if (!is.logical(bijective) || length(bijective) != 1L || is.na(bijective)) {
     stop("`bijective` must be TRUE or FALSE.", call. = FALSE)
+  }
+  if (!is.logical(learn_theta) || length(learn_theta) != 1L || is.na(learn_theta)) {
+    stop("`learn_theta` must be TRUE or FALSE.", call. = FALSE)
   }
   if (!is.null(theta)) {
     if (is.character(theta)) {
       stop("`theta` must be NULL or a numeric vector of positive class weights ",
-           "(learning the weights is not yet supported).", call. = FALSE)
+           "(use `learn_theta = TRUE` to learn them).", call. = FALSE)
     }
     if (!is.numeric(theta) || length(theta) < 2L || anyNA(theta) ||
         any(!is.finite(theta)) || any(theta <= 0)) {
@@ -56,7 +82,7 @@ logistic_softmax <- function(bijective = FALSE, theta = NULL) {
     theta <- as.double(theta)
   }
   new_likelihood("logistic_softmax", family = "logistic_softmax", link = "logistic-softmax",
-                 bijective = bijective, theta = theta)
+                 bijective = bijective, theta = theta, learn_theta = learn_theta)
 }
 
 # Resolve the class weights for the observed levels.
@@ -137,9 +163,162 @@ lik_prob.augp_logistic_softmax <- function(likelihood, F) {
 
 #' @export
 print.augp_logistic_softmax <- function(x, ...) {
-  cat(sprintf("<augp_likelihood> logistic_softmax (%s; class weights theta: %s)\n",
+  cat(sprintf("<augp_likelihood> logistic_softmax (%s; class weights theta: %s%s)\n",
               if (isTRUE(x$bijective)) "bijective: K - 1 latent functions, last class fixed at 0"
               else "K latent functions",
-              if (is.null(x$theta)) "all 1" else paste(format(x$theta), collapse = ", ")))
+              if (is.null(x$theta)) "all 1" else paste(format(x$theta, digits = 4), collapse = ", "),
+              if (isTRUE(x$learn_theta)) ", learned by the ELBO" else ""))
   invisible(x)
+}
+
+# ---- Learning the class weights theta by the ELBO --------------------------------
+#
+# With q(f) fixed (marginal means m, variances v) and the negative-multinomial
+# factor q(n_i) at its CAVI optimum, the local ELBO of row i (src/lik_logistic_softmax.cpp)
+# is sum_k y_ik log theta_k - N_i log z_i + (terms free of theta), where
+#   z_i = T p0q_i = sum_k theta_k a_ik,
+#   a_ij = 1 - sigma~_ij, sigma~_ij = exp(-m_ij / 2) / (2 cosh(c_ij / 2)), c_ij^2 = m_ij^2 + v_ij,
+# over the latent classes j, and for the bijective version's fixed class K
+# (latent C = 0) a_iK = sigma(C) = 1/2. The objective is invariant to theta -> c theta
+# (sum_k Y_.k = sum_i N_i) and concave in log theta.
+
+# n x K matrix of the coefficients a_ik.
+softmax_theta_coef <- function(m, v, bijective) {
+  m <- as.matrix(m)
+  v <- pmax(as.matrix(v), 0)
+  cc <- sqrt(m * m + v)
+  ec <- exp(-cc)
+  # 1 - sigma~ = (-expm1(-(m + c) / 2) + e^-c) / (1 + e^-c), m + c >= 0 (as in the C++ code)
+  A <- (-expm1(-0.5 * pmax(m + cc, 0)) + ec) / (1 + ec)
+  if (bijective) A <- cbind(A, stats::plogis(0))
+  pmax(A, .Machine$double.xmin)
+}
+
+# The theta-dependent part of the ELBO, and its gradient in log theta.
+softmax_theta_objective <- function(theta, Y, A) {
+  z <- drop(A %*% theta)
+  sum(colSums(Y) * log(theta)) - sum(rowSums(Y) * log(z))
+}
+softmax_theta_grad <- function(theta, Y, A) {
+  z <- drop(A %*% theta)
+  colSums(Y) - theta * colSums(A * (rowSums(Y) / z))
+}
+
+# Rescale to geometric mean 1 (the likelihood depends only on ratios).
+softmax_theta_norm <- function(theta) theta / exp(mean(log(theta)))
+
+# Maximise the objective over log theta with q(f) fixed, from `theta`: L-BFGS-B,
+# then minorise-maximise steps theta_k <- Y_.k / sum_i N_i a_ik / z_i (each one never
+# lowers the objective) to polish. The result is kept only if it does not lower the
+# objective. Returns the weights with geometric mean 1.
+softmax_theta_step <- function(theta, Y, A, mm_steps = 50L) {
+  f0 <- softmax_theta_objective(theta, Y, A)
+  fn <- function(p) -softmax_theta_objective(exp(p), Y, A)
+  gr <- function(p) -softmax_theta_grad(exp(p), Y, A)
+  p0 <- log(softmax_theta_norm(theta))
+  opt <- tryCatch(stats::optim(p0, fn, gr, method = "L-BFGS-B", lower = p0 - 30, upper = p0 + 30,
+                               control = list(maxit = 200L, factr = 10)),
+                  error = function(e) NULL)
+  th <- if (!is.null(opt) && is.finite(opt$value) && -opt$value >= f0) exp(opt$par) else theta
+  ysum <- colSums(Y)
+  N <- rowSums(Y)
+  for (s in seq_len(mm_steps)) {
+    z <- drop(A %*% th)
+    nt <- softmax_theta_norm(ysum / colSums(A * (N / z)))
+    if (!all(is.finite(nt)) || softmax_theta_objective(nt, Y, A) < softmax_theta_objective(th, Y, A)) break
+    done <- max(abs(log(nt) - log(th))) < 1e-12
+    th <- nt
+    if (done) break
+  }
+  th <- softmax_theta_norm(th)
+  if (softmax_theta_objective(th, Y, A) < f0) th <- softmax_theta_norm(theta)
+  th
+}
+
+# Alternate the theta step and warm-started CAVI sweeps on a converged variational
+# engine fit `eng` (R/engine.R engine_vi). X: the engine's (standardised) inputs;
+# spec: the engine likelihood list; mean0: the prior mean. Returns the engine fit with
+# the final q(f), the engine likelihood at the learned weights, the ELBO trace extended
+# by one value after each theta step and the CAVI sweeps after it, and
+# theta_rounds / theta_converged.
+softmax_learn_theta <- function(eng, X, spec, mean0, max_rounds = 100L) {
+  ctl <- eng$control
+  q <- spec$q
+  n <- nrow(X)
+  Y <- spec$Y
+  m0 <- engine_mean0_matrix(mean0, n, q)
+  K <- engine_K(eng$kernel, X, eng$jitter)
+  m <- matrix(eng$mean, n, q)
+  v <- matrix(eng$var, n, q)
+  trace <- eng$elbo
+  e_cur <- trace[length(trace)]
+  th <- softmax_theta_norm(spec$theta)
+  spec$theta <- th
+  converged <- FALSE
+  res <- NULL
+  rounds <- 0L
+  for (r in seq_len(max_rounds)) {
+    rounds <- r
+    A <- softmax_theta_coef(m, v, spec$bijective)
+    f0 <- softmax_theta_objective(th, Y, A)
+    th_new <- softmax_theta_step(th, Y, A)
+    gain_theta <- softmax_theta_objective(th_new, Y, A) - f0
+    if (!(gain_theta > 0)) {
+      converged <- TRUE
+      break
+    }
+    th <- th_new
+    spec$theta <- th
+    e_theta <- e_cur + gain_theta
+    # the new weights' optimal q(n), q(omega) at the current q(f): the CAVI warm start
+    ev <- .gp_lik_eval_cpp(spec, m, v, m)
+    res <- engine_cavi(K, spec, m0, ev$kappa, ev$omega, as.integer(ctl$maxit), ctl$tol,
+                       ctl$threads)
+    trace <- c(trace, e_theta, res$elbo)
+    e_new <- res$elbo[length(res$elbo)]
+    m <- as.matrix(res$m)
+    v <- as.matrix(res$v)
+    gain <- e_new - e_cur
+    e_cur <- e_new
+    if (gain <= ctl$tol * abs(e_cur)) {
+      converged <- TRUE
+      break
+    }
+  }
+  if (!is.null(res)) {
+    eng$mean <- engine_shape(res$m, q)
+    eng$var <- engine_shape(res$v, q)
+    eng$alpha <- engine_shape(res$alpha, q)
+    eng$omega <- engine_shape(res$omega_q, q)
+    eng$kappa <- engine_shape(res$kappa, q)
+    eng$converged <- isTRUE(res$converged)
+  }
+  eng$elbo <- trace
+  eng$lik <- spec
+  eng$theta_rounds <- rounds
+  eng$theta_converged <- converged
+  eng
+}
+
+# Fit with learned class weights (augp_fit): a variational fit at the starting weights
+# (kernel hyperparameters learned there if asked), then softmax_learn_theta(); for
+# method = "gibbs" the sampler then runs with the learned weights and kernel, fixed.
+softmax_fit_theta <- function(X, spec, kernel, method, control, seed, mean0) {
+  vi <- run_engine(X, spec, kernel, "vi", control, seed, mean0)
+  vi <- softmax_learn_theta(vi, X, spec, mean0)
+  if (!isTRUE(vi$theta_converged)) {
+    warning(sprintf(paste0("`learn_theta`: the class weights had not converged after %d rounds ",
+                           "(ELBO still rising); the last weights are used."), vi$theta_rounds),
+            call. = FALSE)
+  }
+  if (method == "vi") return(vi)
+  ctl <- control
+  ctl$learn_hyper <- FALSE
+  g <- run_engine(X, vi$lik, vi$kernel, "gibbs", ctl, seed, mean0)
+  g$elbo <- vi$elbo
+  g$converged <- vi$converged
+  g$theta_rounds <- vi$theta_rounds
+  g$theta_converged <- vi$theta_converged
+  g$jitter <- max(g$jitter, vi$jitter)
+  g
 }

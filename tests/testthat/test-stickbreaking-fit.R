@@ -302,3 +302,105 @@ test_that("plots of a stick-breaking fit build (probabilities along one covariat
                                    threads = 2))
   expect_s3_class(ggplot2::autoplot(g, type = "trace"), "ggplot")
 })
+
+test_that("per-stick parallel Gaussian steps (n >= 150, one chain): 1 thread == 2 threads", {
+  # src/parallel.h runs the sticks in parallel only for n >= 150 and, in Gibbs, when
+  # chains < threads: n = 160 and chains = 1 exercise that path.
+  d <- sb_sim(160, 6, 31)
+  lik <- list(type = "stick_breaking", q = 2L, Y = d$Y)
+  kern <- kernel_se(variance = 1, lengthscale = 0.3)
+  vi <- function(th) {
+    sb_engine(matrix(d$x), kernel = kern, method = "vi", lik = lik, mean0 = sb_prior_mean(3),
+              control = list(learn_hyper = FALSE, threads = th, maxit = 15))
+  }
+  a <- vi(1)
+  b <- vi(2)
+  expect_identical(a$mean, b$mean)
+  expect_identical(a$var, b$var)
+  expect_identical(a$elbo, b$elbo)
+  gb <- function(th) {
+    sb_engine(matrix(d$x), kernel = kern, method = "gibbs", lik = lik, mean0 = sb_prior_mean(3),
+              seed = 9, control = list(learn_hyper = FALSE, threads = th, chains = 1, iter = 30,
+                                       warmup = 10))$draws
+  }
+  g1 <- gb(1)
+  expect_equal(dim(g1), c(30L, 1L, 320L))
+  expect_identical(g1, gb(2))
+  # the same through the front end, threads set by augp_control()
+  df <- data.frame(x = d$x, a = d$Y[, 1], b = d$Y[, 2], c = d$Y[, 3])
+  fe <- function(th) {
+    augp(cbind(a, b, c) ~ x, data = df, kernel = kern, method = "gibbs", seed = 3,
+         control = augp_control(learn_hyper = FALSE, threads = th, chains = 1, iter = 30,
+                                warmup = 10))$engine$draws
+  }
+  expect_identical(fe(1), fe(2))
+})
+
+test_that("predict(type = 'response') integrates over q(psi), not the plug-in pi_SB(mean)", {
+  d <- sb_data(n = 30, trials = 3, seed = 12)
+  k <- kernel_se(variance = 4, lengthscale = 0.2)
+  fit <- augp(cbind(a, b, c) ~ x, data = d, kernel = k,
+              control = augp_control(learn_hyper = FALSE, threads = 1), seed = 1)
+  # extrapolation far from the data: latent variance near the prior's (4), where
+  # E[pi_SB(psi)] and pi_SB(E[psi]) clearly differ
+  new <- data.frame(x = c(0.5, 2, 3))
+  pr <- predict(fit, newdata = new, type = "response", se.fit = TRUE)
+  lk <- predict(fit, newdata = new, type = "link", se.fit = TRUE)
+  S <- 40000
+  set.seed(2)
+  acc <- acc2 <- 0
+  for (s in seq_len(S / 1000)) {
+    Z <- array(stats::rnorm(1000 * 3 * 2), c(1000, 3, 2))
+    for (b in seq_len(1000)) {
+      P <- pi_SB(lk$fit + lk$se.fit * Z[b, , ])
+      acc <- acc + P
+      acc2 <- acc2 + P^2
+    }
+  }
+  mc <- acc / S
+  mc_se <- sqrt(pmax(acc2 / S - mc^2, 0) / S)
+  # the package averages over control$pred_draws = 1000 draws; se.fit is their sd
+  pkg_se <- pr$se.fit / sqrt(1000)
+  err <- sqrt(mc_se^2 + pkg_se^2)
+  expect_true(all(abs(pr$fit - mc) < 4.5 * err),
+              info = paste(round((pr$fit - mc) / err, 2), collapse = " "))
+  plug <- pi_SB(lk$fit)
+  # at the extrapolated points the plug-in is off by far more than the MC error
+  # at the extrapolated points (latent sd 2) the plug-in is off by far more than the MC
+  # error (measured: 0.083 in category a against an error of about 0.01)
+  gap <- abs(plug[2:3, ] - mc[2:3, ])
+  expect_true(all(apply(gap, 1, max) > 6 * apply(err[2:3, ], 1, max)))
+  expect_true(all(rowSums(gap) > 0.1))
+})
+
+test_that("a fit with some all-zero rows: predict, predict_counts, simulate and autoplot", {
+  d <- sb_data(n = 30, trials = 5, seed = 13)
+  d[c(3, 10, 17), c("a", "b", "c")] <- 0
+  fit <- augp(cbind(a, b, c) ~ x, data = d, control = sb_ctl(), seed = 1)
+  n_used <- 27L
+  expect_equal(fit$n, n_used)
+  expect_equal(fit$kept, setdiff(1:30, c(3, 10, 17)))
+  P <- predict(fit)
+  expect_equal(dim(P), c(n_used, 3L))
+  expect_equal(unname(rowSums(P)), rep(1, n_used), tolerance = 1e-12)
+  # newdata: every row of the data, zero rows included, gets a prediction
+  Pn <- predict(fit, newdata = d)
+  expect_equal(dim(Pn), c(30L, 3L))
+  expect_equal(unname(Pn[fit$kept, ]), unname(P), tolerance = 0.03)
+  expect_equal(dim(predict(fit, type = "link")), c(n_used, 2L))
+  C <- predict_counts(fit)
+  expect_equal(dim(C), c(n_used, 3L))
+  expect_equal(unname(rowSums(C)), rep(5, n_used), tolerance = 1e-10)
+  Cn <- predict_counts(fit, newdata = d, size = 7)
+  expect_equal(dim(Cn), c(30L, 3L))
+  s <- simulate(fit, nsim = 2, seed = 4)
+  expect_equal(dim(s), c(n_used, 3L, 2L))
+  expect_true(all(apply(s, c(1, 3), sum) == 5))
+  sn <- simulate(fit, nsim = 2, seed = 4, newdata = d, size = 2)
+  expect_equal(dim(sn), c(30L, 3L, 2L))
+  p <- ggplot2::autoplot(fit, type = "predictive")
+  b <- ggplot2::ggplot_build(p)
+  pts <- b$data[[length(b$data)]]
+  expect_equal(nrow(pts), n_used * 3L)  # observed proportions: the rows used, per category
+  expect_false(anyNA(pts$y))
+})
