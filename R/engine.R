@@ -297,7 +297,9 @@ engine_cavi <- function(K, lik, mean0, kappa, omega, maxit, tol, threads = 1L) {
 # which one call of the collapsed bound returns. For n above `level_min` the search
 # runs first on nested, evenly spaced subsets of half the size (a cheap start: the
 # cost is cubic in the subset size); each level starts from the previous optimum and
-# the full data set only polishes it.
+# the full data set only polishes it. CAVI at each evaluation stops at a relative ELBO
+# change of min(tol, 1e-6): tighter (1e-8) gave the same optimum on spam (n = 2000) and
+# Vehicle (n = 600, K = 4) to 4 digits in the lengthscale, at 1.1-1.5x the sweeps.
 engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 400,
                                polish = 0) {
   prev <- NULL
@@ -327,7 +329,7 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
       K <- engine_K(k, Xs, jitter)
       st <- best$state
       res <- tryCatch(engine_cavi(K, lik_s, m0, st$kappa, st$omega, as.integer(ctl$maxit),
-                                  min(ctl$tol, 1e-8), ctl$threads),
+                                  min(ctl$tol, 1e-6), ctl$threads),
                       error = function(e) NULL)
       evals <<- evals + 1L
       v <- NULL
