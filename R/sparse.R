@@ -325,6 +325,14 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
       Zr <- sub$Z
       jr <- sub$jitter
       if (ctl$warm_start) st <- sparse_scale_state(sub$state, n / length(idx))
+    } else if (ctl$warm_start && ctl$hyper_subsample > 0) {
+      # Fixed kernel: warm-start q(u) from full-data CAVI on a random subsample.
+      idx <- sort(sample.int(n, min(n, ctl$hyper_subsample)))
+      r0 <- tryCatch(.sparse_cavi_cpp(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE],
+                                      sparse_lik_subset(lik, idx), as.integer(ctl$block_size),
+                                      kernel_flatten(k), Zr, jr, NULL, as.integer(min(ctl$maxit, 60)),
+                                      ctl$tol, as.integer(ctl$threads)), error = function(e) NULL)
+      if (!is.null(r0) && r0$jitter == jr) st <- sparse_scale_state(r0$state, n / length(idx))
     }
     f <- sparse_svi(X, mu0, lik, k, Zr, jr, ctl, learn_hyper, learn_z, st)
     f$kernel_start <- k

@@ -91,6 +91,12 @@ test_that("SVI with hyperparameter learning reaches the full-batch fit (no kerne
   # the kernel stays within the +-3 box (log scale) around the subsample optimum
   d <- sv_ns$kernel_get_params(svi$kernel) - sv_ns$kernel_get_params(svi$sparse$kernel_start)
   expect_true(all(abs(d) <= 3 + 1e-12))
+  # with the kernel fixed, q(u) is warm-started from a subsample CAVI fit as well
+  kf <- full$kernel
+  fx <- sv_ns$augp_sparse_engine(tr$X, tr$y, rep(1, tr$n), kf, inducing = full$Z,
+                                 control = list(threads = 2, learn_hyper = FALSE, batch_size = 500,
+                                                hyper_subsample = 1000), seed = 35)
+  expect_lt(sv_logloss(fx, te$X, te$y), 1.1 * ll_full)
   # kernel steps start after the first epoch (12 batches of 2 x 256 rows; 36 iterations)
   expect_equal(svi$sparse$iterations, 36)
   expect_equal(svi$sparse$hyper_start, 12L)
