@@ -163,4 +163,14 @@ test_that("sparse VI restarts run sequentially and through future with the same 
   expect_identical(a$restarts, b$restarts)
   sb <- run("future", bs = 100)
   expect_identical(s$elbo_full, sb$elbo_full)
+  future::plan(future::multisession, workers = 2)
+  m <- run("future", bs = 100)
+  expect_identical(m$elbo_full, s$elbo_full)
+  expect_identical(m$kernel, s$kernel)
+  # the front end passes restarts through to the sparse engine
+  x <- dd$X
+  colnames(x) <- c("a", "b")
+  fit <- augp_fit(x, factor(dd$y), inducing = 10,
+                  control = augp_control(restarts = 2, hyper_maxit = 2, threads = 1), seed = 3)
+  expect_length(fit$engine$restarts, 2)
 })
