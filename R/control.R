@@ -47,15 +47,22 @@
 #'   through future.apply, so `future::plan()` spreads them across processes
 #'   or machines; results equal a sequential run with the same seed.
 #' @param restarts Number of independent variational fits from perturbed
-#'   kernel starting values; the one with the highest ELBO is kept.
+#'   kernel starting values; the one with the highest ELBO is kept (for
+#'   sparse fits with minibatches: the highest full-data ELBO).
 #' @param batch_size Sparse GPs (`inducing`): minibatch size for stochastic
 #'   variational inference; `NULL` uses full-data updates up to 20,000
-#'   observations and minibatches beyond.
+#'   observations and minibatches beyond. Minibatch fits run `svi_epochs`
+#'   passes (no convergence test): `print()` and `summary()` report
+#'   "SVI: E epochs" and `logLik()` the full-data ELBO from one final pass.
 #' @param svi_epochs,step_tau,step_kappa Sparse GPs: passes over the data and
 #'   the step-size schedule \eqn{\rho_t = (t + \tau)^{-\kappa}} of the
 #'   natural-gradient updates.
 #' @param lr Sparse GPs: learning rate of the stochastic kernel
 #'   hyperparameter steps (0 keeps them at their full-batch subsample values).
+#'   The minibatch fit starts q(u) from the subsample fit (scaled up to all
+#'   observations), keeps the kernel fixed during the first epoch, then takes
+#'   Adam steps whose rate decays like the natural-gradient steps, keeping
+#'   each log parameter within 3 of its subsample value.
 #' @param learn_inducing Sparse GPs: also learn the inducing locations?
 #' @param inducing_method Sparse GPs: `"kmeans"` or `"random"` placement of
 #'   the inducing points when `inducing` is a number.

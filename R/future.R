@@ -60,14 +60,27 @@ future_restart_kernels <- function(kernel, restarts, seed) {
   out
 }
 
-# Run `fit_one(kernel)` from every restart kernel and keep the fit with the highest
-# final ELBO (the first one on ties). Adds `restarts` = the final ELBO of each.
-future_vi_restarts <- function(fit_one, kernel, restarts, seed, parallel) {
+# Run `fit_one(kernel)` (with `indexed = TRUE`: `fit_one(kernel, r)`, r = restart
+# number) from every restart kernel and keep the fit with the highest `score`
+# (default: the final ELBO, the last element of `$elbo`; the first one on ties).
+# Adds `restarts` = the score of each.
+future_vi_restarts <- function(fit_one, kernel, restarts, seed, parallel, score = NULL,
+                               indexed = FALSE) {
   ks <- future_restart_kernels(kernel, restarts, seed)
-  fits <- future_map(ks, fit_one, parallel)
+  fits <- if (indexed) {
+    future_map(seq_along(ks), function(r) fit_one(ks[[r]], r), parallel)
+  } else {
+    future_map(ks, fit_one, parallel)
+  }
+  if (is.null(score)) {
+    score <- function(f) {
+      e <- f$elbo
+      if (length(e)) e[length(e)] else -Inf
+    }
+  }
   final <- vapply(fits, function(f) {
-    e <- f$elbo
-    if (length(e) && is.finite(e[length(e)])) e[length(e)] else -Inf
+    s <- score(f)
+    if (length(s) == 1 && is.finite(s)) s else -Inf
   }, 0)
   best <- fits[[which.max(final)]]
   best$restarts <- final

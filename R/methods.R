@@ -18,6 +18,13 @@
 #'   latent function (`augp_control(shared_hyper = FALSE)`), a matrix with one
 #'   row per latent function (class or stick) and one column per
 #'   hyperparameter.
+#' @details Sparse fits with minibatches (stochastic variational inference,
+#'   see `batch_size` in [augp_control()]) run a fixed number of epochs rather
+#'   than to a convergence tolerance, so `print()` and `summary()` report
+#'   "SVI: E epochs" instead of converged / not converged, and `logLik()`,
+#'   `print()` and `summary()` use the full-data ELBO computed by one pass over
+#'   all observations after the last minibatch step (cost O(n m^2) for m
+#'   inducing points), not the noisy last minibatch estimate.
 #' @examples
 #' set.seed(1)
 #' x <- matrix(rnorm(60), 30)
@@ -44,8 +51,7 @@ print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
       else "Kernel hyperparameters:\n")
   print(coef(x), digits = digits)
   if (x$method == "vi") {
-    cat(sprintf("ELBO: %s (%s)\n", format(final_elbo(x), digits = digits + 2),
-                if (isTRUE(x$engine$converged)) "converged" else "not converged"))
+    cat(sprintf("ELBO: %s (%s)\n", format(final_elbo(x), digits = digits + 2), vi_status(x$engine)))
   } else {
     d <- dim(x$engine$draws)
     cat(sprintf("Draws: %d per chain x %d chain(s)\n", d[1], d[2]))
@@ -80,6 +86,7 @@ summary.augp <- function(object, ...) {
     out$elbo <- final_elbo(object)
     out$iterations <- length(object$engine$elbo)
     out$converged <- isTRUE(object$engine$converged)
+    out$status <- vi_status(object$engine)
   } else {
     out$diagnostics <- mcmc_diagnostics(object$engine$draws)
     out$draws_dim <- dim(object$engine$draws)
@@ -112,9 +119,14 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
     "Hyperparameters:\n")
   print(x$coef, digits = digits)
   if (x$method == "vi") {
-    cat(sprintf("ELBO: %s after %d iteration(s), %s\n",
-                format(x$elbo, digits = digits + 2), x$iterations,
-                if (x$converged) "converged" else "NOT converged"))
+    st <- if (is.null(x$status)) (if (x$converged) "converged" else "NOT converged") else x$status
+    if (startsWith(st, "SVI")) {
+      cat(sprintf("ELBO (full data): %s, %s\n", format(x$elbo, digits = digits + 2), st))
+    } else {
+      cat(sprintf("ELBO: %s after %d iteration(s), %s\n",
+                  format(x$elbo, digits = digits + 2), x$iterations,
+                  if (st == "not converged") "NOT converged" else st))
+    }
   } else {
     d <- x$diagnostics
     cat(sprintf("Draws: %d per chain x %d chain(s)\n", x$draws_dim[1], x$draws_dim[2]))
@@ -178,9 +190,28 @@ method_label <- function(method) {
   if (method == "vi") "variational inference" else "Gibbs sampling"
 }
 
+# Final ELBO of a VI fit. Sparse SVI fits (minibatches) report the full-data ELBO
+# from one pass at the end (`elbo_full`; NA with control final_elbo = FALSE), never
+# the noisy last minibatch estimate.
 final_elbo <- function(object) {
+  if (is_svi_engine(object$engine)) return(object$engine$elbo_full)
   e <- object$engine$elbo
   if (length(e)) e[length(e)] else NA_real_
+}
+
+is_svi_engine <- function(engine) {
+  inherits(engine, "augp_sparse_engine") && isFALSE(engine$sparse$full_batch)
+}
+
+# Convergence label of a VI fit. SVI runs a fixed number of epochs (no
+# convergence test), so it reports "SVI: E epochs" instead.
+vi_status <- function(engine) {
+  if (is_svi_engine(engine)) {
+    ep <- engine$sparse$epochs
+    return(sprintf("SVI: %s epoch%s, batch %d", format(signif(ep, 3)), if (isTRUE(ep == 1)) "" else "s",
+                   as.integer(engine$sparse$batch_size)))
+  }
+  if (isTRUE(engine$converged)) "converged" else "not converged"
 }
 
 # Kernel hyperparameters (natural scale) as a named numeric vector.

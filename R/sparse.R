@@ -8,7 +8,8 @@ sparse_control_defaults <- function() {
   list(batch_size = NULL, block_size = 256, svi_iter = NULL, svi_epochs = 3,
        step_tau = 1, step_kappa = 0.6, lr = 0.02, learn_inducing = FALSE,
        inducing_method = "kmeans", hyper_subsample = 2000, sparse_jitter = 1e-6,
-       final_elbo = TRUE, full_batch_max = 20000)
+       final_elbo = TRUE, full_batch_max = 20000, hyper_warmup = 1, lr_decay = TRUE,
+       hyper_box = 3, warm_start = TRUE)
 }
 
 sparse_control <- function(control, n) {
@@ -49,6 +50,16 @@ sparse_control <- function(control, n) {
   sp$hyper_subsample <- check_count(sp$hyper_subsample, "control$hyper_subsample")
   sp$sparse_jitter <- check_positive(sp$sparse_jitter, "control$sparse_jitter")
   sp$full_batch_max <- check_count(sp$full_batch_max, "control$full_batch_max")
+  sp$hyper_warmup <- check_numeric(sp$hyper_warmup, "control$hyper_warmup")
+  if (length(sp$hyper_warmup) != 1 || sp$hyper_warmup < 0) {
+    stop("`control$hyper_warmup` must be a single number >= 0 (epochs).", call. = FALSE)
+  }
+  sp$lr_decay <- check_flag(sp$lr_decay, "control$lr_decay")
+  sp$hyper_box <- check_numeric(sp$hyper_box, "control$hyper_box")
+  if (length(sp$hyper_box) != 1 || sp$hyper_box < 0) {
+    stop("`control$hyper_box` must be a single number >= 0 (0: no box).", call. = FALSE)
+  }
+  sp$warm_start <- check_flag(sp$warm_start, "control$warm_start")
   c(ctl, sp[setdiff(names(sp), names(ctl))])
 }
 
@@ -192,7 +203,12 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
        converged = converged, hyper_rounds = rounds)
 }
 
-sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, seed) {
+# Minibatch natural-gradient SVI. `state` (whitened under the starting kernel and Z)
+# warm-starts q(u); kernel steps start after `hyper_warmup` epochs (at most half the
+# iterations), with a decaying Adam rate and a +-hyper_box box in log scale around
+# the starting kernel (sparse.h, SviOptions). The fit ends with one full-data pass
+# for the ELBO (final_elbo = TRUE).
+sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, state = NULL) {
   n <- nrow(X)
   bs <- as.integer(min(ctl$block_size, ctl$batch_size))
   perm <- sample.int(n)
@@ -205,10 +221,12 @@ sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z
   iters <- if (is.null(ctl$svi_iter)) ceiling(ctl$svi_epochs * length(starts0)) else ctl$svi_iter
   starts <- unlist(lapply(seq_len(ceiling(iters / length(starts0))),
                           function(e) starts0[sample.int(length(starts0))]))[seq_len(iters)]
-  res <- .sparse_svi_cpp(Xp, mp, lp, bs, kernel_flatten(kernel), Z, jitter, NULL,
+  hyper_start <- as.integer(min(floor(iters / 2), round(ctl$hyper_warmup * length(starts0))))
+  res <- .sparse_svi_cpp(Xp, mp, lp, bs, kernel_flatten(kernel), Z, jitter, state,
                          as.integer(starts), bpb, ctl$step_tau, ctl$step_kappa,
                          if (learn_hyper || learn_z) ctl$lr else 0, learn_hyper && ctl$lr > 0,
-                         learn_z && ctl$lr > 0, as.integer(ctl$threads), ctl$verbose)
+                         learn_z && ctl$lr > 0, hyper_start, ctl$lr_decay, ctl$hyper_box,
+                         as.integer(ctl$threads), ctl$verbose)
   kernel <- kernel_set_params(kernel, res$theta)
   elbo_full <- NA_real_
   if (ctl$final_elbo) {
@@ -217,7 +235,23 @@ sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z
     elbo_full <- o$elbo[1]
   }
   list(kernel = kernel, Z = res$Z, jitter = res$jitter, state = res$state, elbo = res$elbo,
-       elbo_full = elbo_full, converged = NA, hyper_rounds = 0)
+       elbo_full = elbo_full, converged = NA, hyper_rounds = 0,
+       epochs = iters / length(starts0), iterations = iters, hyper_start = hyper_start)
+}
+
+# q(u) of a full-batch fit on nsub of the n points, as a start for SVI on all of
+# them: the data terms of the natural parameters scaled by n / nsub (a rho = 1
+# natural-gradient step with the subsample as the minibatch). Same kernel, Z and
+# jitter, so the whitening is unchanged. NULL (prior start) if not positive definite.
+sparse_scale_state <- function(state, ratio) {
+  Lam <- lapply(state$Lam, function(L) {
+    m <- nrow(L)
+    A <- diag(m) + ratio * (L - diag(m))
+    (A + t(A)) / 2
+  })
+  ok <- all(vapply(Lam, function(A) !inherits(tryCatch(chol(A), error = function(e) e), "error"), TRUE))
+  if (!ok) return(NULL)
+  list(Lam = Lam, h = lapply(state$h, function(h) ratio * h))
 }
 
 # Between the given kernel and the median-distance start, keep the one with the
@@ -269,24 +303,52 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
   learn_hyper <- ctl$learn_hyper
   learn_z <- ctl$learn_inducing
   jitter <- ctl$sparse_jitter * max(1e-300, mean(kernel_diag(kernel, Z)))
-  if (learn_hyper) kernel <- sparse_pick_start(kernel, X, mu0, lik, Z, jitter, ctl)
   full <- is.null(ctl$batch_size) && n <= ctl$full_batch_max ||
     (!is.null(ctl$batch_size) && ctl$batch_size >= n)
   if (!full && is.null(ctl$batch_size)) ctl$batch_size <- min(n, 1000)
-  if (full) {
-    fit <- sparse_full(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z)
-  } else {
+  fctl <- future_control(ctl)
+  # The full-data ELBO ranks restarts, so SVI restarts always compute it.
+  if (fctl$restarts > 1) ctl$final_elbo <- TRUE
+  # One fit from starting kernel k; restart r (1-based) draws its subsample and
+  # minibatch order from its own stream (r = 1: the stream of a single fit).
+  fit_one <- function(k, r = 1L) {
+    set.seed((rng_seed + r - 1) %% 2147483647)
+    if (learn_hyper) k <- sparse_pick_start(k, X, mu0, lik, Z, jitter, ctl)
+    if (full) return(sparse_full(X, mu0, lik, k, Z, jitter, ctl, learn_hyper, learn_z))
+    Zr <- Z
+    jr <- jitter
+    st <- NULL
+    sub <- NULL
     if (learn_hyper && ctl$hyper_subsample > 0) {
-      # Starting hyperparameters from a full-batch fit on a random subsample.
+      # Starting hyperparameters (and q(u), scaled up) from a full-batch fit on a
+      # random subsample.
       idx <- sort(sample.int(n, min(n, ctl$hyper_subsample)))
       sub <- sparse_full(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sparse_lik_subset(lik, idx),
-                         kernel, Z, jitter, utils::modifyList(ctl, list(maxit = min(ctl$maxit, 60))),
+                         k, Zr, jr, utils::modifyList(ctl, list(maxit = min(ctl$maxit, 60))),
                          TRUE, learn_z)
-      kernel <- sub$kernel
-      Z <- sub$Z
-      jitter <- sub$jitter
+      k <- sub$kernel
+      Zr <- sub$Z
+      jr <- sub$jitter
+      if (ctl$warm_start) st <- sparse_scale_state(sub$state, n / length(idx))
+    } else if (ctl$warm_start && ctl$hyper_subsample > 0) {
+      # Fixed kernel: warm-start q(u) from full-data CAVI on a random subsample.
+      idx <- sort(sample.int(n, min(n, ctl$hyper_subsample)))
+      r0 <- tryCatch(.sparse_cavi_cpp(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE],
+                                      sparse_lik_subset(lik, idx), as.integer(ctl$block_size),
+                                      kernel_flatten(k), Zr, jr, NULL, as.integer(min(ctl$maxit, 60)),
+                                      ctl$tol, as.integer(ctl$threads)), error = function(e) NULL)
+      if (!is.null(r0) && r0$jitter == jr) st <- sparse_scale_state(r0$state, n / length(idx))
     }
-    fit <- sparse_svi(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, seed)
+    f <- sparse_svi(X, mu0, lik, k, Zr, jr, ctl, learn_hyper, learn_z, st)
+    f$kernel_start <- k
+    f
+  }
+  fit <- if (fctl$restarts > 1) {
+    future_vi_restarts(fit_one, kernel, fctl$restarts, seeds, fctl$parallel,
+                       score = function(f) if (full) f$elbo[length(f$elbo)] else f$elbo_full,
+                       indexed = TRUE)
+  } else {
+    fit_one(kernel, 1L)
   }
   out <- list(kernel = fit$kernel, X = X, y = lik$y, trials = lik$trials, lik = lik, q = q,
               method = "vi", Z = fit$Z, state = fit$state[c("Lam", "h")],
@@ -294,7 +356,9 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
               converged = fit$converged, draws = NULL, jitter = fit$jitter,
               jitter_increased = FALSE, mean0 = mu0, sparse = list(
                 batch_size = if (full) n else ctl$batch_size, full_batch = full,
-                hyper_rounds = fit$hyper_rounds), control = ctl, seed = seeds)
+                hyper_rounds = fit$hyper_rounds, epochs = fit$epochs, iterations = fit$iterations,
+                hyper_start = fit$hyper_start, kernel_start = fit$kernel_start),
+              restarts = fit$restarts, control = ctl, seed = seeds)
   class(out) <- c("augp_sparse_engine", "augp_engine")
   pr <- sparse_predict_raw(out, X, out$mean0)
   out$mean <- if (q == 1) as.numeric(pr$mean) else pr$mean

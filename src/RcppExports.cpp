@@ -362,8 +362,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // sparse_svi_cpp
-List sparse_svi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts, int blocks_per_batch, double tau, double kappa, double lr, bool learn_hyper, bool learn_inducing, int threads, bool verbose);
-RcppExport SEXP _augmentedGP_sparse_svi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP startsSEXP, SEXP blocks_per_batchSEXP, SEXP tauSEXP, SEXP kappaSEXP, SEXP lrSEXP, SEXP learn_hyperSEXP, SEXP learn_inducingSEXP, SEXP threadsSEXP, SEXP verboseSEXP) {
+List sparse_svi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts, int blocks_per_batch, double tau, double kappa, double lr, bool learn_hyper, bool learn_inducing, int hyper_start, bool lr_decay, double box, int threads, bool verbose);
+RcppExport SEXP _augmentedGP_sparse_svi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP startsSEXP, SEXP blocks_per_batchSEXP, SEXP tauSEXP, SEXP kappaSEXP, SEXP lrSEXP, SEXP learn_hyperSEXP, SEXP learn_inducingSEXP, SEXP hyper_startSEXP, SEXP lr_decaySEXP, SEXP boxSEXP, SEXP threadsSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -382,9 +382,34 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type lr(lrSEXP);
     Rcpp::traits::input_parameter< bool >::type learn_hyper(learn_hyperSEXP);
     Rcpp::traits::input_parameter< bool >::type learn_inducing(learn_inducingSEXP);
+    Rcpp::traits::input_parameter< int >::type hyper_start(hyper_startSEXP);
+    Rcpp::traits::input_parameter< bool >::type lr_decay(lr_decaySEXP);
+    Rcpp::traits::input_parameter< double >::type box(boxSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(sparse_svi_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, threads, verbose));
+    rcpp_result_gen = Rcpp::wrap(sparse_svi_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, verbose));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sparse_batch_cpp
+List sparse_batch_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, List state, Rcpp::IntegerVector ids, bool grad, bool zgrad, int threads);
+RcppExport SEXP _augmentedGP_sparse_batch_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP idsSEXP, SEXP gradSEXP, SEXP zgradSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< int >::type block_size(block_sizeSEXP);
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< List >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ids(idsSEXP);
+    Rcpp::traits::input_parameter< bool >::type grad(gradSEXP);
+    Rcpp::traits::input_parameter< bool >::type zgrad(zgradSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_batch_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, ids, grad, zgrad, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -442,7 +467,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_softmax_nm_cpp", (DL_FUNC) &_augmentedGP_softmax_nm_cpp, 4},
     {"_augmentedGP_sparse_cavi_cpp", (DL_FUNC) &_augmentedGP_sparse_cavi_cpp, 11},
     {"_augmentedGP_sparse_obj_cpp", (DL_FUNC) &_augmentedGP_sparse_obj_cpp, 13},
-    {"_augmentedGP_sparse_svi_cpp", (DL_FUNC) &_augmentedGP_sparse_svi_cpp, 17},
+    {"_augmentedGP_sparse_svi_cpp", (DL_FUNC) &_augmentedGP_sparse_svi_cpp, 20},
+    {"_augmentedGP_sparse_batch_cpp", (DL_FUNC) &_augmentedGP_sparse_batch_cpp, 12},
     {"_augmentedGP_sparse_predict_cpp", (DL_FUNC) &_augmentedGP_sparse_predict_cpp, 6},
     {"_augmentedGP_sparse_kernel_extra_cpp", (DL_FUNC) &_augmentedGP_sparse_kernel_extra_cpp, 3},
     {NULL, NULL, 0}

@@ -273,7 +273,8 @@ List sparse_obj_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_
 List sparse_svi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec,
                     Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts,
                     int blocks_per_batch, double tau, double kappa, double lr, bool learn_hyper,
-                    bool learn_inducing, int threads, bool verbose) {
+                    bool learn_inducing, int hyper_start, bool lr_decay, double box, int threads,
+                    bool verbose) {
   try {
     augp::SparseData data;
     make_data(X, mu0, lik, block_size, data);
@@ -287,6 +288,9 @@ List sparse_svi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_
     opt.lr = lr;
     opt.learn_hyper = learn_hyper;
     opt.learn_inducing = learn_inducing;
+    opt.hyper_start = hyper_start;
+    opt.lr_decay = lr_decay;
+    opt.box = box;
     std::vector<double> trace;
     const int total = static_cast<int>(opt.starts.size());
     auto tick = [&](int t) {
@@ -298,6 +302,36 @@ List sparse_svi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_
     return List::create(Rcpp::Named("state") = wrap_q(qs), Rcpp::Named("elbo") = trace,
                         Rcpp::Named("theta") = g.spec.theta, Rcpp::Named("Z") = g.Z,
                         Rcpp::Named("jitter") = g.jitter);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// One minibatch estimate (see augp::sparse_batch_estimate) over the 0-based blocks
+// `ids`: the scaled ELBO estimate, its gradients in the log kernel parameters and Z,
+// and the natural-gradient target (Lam, h) = (I + s Phi'W Phi, s Phi'(kappa - W mu0)).
+// [[Rcpp::export(name = ".sparse_batch_cpp")]]
+List sparse_batch_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec,
+                      Eigen::MatrixXd Z, double jitter, List state, Rcpp::IntegerVector ids,
+                      bool grad, bool zgrad, int threads) {
+  try {
+    augp::SparseData data;
+    make_data(X, mu0, lik, block_size, data);
+    const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
+    const augp::SparseQ qs = make_q(state, Z.rows(), data.q);
+    std::vector<int> b(ids.begin(), ids.end());
+    for (int i : b)
+      if (i < 0 || i >= static_cast<int>(data.blocks.size())) throw std::invalid_argument("block id out of range");
+    augp::SparsePass p;
+    double scale = 1.0;
+    std::vector<double> gth;
+    Eigen::MatrixXd gz;
+    const double val = augp::sparse_batch_estimate(g, qs, data, b, grad, zgrad, make_pf(threads), p, scale,
+                                                   &gth, &gz);
+    augp::SparseQ target = qs;
+    if (!augp::sparse_global_step(p, scale, 1.0, target)) throw std::runtime_error("q(u) target is not positive definite");
+    return List::create(Rcpp::Named("elbo") = val, Rcpp::Named("grad") = gth, Rcpp::Named("gz") = gz,
+                        Rcpp::Named("scale") = scale, Rcpp::Named("target") = wrap_q(target));
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }

@@ -445,6 +445,17 @@ void sparse_predict(const SparseGeom& g, const SparseQ& qs, const Eigen::MatrixX
 
 namespace augp {
 
+double sparse_batch_estimate(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
+                             const std::vector<int>& ids, bool want_grad, bool want_zgrad,
+                             const ParallelFor& pf, SparsePass& p, double& scale,
+                             std::vector<double>* gtheta, Eigen::MatrixXd* gz) {
+  if (ids.empty()) throw std::invalid_argument("empty minibatch");
+  p = sparse_pass(g, qs, data, ids, true, want_grad, want_zgrad, pf);
+  if (p.count < 1) throw std::invalid_argument("empty minibatch");
+  scale = static_cast<double>(data.n) / p.count;
+  return sparse_finish_grad(g, qs, p, scale, want_grad, want_zgrad, gtheta, gz);
+}
+
 void sparse_svi(SparseGeom& g, SparseQ& qs, const SparseData& data, const SviOptions& opt,
                 const ParallelFor& pf, std::vector<double>& trace,
                 const std::function<void(int)>& tick) {
@@ -454,23 +465,27 @@ void sparse_svi(SparseGeom& g, SparseQ& qs, const SparseData& data, const SviOpt
   const int npar = (opt.learn_hyper ? np : 0) + (opt.learn_inducing ? m * d : 0);
   Eigen::VectorXd am = Eigen::VectorXd::Zero(npar), av = Eigen::VectorXd::Zero(npar);
   const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  const std::vector<double> theta0 = g.spec.theta;
+  int adam_t = 0;
   for (std::size_t t = 1; t <= opt.starts.size(); ++t) {
     const int s0 = opt.starts[t - 1];
     std::vector<int> ids;
     for (int b = s0; b < std::min(nblocks, s0 + opt.blocks_per_batch); ++b) ids.push_back(b);
-    if (ids.empty()) throw std::invalid_argument("empty minibatch");
-    SparsePass p = sparse_pass(g, qs, data, ids, true, opt.learn_hyper, opt.learn_inducing, pf);
-    const double scale = static_cast<double>(data.n) / p.count;
+    const bool step_hyper = learn && static_cast<int>(t) > opt.hyper_start;
+    SparsePass p;
+    double scale = 1.0;
     std::vector<double> gth;
     Eigen::MatrixXd gz;
-    trace.push_back(sparse_finish_grad(g, qs, p, scale, opt.learn_hyper, opt.learn_inducing, &gth, &gz));
+    trace.push_back(sparse_batch_estimate(g, qs, data, ids, step_hyper && opt.learn_hyper,
+                                          step_hyper && opt.learn_inducing, pf, p, scale, &gth, &gz));
     const double rho = std::pow(static_cast<double>(t) + opt.tau, -opt.kappa);
     SparseQ backup = qs;
     if (!sparse_global_step(p, scale, std::min(1.0, rho), qs)) {
       qs = backup;
       throw std::runtime_error("q(u) lost positive definiteness in a stochastic step");
     }
-    if (learn) {
+    if (step_hyper) {
+      ++adam_t;
       Eigen::VectorXd grad(npar);
       int k = 0;
       if (opt.learn_hyper)
@@ -480,14 +495,19 @@ void sparse_svi(SparseGeom& g, SparseQ& qs, const SparseData& data, const SviOpt
           for (int r = 0; r < m; ++r) grad[k++] = gz(r, c);
       am = b1 * am + (1 - b1) * grad;
       av = b2 * av + (1 - b2) * grad.cwiseAbs2();
-      const double c1 = 1 - std::pow(b1, static_cast<double>(t));
-      const double c2 = 1 - std::pow(b2, static_cast<double>(t));
-      const Eigen::VectorXd step =
-          opt.lr * (am / c1).array() / ((av / c2).array().sqrt() + eps);
+      const double c1 = 1 - std::pow(b1, static_cast<double>(adam_t));
+      const double c2 = 1 - std::pow(b2, static_cast<double>(adam_t));
+      const double lr_t =
+          opt.lr_decay ? opt.lr * std::pow((adam_t + opt.tau) / (1.0 + opt.tau), -opt.kappa) : opt.lr;
+      const Eigen::VectorXd step = lr_t * (am / c1).array() / ((av / c2).array().sqrt() + eps);
       SparseGeom ng = g;
       k = 0;
       if (opt.learn_hyper)
-        for (int i = 0; i < np; ++i) ng.spec.theta[i] += step[k++];
+        for (int i = 0; i < np; ++i) {
+          double th = ng.spec.theta[i] + step[k++];
+          if (opt.box > 0) th = std::min(theta0[i] + opt.box, std::max(theta0[i] - opt.box, th));
+          ng.spec.theta[i] = th;
+        }
       if (opt.learn_inducing)
         for (int c = 0; c < d; ++c)
           for (int r = 0; r < m; ++r) ng.Z(r, c) += step[k++];

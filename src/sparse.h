@@ -106,12 +106,30 @@ Eigen::MatrixXd sparse_kinput(const KernelSpec& spec, const Eigen::MatrixXd& x,
 // gradient step rho_t = (t + tau)^-kappa and, if asked, takes an Adam step (learning
 // rate lr) on the log kernel parameters and/or Z. Appends the minibatch ELBO estimate
 // of each iteration to trace; tick(t) is called between iterations (main thread).
+//
+// Hyperparameter steps (issue 7, drift fix): none in the first `hyper_start`
+// iterations (q(u) settles at the starting kernel first); Adam step s = 1, 2, ...
+// then uses the learning rate lr * ((s + tau) / (1 + tau))^-kappa (the Robbins-Monro
+// schedule of the natural-gradient steps, unless lr_decay is false), and each log
+// kernel parameter is kept within +-box of its starting value (box <= 0: no box).
 struct SviOptions {
   std::vector<int> starts;
   int blocks_per_batch = 1;
   double tau = 1.0, kappa = 0.6, lr = 0.01;
   bool learn_hyper = false, learn_inducing = false;
+  int hyper_start = 0;
+  bool lr_decay = true;
+  double box = 0.0;
 };
+
+// Minibatch estimate over the listed blocks: pass p (natural-gradient statistics and,
+// if asked, gradient parts), scale = n / batch size, the scaled ELBO estimate
+// (returned) and gradients. Its average over a partition of the data into equal-size
+// batches equals the full-data ELBO / gradient exactly.
+double sparse_batch_estimate(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
+                             const std::vector<int>& ids, bool want_grad, bool want_zgrad,
+                             const ParallelFor& pf, SparsePass& p, double& scale,
+                             std::vector<double>* gtheta, Eigen::MatrixXd* gz);
 void sparse_svi(SparseGeom& g, SparseQ& qs, const SparseData& data, const SviOptions& opt,
                 const ParallelFor& pf, std::vector<double>& trace,
                 const std::function<void(int)>& tick);

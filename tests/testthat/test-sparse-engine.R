@@ -68,7 +68,11 @@ test_that("stochastic updates improve on average and approach the full-batch opt
   svh <- sp_ns$augp_sparse_engine(dd$X, dd$y, rep(1, dd$n), k, Z,
                                   control = list(batch_size = 200, svi_epochs = 5, threads = 2),
                                   seed = 5)
-  expect_gt(svh$elbo_full, opt - 15)
+  # stated tolerance: the learned-kernel SVI fit is above the fixed-kernel optimum and
+  # within 1 nat of the full-batch fit with kernel learning (see also test-sparse-svi.R)
+  fh <- sp_ns$augp_sparse_engine(dd$X, dd$y, rep(1, dd$n), k, Z, control = list(threads = 2), seed = 5)
+  expect_gt(svh$elbo_full, opt)
+  expect_gt(svh$elbo_full, fh$elbo_full - 1)
 })
 
 test_that("ELBO gradients in the kernel parameters and Z match finite differences", {
