@@ -65,7 +65,9 @@ plot_elbo <- function(object) {
   ggplot(df, aes(x = .data$iteration, y = .data$elbo)) +
     geom_line(colour = "steelblue") + geom_point(size = 0.8, colour = "steelblue") +
     labs(x = "Iteration", y = "ELBO",
-         title = if (object$method == "vi") "ELBO trace" else
+         title = if (is_svi_engine(object$engine)) {
+           "ELBO trace (minibatch estimates, scaled to the full data)"
+         } else if (object$method == "vi") "ELBO trace" else
            "ELBO trace (hyperparameter learning before sampling)") + theme_minimal()
 }
 

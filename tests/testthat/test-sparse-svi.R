@@ -122,6 +122,7 @@ test_that("SVI fits report the full-data ELBO and their epochs, not convergence"
   expect_output(print(s), "ELBO \\(full data\\).*SVI: 2 epochs")
   out <- paste(utils::capture.output(print(fit), print(s)), collapse = "\n")
   expect_false(grepl("converged", out))
+  expect_match(ggplot2::autoplot(fit, type = "elbo")$labels$title, "minibatch")
   # full-batch sparse fits keep the convergence report
   fb <- augp_fit(x, y, inducing = 15, control = augp_control(hyper_maxit = 3, threads = 2), seed = 1)
   expect_output(print(fb), "converged")
