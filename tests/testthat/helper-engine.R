@@ -18,3 +18,17 @@ binom_loglik <- function(y, trials, f) {
 eng_fixed <- function(...) {
   utils::modifyList(list(learn_hyper = FALSE, threads = 1, verbose = FALSE), list(...))
 }
+
+# Thread invariance of the column-parallel path (n >= 150, one chain): `fit(threads,
+# method)` runs the engine; VI summaries and Gibbs draws must be identical for 1 and 2
+# threads. Returns the 1-thread Gibbs draws for further checks.
+expect_threads_identical <- function(fit) {
+  a <- fit(1, "vi")
+  b <- fit(2, "vi")
+  expect_identical(a$mean, b$mean)
+  expect_identical(a$var, b$var)
+  expect_identical(a$elbo, b$elbo)
+  g1 <- fit(1, "gibbs")$draws
+  expect_identical(g1, fit(2, "gibbs")$draws)
+  g1
+}
