@@ -170,7 +170,7 @@ encode_response.augp_bernoulli <- function(likelihood, y, weights = NULL) {
          call. = FALSE)
   }
   if (length(unique(s)) < 2L) {
-    stop(sprintf("`y` (the response) has only one class ('%s'): need both classes.",
+    stop(sprintf("`y` (the response) has only one class ('%s'): need at least two classes.",
                  if (is.factor(y)) as.character(y[1]) else as.character(s[1])),
          call. = FALSE)
   }

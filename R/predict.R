@@ -190,6 +190,10 @@ new_design <- function(object, newdata) {
   if (any(is.infinite(X))) {
     stop("`newdata` contains Inf in the predictors.", call. = FALSE)
   }
+  if (nrow(X) > 0 && !any(stats::complete.cases(X))) {
+    # rows with NA give NA predictions, but there must be something to predict
+    stop("`newdata` has no complete row: every row has NA in a predictor.", call. = FALSE)
+  }
   X <- sweep(sweep(X, 2, object$centre[keep], "-"), 2, object$scale[keep], "/")
   storage.mode(X) <- "double"
   X

@@ -36,6 +36,11 @@ test_that("newdata problems give clear errors", {
   expect_error(predict(fit, data.frame(x1 = 1, g = "zzz")),
                "`newdata` has level.*'zzz'.*factor 'g'")
   expect_error(predict(fit, data.frame(x1 = Inf, g = "a")), "`newdata`.*Inf")
+  expect_error(predict(fit, data.frame(x1 = NA_real_, g = "a")), "`newdata` has no complete row")
+  mc <- augp(Species ~ Sepal.Length, iris, control = augp_quick())
+  expect_error(predict(mc, data.frame(Sepal.Length = c(NA, NA))), "`newdata` has no complete row")
+  pm <- predict(mc, data.frame(Sepal.Length = c(NA, 5)))
+  expect_true(all(is.na(pm[1, ])) && isTRUE(all.equal(sum(pm[2, ]), 1)))
   expect_error(predict(fit, d, type = "prob"), "should be one of")
   fm <- augp_fit(as.matrix(d[c("x1", "x2")]), d$y, control = augp_quick())
   expect_error(predict(fm, matrix(0, 2, 3)), "`newdata` has 3 column")
