@@ -254,6 +254,19 @@ sparse_scale_state <- function(state, ratio) {
   list(Lam = Lam, h = lapply(state$h, function(h) ratio * h))
 }
 
+# Warm start for SVI on all n points: CAVI sweeps on the subsample idx (from
+# `state`, whitened under kernel k and Z, or the prior) at kernel k, then the data
+# terms scaled by n / nsub. Every CAVI sweep leaves Lam = I + Phi' W Phi, so the
+# scaled Lam stays positive definite. NULL (prior start) on failure.
+sparse_warm_state <- function(X, mu0, lik, idx, k, Z, jitter, state, sweeps, ctl) {
+  r0 <- tryCatch(.sparse_cavi_cpp(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE],
+                                  sparse_lik_subset(lik, idx), as.integer(ctl$block_size),
+                                  kernel_flatten(k), Z, jitter, state, as.integer(max(1L, sweeps)),
+                                  ctl$tol, as.integer(ctl$threads)), error = function(e) NULL)
+  if (is.null(r0) || r0$jitter != jitter) return(NULL)
+  sparse_scale_state(r0$state, nrow(X) / length(idx))
+}
+
 # Between the given kernel and the median-distance start, keep the one with the
 # better ELBO after a few CAVI sweeps on (a subsample of) the data.
 sparse_pick_start <- function(kernel, X, mu0, lik, Z, jitter, ctl) {
@@ -329,18 +342,19 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
       k <- sub$kernel
       Zr <- sub$Z
       jr <- sub$jitter
-      if (ctl$warm_start) st <- sparse_scale_state(sub$state, n / length(idx))
+      # sub$state may come straight from an L-BFGS step (re-whitened to the new
+      # kernel, so Lam - I need not be positive semi-definite and scaling it by
+      # n / nsub can break positive definiteness): a few CAVI sweeps at the final
+      # kernel first.
+      if (ctl$warm_start) st <- sparse_warm_state(X, mu0, lik, idx, k, Zr, jr, sub$state, 10L, ctl)
     } else if (ctl$warm_start && ctl$hyper_subsample > 0) {
       # Fixed kernel: warm-start q(u) from full-data CAVI on a random subsample.
       idx <- sort(sample.int(n, min(n, ctl$hyper_subsample)))
-      r0 <- tryCatch(.sparse_cavi_cpp(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE],
-                                      sparse_lik_subset(lik, idx), as.integer(ctl$block_size),
-                                      kernel_flatten(k), Zr, jr, NULL, as.integer(min(ctl$maxit, 60)),
-                                      ctl$tol, as.integer(ctl$threads)), error = function(e) NULL)
-      if (!is.null(r0) && r0$jitter == jr) st <- sparse_scale_state(r0$state, n / length(idx))
+      st <- sparse_warm_state(X, mu0, lik, idx, k, Zr, jr, NULL, as.integer(min(ctl$maxit, 60)), ctl)
     }
     f <- sparse_svi(X, mu0, lik, k, Zr, jr, ctl, learn_hyper, learn_z, st)
     f$kernel_start <- k
+    f$warm_started <- !is.null(st)
     f
   }
   fit <- if (fctl$restarts > 1) {
@@ -357,7 +371,8 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
               jitter_increased = FALSE, mean0 = mu0, sparse = list(
                 batch_size = if (full) n else ctl$batch_size, full_batch = full,
                 hyper_rounds = fit$hyper_rounds, epochs = fit$epochs, iterations = fit$iterations,
-                hyper_start = fit$hyper_start, kernel_start = fit$kernel_start),
+                hyper_start = fit$hyper_start, kernel_start = fit$kernel_start,
+                warm_started = if (full) NA else isTRUE(fit$warm_started)),
               restarts = fit$restarts, control = ctl, seed = seeds)
   class(out) <- c("augp_sparse_engine", "augp_engine")
   pr <- sparse_predict_raw(out, X, out$mean0)

@@ -56,6 +56,11 @@ test_that("the average of the scaled minibatch ELBO, gradients and natural-gradi
   # the full-data target is the closed-form CAVI update
   nxt <- sv_ns$.sparse_cavi_cpp(dd$X, mu0, lik, 20L, spec, Z, st$jitter, st$state, 1L, 0, 2L)
   expect_equal(full$target$Lam, nxt$state$Lam, tolerance = 1e-12)
+  # one SVI step with rho = 1 (tau = 0) on a batch of all the data is one CAVI sweep
+  one <- sv_ns$.sparse_svi_cpp(dd$X, mu0, lik, 20L, spec, Z, st$jitter, st$state, 0L, 6L, 0, 0.6,
+                               0, FALSE, FALSE, 0L, TRUE, 0, 2L, FALSE)
+  expect_equal(one$state$Lam, nxt$state$Lam, tolerance = 1e-12)
+  expect_equal(one$state$h, nxt$state$h, tolerance = 1e-12)
   # multi-column likelihood (stick-breaking, q = 2)
   set.seed(32)
   Y <- diag(3)[sample.int(3, 120, replace = TRUE), ]
@@ -91,6 +96,7 @@ test_that("SVI with hyperparameter learning reaches the full-batch fit (no kerne
   # the kernel stays within the +-3 box (log scale) around the subsample optimum
   d <- sv_ns$kernel_get_params(svi$kernel) - sv_ns$kernel_get_params(svi$sparse$kernel_start)
   expect_true(all(abs(d) <= 3 + 1e-12))
+  expect_true(svi$sparse$warm_started)
   # with the kernel fixed, q(u) is warm-started from a subsample CAVI fit as well
   kf <- full$kernel
   fx <- sv_ns$augp_sparse_engine(tr$X, tr$y, rep(1, tr$n), kf, inducing = full$Z,
@@ -100,6 +106,34 @@ test_that("SVI with hyperparameter learning reaches the full-batch fit (no kerne
   # kernel steps start after the first epoch (12 batches of 2 x 256 rows; 36 iterations)
   expect_equal(svi$sparse$iterations, 36)
   expect_equal(svi$sparse$hyper_start, 12L)
+})
+
+test_that("SVI warm start survives a large n / n_sub and n / batch (twonorm, n = 20000, batch 200)", {
+  # The subsample fit can end on an L-BFGS step, whose q(u) re-whitened to the new
+  # kernel has Lam - I indefinite; scaled by n / n_sub = 40 it was not positive
+  # definite and SVI silently started from the prior: log loss 0.116 against 0.057.
+  tr <- sv_twonorm(20000, seed = 41)
+  te <- sv_twonorm(4000, seed = 42)
+  svi <- sv_ns$augp_sparse_engine(tr$X, tr$y, rep(1, tr$n), kernel_se(), inducing = 40,
+                                  control = list(threads = 2, hyper_subsample = 500,
+                                                 batch_size = 200, svi_epochs = 2), seed = 43)
+  expect_true(svi$sparse$warm_started)
+  # reference: full batch on the first 5000 points (full batch on all 20000: 0.0565)
+  i <- 1:5000
+  full <- sv_ns$augp_sparse_engine(tr$X[i, ], tr$y[i], rep(1, 5000), kernel_se(), inducing = 40,
+                                   control = list(threads = 2, hyper_subsample = 500), seed = 43)
+  expect_true(full$sparse$full_batch)
+  expect_lt(sv_logloss(svi, te$X, te$y), 1.1 * sv_logloss(full, te$X, te$y))
+  # the warm start itself: CAVI sweeps on the subsample keep Lam - I positive
+  # semi-definite, so any n / n_sub scaling gives a positive definite Lam
+  idx <- sort(sample.int(tr$n, 300))
+  ctl <- sv_ns$sparse_control(list(threads = 2), tr$n)
+  k <- kernel_se(variance = 500, lengthscale = 30)
+  Z <- full$Z
+  ws <- sv_ns$sparse_warm_state(tr$X, matrix(0, tr$n, 1), sv_ns$engine_resolve_lik(tr$n, tr$y, rep(1, tr$n), NULL),
+                                idx, k, Z, full$jitter, NULL, 5L, ctl)
+  expect_false(is.null(ws))
+  expect_gt(min(eigen(ws$Lam[[1]] - diag(40), symmetric = TRUE, only.values = TRUE)$values), -1e-6 * max(ws$Lam[[1]]))
 })
 
 test_that("SVI fits report the full-data ELBO and their epochs, not convergence", {
