@@ -308,6 +308,7 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
   sizes <- n
   while (sizes[1] >= 2 * level_min) sizes <- c(ceiling(sizes[1] / 2), sizes)
   th <- engine_get_params(kernel)
+  th_start <- th
   lower <- th - 8
   upper <- th + 8
   evals <- 0L
@@ -366,6 +367,15 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
       best$state <- state
     }
     f0 <- as.numeric(eval_at(th))
+    if (lev > 1 && !identical(th, th_start)) {
+      # The previous level's optimum can be a poor start on more data (its CAVI
+      # fit worse than the starting kernel's); take the better of the two.
+      f_start <- as.numeric(eval_at(th_start))
+      if (f_start > f0) {
+        th <- th_start
+        f0 <- f_start
+      }
+    }
     factr <- ctl$hyper_tol / (max(1, abs(f0)) * .Machine$double.eps)
     tryCatch(
       stats::optim(th, function(par) -as.numeric(eval_at(par)),

@@ -355,3 +355,29 @@ test_that("softmax methods: print, summary, class map with two inputs, draws of 
                as.numeric(g$engine$draws[, , 36 + 2]))
   expect_error(posterior::as_draws_df(v), "no posterior draws")
 })
+
+test_that("nested-subset hyperparameter search does not collapse to the flat (uniform) fit", {
+  # Vehicle with three subset levels (150, 300, 600): the 150-point optimum is a poor
+  # start at 300 points (its CAVI fit is worse than predicting 1/K everywhere) and,
+  # started there, L-BFGS ran the kernel variance to zero (ELBO = -n log K). Each level
+  # now starts from the better of the previous optimum and the initial kernel.
+  skip_if_not_installed("mlbench")
+  data("Vehicle", package = "mlbench", envir = environment())
+  set.seed(1)
+  tr <- sample(nrow(Vehicle))[1:600]
+  X <- scale(as.matrix(Vehicle[tr, 1:18]))
+  Y <- unname(stats::model.matrix(~ Class - 1, Vehicle[tr, ]))
+  attributes(Y) <- list(dim = dim(Y))
+  lik <- list(type = "logistic_softmax", q = 4L, Y = Y, bijective = FALSE, theta = rep(1, 4))
+  ctl <- smf_ns$engine_control(list(threads = 2L, maxit = 200, tol = 1e-6, hyper_maxit = 30))
+  hl <- smf_ns$engine_hyper_learn(X, lik, kernel_se(variance = 1, lengthscale = 4), ctl,
+                                  matrix(0, 600, 4), 1e-6, level_min = 150)
+  expect_equal(hl$levels, c(150, 300, 600))
+  expect_gt(hl$kernel$variance, 1)
+  K <- kernel_matrix(hl$kernel, X)
+  diag(K) <- diag(K) + 1e-6
+  fit <- smf_ns$engine_cavi(K, lik, matrix(0, 600, 4), hl$state$kappa, hl$state$omega, 200L,
+                            1e-6, 2L)
+  # far above the flat fit's ELBO, -600 log 4 = -831.8
+  expect_gt(fit$elbo[length(fit$elbo)], -600 * log(4) + 200)
+})
