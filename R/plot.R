@@ -12,7 +12,9 @@
 #' * `"elbo"`: the ELBO trace of a variational fit.
 #' * `"trace"`: trace plots of the latent function at a few observations
 #'   (Gibbs fits); `which` indexes the latent values `f[i]` or, with several
-#'   latent functions, `f[i,category]` in the order of `as_draws_array()`.
+#'   latent functions, `f[i,category]` in the order of `as_draws_array()`
+#'   (default: four observations, or with several latent functions one panel
+#'   per class or stick, at the first observation).
 #' * `"latent"`: posterior mean and 95% interval of the latent function at
 #'   each training point, ordered by the mean and coloured by the response.
 #'
@@ -79,7 +81,16 @@ plot_trace <- function(object, which = NULL) {
   }
   n <- dim(d)[3]
   vn <- latent_var_names(object, object$n)
-  if (is.null(which)) which <- unique(round(seq(1, n, length.out = min(4L, n))))
+  if (is.null(which)) {
+    q <- if (is.null(object$q)) 1L else object$q
+    which <- if (q > 1) {
+      # one panel per class (or stick): the first observation's latent value in each
+      # latent column (column j of point i is at i + n (j - 1)), at most 8 columns
+      1 + object$n * (seq_len(min(q, 8L)) - 1)
+    } else {
+      unique(round(seq(1, n, length.out = min(4L, n))))
+    }
+  }
   if (!is.numeric(which) || any(which < 1 | which > n)) {
     stop(sprintf("`which` must hold indices of latent values between 1 and %d.", n),
          call. = FALSE)

@@ -354,6 +354,11 @@ test_that("softmax methods: print, summary, class map with two inputs, draws of 
   expect_equal(unname(as.numeric(dd[["f[2,versicolor]"]])),
                as.numeric(g$engine$draws[, , 36 + 2]))
   expect_error(posterior::as_draws_df(v), "no posterior draws")
+  # trace plot: one panel per class by default (observation 1 in each latent column)
+  tp <- ggplot2::autoplot(g, type = "trace")
+  expect_equal(levels(tp$data$variable), c("f[1,setosa]", "f[1,versicolor]", "f[1,virginica]"))
+  expect_equal(tp$data$value[tp$data$variable == "f[1,virginica]"],
+               as.numeric(g$engine$draws[, , 1 + 2 * 36]))
 })
 
 test_that("nested-subset hyperparameter search does not collapse to the flat (uniform) fit", {
