@@ -16,7 +16,9 @@ letter_n <- if (length(args) >= 1) as.integer(args[1]) else 2000L
 threads <- if (length(args) >= 2) as.integer(args[2]) else 2L
 only <- if (length(args) >= 3) args[3] else ""
 gibbs_upto <- 300  # Gibbs only on small training sets
-sparse_from <- 1000  # sparse GP (m = 200 inducing points) above this training size
+# sparse GP (m = 200 inducing points) above this training size; the environment
+# variable AUGP_BENCH_SPARSE_FROM overrides it (results then go to results_<only>_exact...csv)
+sparse_from <- as.numeric(Sys.getenv("AUGP_BENCH_SPARSE_FROM", "1000"))
 
 for (p in c("MASS", "kernlab", "mlbench", "nnet")) {
   if (!requireNamespace(p, quietly = TRUE)) stop("benchmark needs package ", p)
@@ -111,8 +113,9 @@ for (nm in names(sets)) {
 }
 res <- do.call(rbind, rows)
 out <- file.path("bench", "multiclass",
-                 if (nzchar(only)) sprintf("results_%s.csv", gsub("[^A-Za-z0-9-]", "", only)) else
-                   "results.csv")
+                 sprintf("results%s%s.csv",
+                         if (nzchar(only)) paste0("_", gsub("[^A-Za-z0-9-]", "", only)) else "",
+                         if (nzchar(Sys.getenv("AUGP_BENCH_SPARSE_FROM"))) "_exact" else ""))
 utils::write.csv(res, out, row.names = FALSE)
 
 cat("\n| set | n train/test | K | method | error | log loss | fit time (s) |\n")
