@@ -1,9 +1,7 @@
 # SVI vs full batch check (twonorm or ringnorm, m = 100, 2 threads, 20000 held out).
-# Rscript bench/sparse/svi_check.R n lr epochs [data]   (epochs 0: full batch)
-.libPaths(c("/tmp/lib-sparse", .libPaths()))
-source_lines <- readLines("bench/sparse/bench_sparse.R")
-# reuse simulate/prob_of/metrics from the bench script
-eval(parse(text = source_lines[grep("^simulate <- function", source_lines):(grep("^one_run <- function", source_lines) - 1)]))
+# Rscript bench/sparse/svi_check.R n lr epochs [data]   (epochs 0: full batch; package root,
+# augmentedGP installed in the first library path)
+source(file.path("bench", "sparse", "helpers.R"))
 options(width = 250); suppressPackageStartupMessages(library(augmentedGP)); ns <- asNamespace("augmentedGP")
 n <- as.numeric(commandArgs(TRUE)[1]); lr <- as.numeric(commandArgs(TRUE)[2]); ep <- as.numeric(commandArgs(TRUE)[3])
 data <- if (length(commandArgs(TRUE)) >= 4) commandArgs(TRUE)[4] else "twonorm"

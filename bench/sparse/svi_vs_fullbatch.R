@@ -14,32 +14,10 @@ if (length(args) >= 3) .libPaths(c(args[3], .libPaths()))
 suppressPackageStartupMessages(library(augmentedGP))
 ns <- asNamespace("augmentedGP")
 
-simulate <- function(n, seed) {
-  set.seed(seed)
-  s <- mlbench::mlbench.twonorm(n, d = 20)
-  list(X = unname(as.matrix(s$x)), y = as.numeric(s$classes == levels(s$classes)[2]))
-}
-gh <- local({
-  m <- 32
-  i <- seq_len(m - 1)
-  J <- matrix(0, m, m)
-  J[cbind(i, i + 1)] <- J[cbind(i + 1, i)] <- sqrt(i / 2)
-  e <- eigen(J, symmetric = TRUE)
-  list(x = e$values, w = e$vectors[1, ]^2)
-})
-prob_of <- function(m, v) {
-  s <- sqrt(2 * pmax(v, 0))
-  p <- numeric(length(m))
-  for (k in seq_along(gh$x)) p <- p + gh$w[k] * stats::plogis(m + s * gh$x[k])
-  p
-}
-metrics <- function(p, y) {
-  p <- pmin(pmax(p, 1e-12), 1 - 1e-12)
-  c(error = mean((p > 0.5) != (y == 1)), logloss = -mean(y * log(p) + (1 - y) * log(1 - p)))
-}
+source(file.path("bench", "sparse", "helpers.R"))
 
-tr <- simulate(n, 11)
-te <- simulate(20000, 7)
+tr <- simulate("twonorm", n, 11)
+te <- simulate("twonorm", 20000, 7)
 run <- function(label, ctl) {
   t0 <- proc.time()[["elapsed"]]
   fit <- ns$augp_sparse_engine(tr$X, tr$y, rep(1, n), kernel_se(), inducing = 100,

@@ -1,13 +1,5 @@
 # Sparse variational GP (inducing points): exactness, monotone CAVI, stochastic
 # updates, analytic gradients, multi-column likelihoods, thread invariance, bad input.
-sp_ns <- asNamespace("augmentedGP")
-
-sp_data <- function(n, d = 2, seed = 1) {
-  set.seed(seed)
-  X <- matrix(stats::rnorm(n * d), n)
-  f <- sin(2 * X[, 1]) + 0.5 * X[, 2]
-  list(X = X, y = stats::rbinom(n, 1, stats::plogis(2 * f)), n = n)
-}
 
 test_that("inducing points at the training inputs reproduce the exact GP fit", {
   dd <- sp_data(50)

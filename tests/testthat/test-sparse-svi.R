@@ -1,13 +1,5 @@
 # Sparse GP: minibatch estimates, SVI warm start / hyperparameter schedule, SVI
 # reporting (logLik, print, summary), restarts.
-sv_ns <- asNamespace("augmentedGP")
-
-sv_data <- function(n, d = 2, seed = 1) {
-  set.seed(seed)
-  X <- matrix(stats::rnorm(n * d), n)
-  f <- sin(2 * X[, 1]) + 0.5 * X[, 2]
-  list(X = X, y = stats::rbinom(n, 1, stats::plogis(2 * f)), n = n)
-}
 
 # twonorm (Breiman): two unit-covariance Gaussians with means +-a, a = 2 / sqrt(d).
 sv_twonorm <- function(n, d = 20, seed = 1) {
@@ -18,7 +10,7 @@ sv_twonorm <- function(n, d = 20, seed = 1) {
 }
 
 sv_logloss <- function(fit, X, y) {
-  pr <- sv_ns$augp_engine_predict.augp_sparse_engine(fit, X)
+  pr <- sp_ns$augp_engine_predict.augp_sparse_engine(fit, X)
   gh <- c(-1.65068012388578, -0.524647623275290, 0.524647623275290, 1.65068012388578)
   w <- c(0.0813128354472452, 0.804914090005513, 0.804914090005513, 0.0813128354472452) / sqrt(pi)
   p <- Reduce(`+`, lapply(1:4, function(k) w[k] * stats::plogis(pr$mean + sqrt(2 * pr$var) * gh[k])))
@@ -27,22 +19,22 @@ sv_logloss <- function(fit, X, y) {
 }
 
 test_that("the average of the scaled minibatch ELBO, gradients and natural-gradient target over equal batches equals the full-data one", {
-  dd <- sv_data(120, seed = 31)
+  dd <- sp_data(120, seed = 31)
   mu0 <- matrix(0.2, 120, 1)
   lik <- list(type = "binomial", y = as.double(dd$y), trials = rep(1, 120))
   k <- kernel_se(variance = 1.4, lengthscale = c(0.7, 1.3))
-  spec <- sv_ns$kernel_flatten(k)
+  spec <- sp_ns$kernel_flatten(k)
   Z <- dd$X[seq(1, 120, by = 12), ] + 0.05
-  st <- sv_ns$.sparse_cavi_cpp(dd$X, mu0, lik, 20L, spec, Z, 1e-6, NULL, 3L, 0, 2L)
-  full <- sv_ns$.sparse_batch_cpp(dd$X, mu0, lik, 20L, spec, Z, st$jitter, st$state, 0:5, TRUE, TRUE, 2L)
-  obj <- sv_ns$.sparse_obj_cpp(dd$X, mu0, lik, 20L, spec, Z, spec, Z, st$jitter, st$state, TRUE, TRUE, 2L)
+  st <- sp_ns$.sparse_cavi_cpp(dd$X, mu0, lik, 20L, spec, Z, 1e-6, NULL, 3L, 0, 2L)
+  full <- sp_ns$.sparse_batch_cpp(dd$X, mu0, lik, 20L, spec, Z, st$jitter, st$state, 0:5, TRUE, TRUE, 2L)
+  obj <- sp_ns$.sparse_obj_cpp(dd$X, mu0, lik, 20L, spec, Z, spec, Z, st$jitter, st$state, TRUE, TRUE, 2L)
   expect_equal(full$scale, 1)
   expect_equal(full$elbo, obj$elbo, tolerance = 1e-12)
   expect_equal(full$grad, obj$grad, tolerance = 1e-10)
   # 6 blocks of 20: batches of one block (scale 6) and of two blocks (scale 3)
   for (batches in list(as.list(0:5), list(0:1, 2:3, 4:5), list(c(0L, 5L), c(1L, 3L), c(2L, 4L)))) {
     parts <- lapply(batches, function(b) {
-      sv_ns$.sparse_batch_cpp(dd$X, mu0, lik, 20L, spec, Z, st$jitter, st$state, as.integer(b),
+      sp_ns$.sparse_batch_cpp(dd$X, mu0, lik, 20L, spec, Z, st$jitter, st$state, as.integer(b),
                               TRUE, TRUE, 2L)
     })
     expect_equal(parts[[1]]$scale, 120 / (20 * length(batches[[1]])))
@@ -54,10 +46,10 @@ test_that("the average of the scaled minibatch ELBO, gradients and natural-gradi
     expect_equal(avg(function(p) p$target$h[[1]]), full$target$h[[1]], tolerance = 1e-12)
   }
   # the full-data target is the closed-form CAVI update
-  nxt <- sv_ns$.sparse_cavi_cpp(dd$X, mu0, lik, 20L, spec, Z, st$jitter, st$state, 1L, 0, 2L)
+  nxt <- sp_ns$.sparse_cavi_cpp(dd$X, mu0, lik, 20L, spec, Z, st$jitter, st$state, 1L, 0, 2L)
   expect_equal(full$target$Lam, nxt$state$Lam, tolerance = 1e-12)
   # one SVI step with rho = 1 (tau = 0) on a batch of all the data is one CAVI sweep
-  one <- sv_ns$.sparse_svi_cpp(dd$X, mu0, lik, 20L, spec, Z, st$jitter, st$state, 0L, 6L, 0, 0.6,
+  one <- sp_ns$.sparse_svi_cpp(dd$X, mu0, lik, 20L, spec, Z, st$jitter, st$state, 0L, 6L, 0, 0.6,
                                0, FALSE, FALSE, 0L, TRUE, 0, 2L, FALSE)
   expect_equal(one$state$Lam, nxt$state$Lam, tolerance = 1e-12)
   expect_equal(one$state$h, nxt$state$h, tolerance = 1e-12)
@@ -66,10 +58,10 @@ test_that("the average of the scaled minibatch ELBO, gradients and natural-gradi
   Y <- diag(3)[sample.int(3, 120, replace = TRUE), ]
   lk <- list(type = "stick_breaking", q = 2L, Y = Y)
   m2 <- matrix(0, 120, 2)
-  st2 <- sv_ns$.sparse_cavi_cpp(dd$X, m2, lk, 30L, spec, Z, 1e-6, NULL, 3L, 0, 2L)
-  f2 <- sv_ns$.sparse_batch_cpp(dd$X, m2, lk, 30L, spec, Z, st2$jitter, st2$state, 0:3, TRUE, FALSE, 2L)
+  st2 <- sp_ns$.sparse_cavi_cpp(dd$X, m2, lk, 30L, spec, Z, 1e-6, NULL, 3L, 0, 2L)
+  f2 <- sp_ns$.sparse_batch_cpp(dd$X, m2, lk, 30L, spec, Z, st2$jitter, st2$state, 0:3, TRUE, FALSE, 2L)
   p2 <- lapply(0:3, function(b) {
-    sv_ns$.sparse_batch_cpp(dd$X, m2, lk, 30L, spec, Z, st2$jitter, st2$state, b, TRUE, FALSE, 2L)
+    sp_ns$.sparse_batch_cpp(dd$X, m2, lk, 30L, spec, Z, st2$jitter, st2$state, b, TRUE, FALSE, 2L)
   })
   expect_equal(mean(vapply(p2, function(p) p$elbo, 0)), f2$elbo, tolerance = 1e-12)
   expect_equal(Reduce(`+`, lapply(p2, function(p) p$grad)) / 4, f2$grad, tolerance = 1e-10)
@@ -81,7 +73,7 @@ test_that("SVI with hyperparameter learning reaches the full-batch fit (no kerne
   tr <- sv_twonorm(6000, seed = 33)
   te <- sv_twonorm(4000, seed = 34)
   run <- function(ctl) {
-    sv_ns$augp_sparse_engine(tr$X, tr$y, rep(1, tr$n), kernel_se(), inducing = 40,
+    sp_ns$augp_sparse_engine(tr$X, tr$y, rep(1, tr$n), kernel_se(), inducing = 40,
                              control = c(list(threads = 2, hyper_subsample = 1000), ctl), seed = 35)
   }
   full <- run(list())
@@ -94,12 +86,12 @@ test_that("SVI with hyperparameter learning reaches the full-batch fit (no kerne
   expect_lt(ll_svi, 1.1 * ll_full)
   expect_gt(svi$elbo_full, full$elbo_full - 0.02 * abs(full$elbo_full))
   # the kernel stays within the +-3 box (log scale) around the subsample optimum
-  d <- sv_ns$kernel_get_params(svi$kernel) - sv_ns$kernel_get_params(svi$sparse$kernel_start)
+  d <- sp_ns$kernel_get_params(svi$kernel) - sp_ns$kernel_get_params(svi$sparse$kernel_start)
   expect_true(all(abs(d) <= 3 + 1e-12))
   expect_true(svi$sparse$warm_started)
   # with the kernel fixed, q(u) is warm-started from a subsample CAVI fit as well
   kf <- full$kernel
-  fx <- sv_ns$augp_sparse_engine(tr$X, tr$y, rep(1, tr$n), kf, inducing = full$Z,
+  fx <- sp_ns$augp_sparse_engine(tr$X, tr$y, rep(1, tr$n), kf, inducing = full$Z,
                                  control = list(threads = 2, learn_hyper = FALSE, batch_size = 500,
                                                 hyper_subsample = 1000), seed = 35)
   expect_lt(sv_logloss(fx, te$X, te$y), 1.1 * ll_full)
@@ -114,30 +106,30 @@ test_that("SVI warm start survives a large n / n_sub and n / batch (twonorm, n =
   # definite and SVI silently started from the prior: log loss 0.116 against 0.057.
   tr <- sv_twonorm(20000, seed = 41)
   te <- sv_twonorm(4000, seed = 42)
-  svi <- sv_ns$augp_sparse_engine(tr$X, tr$y, rep(1, tr$n), kernel_se(), inducing = 40,
+  svi <- sp_ns$augp_sparse_engine(tr$X, tr$y, rep(1, tr$n), kernel_se(), inducing = 40,
                                   control = list(threads = 2, hyper_subsample = 500,
                                                  batch_size = 200, svi_epochs = 2), seed = 43)
   expect_true(svi$sparse$warm_started)
   # reference: full batch on the first 5000 points (full batch on all 20000: 0.0565)
   i <- 1:5000
-  full <- sv_ns$augp_sparse_engine(tr$X[i, ], tr$y[i], rep(1, 5000), kernel_se(), inducing = 40,
+  full <- sp_ns$augp_sparse_engine(tr$X[i, ], tr$y[i], rep(1, 5000), kernel_se(), inducing = 40,
                                    control = list(threads = 2, hyper_subsample = 500), seed = 43)
   expect_true(full$sparse$full_batch)
   expect_lt(sv_logloss(svi, te$X, te$y), 1.1 * sv_logloss(full, te$X, te$y))
   # the warm start itself: CAVI sweeps on the subsample keep Lam - I positive
   # semi-definite, so any n / n_sub scaling gives a positive definite Lam
   idx <- sort(sample.int(tr$n, 300))
-  ctl <- sv_ns$sparse_control(list(threads = 2), tr$n)
+  ctl <- sp_ns$sparse_control(list(threads = 2), tr$n)
   k <- kernel_se(variance = 500, lengthscale = 30)
   Z <- full$Z
-  ws <- sv_ns$sparse_warm_state(tr$X, matrix(0, tr$n, 1), sv_ns$engine_resolve_lik(tr$n, tr$y, rep(1, tr$n), NULL),
+  ws <- sp_ns$sparse_warm_state(tr$X, matrix(0, tr$n, 1), sp_ns$engine_resolve_lik(tr$n, tr$y, rep(1, tr$n), NULL),
                                 idx, k, Z, full$jitter, NULL, 5L, ctl)
   expect_false(is.null(ws))
   expect_gt(min(eigen(ws$Lam[[1]] - diag(40), symmetric = TRUE, only.values = TRUE)$values), -1e-6 * max(ws$Lam[[1]]))
 })
 
 test_that("SVI fits report the full-data ELBO and their epochs, not convergence", {
-  dd <- sv_data(1200, seed = 36)
+  dd <- sp_data(1200, seed = 36)
   x <- dd$X
   colnames(x) <- c("a", "b")
   y <- factor(dd$y, labels = c("no", "yes"))
@@ -147,7 +139,7 @@ test_that("SVI fits report the full-data ELBO and their epochs, not convergence"
   expect_false(eng$sparse$full_batch)
   expect_equal(eng$sparse$epochs, 2)
   expect_equal(as.numeric(logLik(fit)), eng$elbo_full)
-  expect_equal(eng$elbo_full, sv_ns$sparse_elbo(eng), tolerance = 1e-10)
+  expect_equal(eng$elbo_full, sp_ns$sparse_elbo(eng), tolerance = 1e-10)
   expect_false(isTRUE(all.equal(as.numeric(logLik(fit)), eng$elbo[length(eng$elbo)])))
   expect_output(print(fit), "SVI: 2 epochs, batch 200")
   expect_output(print(fit), "ELBO: ")
@@ -162,16 +154,16 @@ test_that("SVI fits report the full-data ELBO and their epochs, not convergence"
   expect_output(print(fb), "converged")
   expect_equal(as.numeric(logLik(fb)), fb$engine$elbo[length(fb$engine$elbo)])
   # without the final pass the full-data ELBO is unknown
-  e2 <- sv_ns$augp_sparse_engine(dd$X, dd$y, rep(1, dd$n), kernel_se(), 15,
+  e2 <- sp_ns$augp_sparse_engine(dd$X, dd$y, rep(1, dd$n), kernel_se(), 15,
                                  control = list(batch_size = 200, final_elbo = FALSE, threads = 2),
                                  seed = 1)
   expect_true(is.na(e2$elbo_full))
 })
 
 test_that("sparse VI restarts run sequentially and through future with the same result", {
-  dd <- sv_data(300, seed = 37)
+  dd <- sp_data(300, seed = 37)
   run <- function(par, restarts = 3, bs = NULL) {
-    sv_ns$augp_sparse_engine(dd$X, dd$y, rep(1, dd$n), kernel_se(), 12,
+    sp_ns$augp_sparse_engine(dd$X, dd$y, rep(1, dd$n), kernel_se(), 12,
                              control = list(restarts = restarts, hyper_maxit = 3, threads = 1,
                                             parallel = par, batch_size = bs, svi_epochs = 2),
                              seed = 7)
