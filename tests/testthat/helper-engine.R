@@ -32,3 +32,14 @@ expect_threads_identical <- function(fit) {
   expect_identical(g1, fit(2, "gibbs")$draws)
   g1
 }
+
+# The stick-breaking sticks of a count matrix Y as binomial data: stick k has y = Y[, k]
+# successes out of N - sum_{j<k} Y[, j] trials.
+stick_counts <- function(Y) {
+  K <- ncol(Y)
+  N <- rowSums(Y)
+  lapply(seq_len(K - 1), function(k) {
+    before <- if (k == 1) 0 else rowSums(Y[, seq_len(k - 1), drop = FALSE])
+    list(y = Y[, k], trials = N - before)
+  })
+}

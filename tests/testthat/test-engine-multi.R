@@ -14,15 +14,6 @@ multi_toy <- function(n = 40, K = 3, seed = 1) {
   list(X = X, Y = Y)
 }
 
-stick_counts <- function(Y) {
-  K <- ncol(Y)
-  N <- rowSums(Y)
-  lapply(seq_len(K - 1), function(k) {
-    before <- if (k == 1) 0 else rowSums(Y[, seq_len(k - 1), drop = FALSE])
-    list(y = Y[, k], trials = N - before)
-  })
-}
-
 test_that("a q-column variational fit equals q separate one-column fits", {
   skip_if_not(exists("stick_breaking", envir = eng_ns))
   d <- multi_toy()

@@ -14,15 +14,6 @@ pc_toy <- function(n = 30, K = 4, seed = 1, trials = 4) {
   list(X = X, Y = Y)
 }
 
-pc_sticks <- function(Y) {
-  K <- ncol(Y)
-  N <- rowSums(Y)
-  lapply(seq_len(K - 1), function(k) {
-    before <- if (k == 1) 0 else rowSums(Y[, seq_len(k - 1), drop = FALSE])
-    list(y = Y[, k], trials = N - before)
-  })
-}
-
 pc_sb <- function(Y) list(type = "stick_breaking", q = ncol(Y) - 1L, Y = Y)
 pc_sm <- function(Y) {
   list(type = "logistic_softmax", q = ncol(Y), Y = Y, bijective = FALSE,
@@ -74,7 +65,7 @@ test_that("per-stick hyperparameters equal K - 1 separate binomial fits", {
               shared_hyper = FALSE)
   fit <- pc_ns$augp_engine(d$X, kernel = k, method = "vi", control = ctl, lik = pc_sb(d$Y))
   expect_length(fit$kernel, 2)
-  sticks <- pc_sticks(d$Y)
+  sticks <- stick_counts(d$Y)
   elbo <- 0
   for (j in 1:2) {
     one <- pc_ns$augp_engine(d$X, sticks[[j]]$y, sticks[[j]]$trials, k, "vi", control = ctl)
