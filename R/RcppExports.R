@@ -85,6 +85,10 @@
     .Call(`_augmentedGP_softmax_nm_cpp`, r, p, n, seed)
 }
 
+.multi_prob_mc_cpp <- function(m, s, Z, type, theta, bijective) {
+    .Call(`_augmentedGP_multi_prob_mc_cpp`, m, s, Z, type, theta, bijective)
+}
+
 .sparse_cavi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads) {
     .Call(`_augmentedGP_sparse_cavi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads)
 }

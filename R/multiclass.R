@@ -62,6 +62,16 @@ multi_prob_summary <- function(object, pr, draws = NULL, level = NULL, chunk = 2
     S <- object$control$pred_draws
     if (is.null(S)) S <- 1000L
     Z <- with_local_seed(pred_seed(object), array(stats::rnorm(S * q), c(S, 1L, q)))
+    lk <- object$likelihood
+    type <- if (inherits(lk, "augp_logistic_softmax")) 0L else
+      if (inherits(lk, "augp_stick_breaking")) 1L else NA_integer_
+    if (is.null(level) && !is.na(type)) {
+      # mean and sd only: the same computation in C++ (no S x n x K array)
+      th <- if (type == 0L && !is.null(lk$theta)) as.double(lk$theta) else rep(1, K)
+      r <- .multi_prob_mc_cpp(m, s, matrix(Z, S, q), type, th, isTRUE(lk$bijective))
+      dimnames(r$mean) <- dimnames(r$sd) <- list(NULL, lev)
+      return(list(mean = r$mean, sd = r$sd, lwr = NULL, upr = NULL))
+    }
     get_chunk <- function(idx) {
       nc <- length(idx)
       out <- array(0, c(S, nc, q))
@@ -80,8 +90,14 @@ multi_prob_summary <- function(object, pr, draws = NULL, level = NULL, chunk = 2
     nc <- length(idx)
     P <- lik_prob(object$likelihood, matrix(Fc, S * nc, q))
     P <- array(P, c(S, nc, K))
-    mean[idx, ] <- colMeans(P)
-    sdv[idx, ] <- if (S > 1) sqrt(pmax(apply(P, c(2, 3), stats::var), 0)) else 0
+    mu <- colMeans(P)  # nc x K
+    mean[idx, ] <- mu
+    if (S > 1) {
+      D <- P - rep(mu, each = S)  # two-pass variance, vectorised over rows and classes
+      sdv[idx, ] <- sqrt(colSums(D * D) / (S - 1))
+    } else {
+      sdv[idx, ] <- 0
+    }
     if (!is.null(level)) {
       lwr[idx, ] <- apply(P, c(2, 3), stats::quantile, probs = a, names = FALSE)
       upr[idx, ] <- apply(P, c(2, 3), stats::quantile, probs = 1 - a, names = FALSE)

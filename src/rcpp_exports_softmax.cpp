@@ -1,7 +1,9 @@
-// Test-only exports for the logistic-softmax augmentation: the Poisson and
-// negative-multinomial samplers of the C++ core, seeded like the engine.
+// Exports for the logistic-softmax augmentation: the Poisson and
+// negative-multinomial samplers of the C++ core, seeded like the engine (for the
+// tests), and Monte Carlo class probabilities for predictions.
 #include <Rcpp.h>
 
+#include <cmath>
 #include <vector>
 
 #include "negative_multinomial.h"
@@ -35,4 +37,57 @@ Rcpp::NumericMatrix softmax_nm_cpp(double r, Rcpp::NumericVector p, int n, Rcpp:
     for (int j = 0; j < q; ++j) out(i, j) = cnt[j];
   }
   return out;
+}
+
+// Monte Carlo class probabilities under independent Gaussian latents: for row i,
+// the mean and standard deviation over the S draws f_j = m_ij + s_ij Z_tj (Z: S x q,
+// the same standard normals for every row) of the class probabilities of the
+// logistic-softmax link (type 0: p_k = theta_k sigma(f_k) / sum_l theta_l sigma(f_l),
+// with f_K = 0 when bijective) or of stick breaking (type 1: pi_SB(f), K = q + 1).
+// [[Rcpp::export(name = ".multi_prob_mc_cpp")]]
+Rcpp::List multi_prob_mc_cpp(Rcpp::NumericMatrix m, Rcpp::NumericMatrix s, Rcpp::NumericMatrix Z,
+                             int type, Rcpp::NumericVector theta, bool bijective) {
+  const int n = m.nrow(), q = m.ncol(), S = Z.nrow();
+  if (s.nrow() != n || s.ncol() != q || Z.ncol() != q || S < 1)
+    Rcpp::stop("multi_prob_mc: m, s and Z do not conform");
+  const int K = (type == 1 || bijective) ? q + 1 : q;
+  if (type == 0 && theta.size() != K) Rcpp::stop("multi_prob_mc: theta needs one weight per class");
+  Rcpp::NumericMatrix mean(n, K), sd(n, K);
+  std::vector<double> P(static_cast<std::size_t>(S) * K), f(q);
+  auto log_sig = [](double x) { return x > 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x)); };
+  for (int i = 0; i < n; ++i) {
+    for (int t = 0; t < S; ++t) {
+      double* p = &P[static_cast<std::size_t>(t) * K];
+      for (int j = 0; j < q; ++j) f[j] = m(i, j) + s(i, j) * Z(t, j);
+      if (type == 1) {
+        double rest = 0.0;  // log of the stick left
+        for (int j = 0; j < q; ++j) {
+          p[j] = std::exp(rest + log_sig(f[j]));
+          rest += log_sig(-f[j]);
+        }
+        p[q] = std::exp(rest);
+      } else {
+        double tot = 0.0;
+        for (int k = 0; k < K; ++k) {
+          const double fk = k < q ? f[k] : 0.0;
+          p[k] = theta[k] * std::exp(log_sig(fk));
+          tot += p[k];
+        }
+        for (int k = 0; k < K; ++k) p[k] /= tot;
+      }
+    }
+    for (int k = 0; k < K; ++k) {
+      double a = 0.0;
+      for (int t = 0; t < S; ++t) a += P[static_cast<std::size_t>(t) * K + k];
+      const double mu = a / S;
+      double v = 0.0;
+      for (int t = 0; t < S; ++t) {
+        const double d = P[static_cast<std::size_t>(t) * K + k] - mu;
+        v += d * d;
+      }
+      mean(i, k) = mu;
+      sd(i, k) = S > 1 ? std::sqrt(v / (S - 1)) : 0.0;
+    }
+  }
+  return Rcpp::List::create(Rcpp::Named("mean") = mean, Rcpp::Named("sd") = sd);
 }

@@ -386,3 +386,30 @@ test_that("nested-subset hyperparameter search does not collapse to the flat (un
   # far above the flat fit's ELBO, -600 log 4 = -831.8
   expect_gt(fit$elbo[length(fit$elbo)], -600 * log(4) + 200)
 })
+
+test_that("Monte Carlo class probabilities in C++ equal the R computation over the same draws", {
+  set.seed(3)
+  n <- 7; S <- 50
+  for (case in list(list(lk = logistic_softmax(), q = 3, K = 3),
+                    list(lk = logistic_softmax(bijective = TRUE, theta = c(1, 2, 0.5)), q = 2, K = 3),
+                    list(lk = logistic_softmax(theta = c(3, 1, 1, 0.2)), q = 4, K = 4),
+                    list(lk = stick_breaking(), q = 3, K = 4))) {
+    m <- matrix(stats::rnorm(n * case$q, sd = 2), n)
+    s <- matrix(stats::runif(n * case$q, 0.1, 2), n)
+    Z <- matrix(stats::rnorm(S * case$q), S)
+    th <- if (is.null(case$lk$theta)) rep(1, case$K) else case$lk$theta
+    type <- if (inherits(case$lk, "augp_stick_breaking")) 1L else 0L
+    r <- smf_ns$.multi_prob_mc_cpp(m, s, Z, type, th, isTRUE(case$lk$bijective))
+    for (i in seq_len(n)) {
+      Fi <- sweep(sweep(Z, 2, s[i, ], "*"), 2, m[i, ], "+")
+      P <- if (type == 1L) pi_SB(Fi) else {
+        A <- smf_sig(if (isTRUE(case$lk$bijective)) cbind(Fi, 0) else Fi) * rep(th, each = S)
+        A / rowSums(A)
+      }
+      expect_equal(r$mean[i, ], colMeans(P), tolerance = 1e-12)
+      expect_equal(r$sd[i, ], apply(P, 2, stats::sd), tolerance = 1e-10)
+    }
+  }
+  expect_error(smf_ns$.multi_prob_mc_cpp(matrix(0, 2, 3), matrix(1, 2, 2), matrix(0, 5, 3), 0L,
+                                         rep(1, 3), FALSE), "conform")
+})
