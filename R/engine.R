@@ -379,13 +379,21 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
         f0 <- f_start
       }
     }
-    factr <- ctl$hyper_tol / (max(1, abs(f0)) * .Machine$double.eps)
+    # L-BFGS-B's first trial point is the Cauchy point of a unit-Hessian model, a step
+    # of the size of the gradient: from the median-distance start that is often the
+    # edge of the +-8 box (a poor kernel whose CAVI fit costs many sweeps). Scaling the
+    # objective by the largest starting gradient component makes the first step about
+    # one unit in log scale. factr keeps the stopping rule an absolute ELBO change of
+    # hyper_tol: the relative reduction test uses max(|f| / fnscale, 1).
+    g0 <- attr(eval_at(th), "gradient")
+    fscale <- max(1, abs(g0[is.finite(g0)]))
+    factr <- ctl$hyper_tol / (max(fscale, abs(f0)) * .Machine$double.eps)
     tryCatch(
       stats::optim(th, function(par) -as.numeric(eval_at(par)),
                    function(par) -attr(eval_at(par), "gradient"), method = "L-BFGS-B",
                    lower = lower, upper = upper,
                    control = list(maxit = if (final && length(sizes) > 1) polish else
-                     ctl$hyper_maxit, factr = factr, pgtol = 0)),
+                     ctl$hyper_maxit, factr = factr, pgtol = 0, fnscale = fscale)),
       error = function(e) NULL)
     th <- best$th
     prev <- list(kernel = engine_set_params(kernel, th), X = Xs, mean0 = m0, res = best$res,
