@@ -413,3 +413,25 @@ test_that("Monte Carlo class probabilities in C++ equal the R computation over t
   expect_error(smf_ns$.multi_prob_mc_cpp(matrix(0, 2, 3), matrix(1, 2, 2), matrix(0, 5, 3), 0L,
                                          rep(1, 3), FALSE), "conform")
 })
+
+test_that("CAVI from the default start reaches the good fixed point at a large kernel variance", {
+  # The learned Vehicle kernel has variance e^8 = 2981 and lengthscale 43 (on scaled
+  # inputs). Starting sites computed under the prior's full variance (E omega about
+  # 1 / (4 sqrt(2981)) everywhere) led CAVI to a fixed point with ELBO -867.8, below
+  # the flat fit's -600 log 4 = -831.8; sites at the prior mean with zero variance
+  # reach -455.3.
+  skip_if_not_installed("mlbench")
+  data("Vehicle", package = "mlbench", envir = environment())
+  set.seed(1)
+  tr <- sample(nrow(Vehicle))[1:600]
+  X <- scale(as.matrix(Vehicle[tr, 1:18]))
+  Y <- unname(stats::model.matrix(~ Class - 1, Vehicle[tr, ]))
+  attributes(Y) <- list(dim = dim(Y))
+  lik <- list(type = "logistic_softmax", q = 4L, Y = Y, bijective = FALSE, theta = rep(1, 4))
+  K <- kernel_matrix(kernel_se(variance = exp(8), lengthscale = 43), X)
+  diag(K) <- diag(K) + 1e-6
+  fit <- smf_ns$engine_cavi(K, lik, matrix(0, 600, 4), NULL, NULL, 500L, 1e-8, 2L)
+  e <- fit$elbo
+  expect_true(all(diff(e) >= -1e-8 * abs(e[-1])))
+  expect_gt(e[length(e)], -600 * log(4) + 300)
+})
