@@ -85,8 +85,8 @@
     .Call(`_augmentedGP_softmax_nm_cpp`, r, p, n, seed)
 }
 
-.multi_prob_mc_cpp <- function(m, s, Z, type, theta, bijective) {
-    .Call(`_augmentedGP_multi_prob_mc_cpp`, m, s, Z, type, theta, bijective)
+.multi_prob_mc_cpp <- function(m, s, Z, type, theta, bijective, threads = 1L) {
+    .Call(`_augmentedGP_multi_prob_mc_cpp`, m, s, Z, type, theta, bijective, threads)
 }
 
 .sparse_cavi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads) {

@@ -68,7 +68,8 @@ multi_prob_summary <- function(object, pr, draws = NULL, level = NULL, chunk = 2
     if (is.null(level) && !is.na(type)) {
       # mean and sd only: the same computation in C++ (no S x n x K array)
       th <- if (type == 0L && !is.null(lk$theta)) as.double(lk$theta) else rep(1, K)
-      r <- .multi_prob_mc_cpp(m, s, matrix(Z, S, q), type, th, isTRUE(lk$bijective))
+      r <- .multi_prob_mc_cpp(m, s, matrix(Z, S, q), type, th, isTRUE(lk$bijective),
+                              resolve_threads(object$control$threads))
       dimnames(r$mean) <- dimnames(r$sd) <- list(NULL, lev)
       return(list(mean = r$mean, sd = r$sd, lwr = NULL, upr = NULL))
     }

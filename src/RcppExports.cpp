@@ -318,8 +318,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // multi_prob_mc_cpp
-Rcpp::List multi_prob_mc_cpp(Rcpp::NumericMatrix m, Rcpp::NumericMatrix s, Rcpp::NumericMatrix Z, int type, Rcpp::NumericVector theta, bool bijective);
-RcppExport SEXP _augmentedGP_multi_prob_mc_cpp(SEXP mSEXP, SEXP sSEXP, SEXP ZSEXP, SEXP typeSEXP, SEXP thetaSEXP, SEXP bijectiveSEXP) {
+Rcpp::List multi_prob_mc_cpp(Rcpp::NumericMatrix m, Rcpp::NumericMatrix s, Rcpp::NumericMatrix Z, int type, Rcpp::NumericVector theta, bool bijective, int threads);
+RcppExport SEXP _augmentedGP_multi_prob_mc_cpp(SEXP mSEXP, SEXP sSEXP, SEXP ZSEXP, SEXP typeSEXP, SEXP thetaSEXP, SEXP bijectiveSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -329,7 +329,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type type(typeSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type theta(thetaSEXP);
     Rcpp::traits::input_parameter< bool >::type bijective(bijectiveSEXP);
-    rcpp_result_gen = Rcpp::wrap(multi_prob_mc_cpp(m, s, Z, type, theta, bijective));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(multi_prob_mc_cpp(m, s, Z, type, theta, bijective, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -481,7 +482,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_bench_cpp", (DL_FUNC) &_augmentedGP_gp_bench_cpp, 4},
     {"_augmentedGP_softmax_poisson_cpp", (DL_FUNC) &_augmentedGP_softmax_poisson_cpp, 3},
     {"_augmentedGP_softmax_nm_cpp", (DL_FUNC) &_augmentedGP_softmax_nm_cpp, 4},
-    {"_augmentedGP_multi_prob_mc_cpp", (DL_FUNC) &_augmentedGP_multi_prob_mc_cpp, 6},
+    {"_augmentedGP_multi_prob_mc_cpp", (DL_FUNC) &_augmentedGP_multi_prob_mc_cpp, 7},
     {"_augmentedGP_sparse_cavi_cpp", (DL_FUNC) &_augmentedGP_sparse_cavi_cpp, 11},
     {"_augmentedGP_sparse_obj_cpp", (DL_FUNC) &_augmentedGP_sparse_obj_cpp, 13},
     {"_augmentedGP_sparse_svi_cpp", (DL_FUNC) &_augmentedGP_sparse_svi_cpp, 20},

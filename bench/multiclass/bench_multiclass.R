@@ -8,7 +8,10 @@
 #   Rscript bench/multiclass/bench_multiclass.R [letter_n] [threads] [only]
 # letter_n: training size of the LetterRecognition subset (default 2000; the test
 # set has the same size). `only`: optional regular expression selecting data sets.
-# Writes bench/multiclass/results[_only].csv and prints a markdown table.
+# Each set is scored on several random splits (seeds 1, 2, ...): iris and fgl 20,
+# Vehicle 5, letters 1 (AUGP_BENCH_SPLITS caps the number); Gibbs runs on split 1 only.
+# Writes bench/multiclass/results[_only].csv (one row per split and method) and prints
+# a markdown table of means (standard errors over splits) and median fit times.
 # Metrics on held-out data: error rate, mean log loss (probabilities clipped at
 # 1e-9), fit time in seconds (elapsed). Ratios are augp / peer.
 args <- commandArgs(trailingOnly = TRUE)
@@ -61,15 +64,18 @@ split_sets <- function(d, n_train, n_test, seed) {
        yte = factor(as.character(d$y[te]), levels = levels(ytr)))
 }
 
+max_splits <- as.integer(Sys.getenv("AUGP_BENCH_SPLITS", "1000"))
 sets <- list()
-sets[["iris"]] <- split_sets(prep(iris[1:4], iris$Species), 100, 50, 1)
+sets[["iris"]] <- list(d = prep(iris[1:4], iris$Species), n_train = 100, n_test = 50, splits = 20)
 fgl <- MASS::fgl
-sets[["fgl"]] <- split_sets(prep(fgl[1:9], fgl$type), 150, 64, 1)
+sets[["fgl"]] <- list(d = prep(fgl[1:9], fgl$type), n_train = 150, n_test = 64, splits = 20)
 data("Vehicle", package = "mlbench", envir = environment())
-sets[["Vehicle"]] <- split_sets(prep(Vehicle[1:18], Vehicle$Class), 600, 246, 1)
+sets[["Vehicle"]] <- list(d = prep(Vehicle[1:18], Vehicle$Class), n_train = 600, n_test = 246,
+                          splits = 5)
 data("LetterRecognition", package = "mlbench", envir = environment())
-sets[[sprintf("Letter-%d", letter_n)]] <- split_sets(
-  prep(LetterRecognition[-1], LetterRecognition$lettr), letter_n, letter_n, 1)
+sets[[sprintf("Letter-%d", letter_n)]] <- list(
+  d = prep(LetterRecognition[-1], LetterRecognition$lettr), n_train = letter_n,
+  n_test = letter_n, splits = 1)
 if (nzchar(only)) sets <- sets[grepl(only, names(sets))]
 
 # Warm-up: one small fit of every method before any timing, so that no method's
@@ -83,15 +89,15 @@ invisible(nnet::multinom(Species ~ ., data = iris, trace = FALSE))
 
 rows <- list()
 add <- function(set, s, method, sc, time, note = "") {
-  rows[[length(rows) + 1]] <<- data.frame(set = set, n_train = nrow(s$xtr), n_test = nrow(s$xte),
-                                          K = nlevels(s$ytr), method = method,
-                                          error = sc[["error"]], logloss = sc[["logloss"]],
-                                          time = time, note = note)
+  rows[[length(rows) + 1]] <<- data.frame(set = set, split = split, n_train = nrow(s$xtr),
+                                          n_test = nrow(s$xte), K = nlevels(s$ytr),
+                                          method = method, error = sc[["error"]],
+                                          logloss = sc[["logloss"]], time = time, note = note)
 }
-for (nm in names(sets)) {
-  s <- sets[[nm]]
-  cat(sprintf("== %s: n_train = %d, n_test = %d, K = %d\n", nm, nrow(s$xtr), nrow(s$xte),
-              nlevels(s$ytr)))
+for (nm in names(sets)) for (split in seq_len(min(sets[[nm]]$splits, max_splits))) {
+  s <- with(sets[[nm]], split_sets(d, n_train, n_test, split))
+  cat(sprintf("== %s, split %d: n_train = %d, n_test = %d, K = %d\n", nm, split, nrow(s$xtr),
+              nrow(s$xte), nlevels(s$ytr)))
   dtr <- data.frame(s$xtr, y = s$ytr)
   # augmentedGP, variational (default control, hyperparameters learned)
   # (an exact GP above sparse_from training points is replaced by a sparse one with
@@ -104,7 +110,7 @@ for (nm in names(sets)) {
       paste(if (sparse) "sparse, m = 200" else "",
             if (isTRUE(r$val$engine$converged)) "" else "ELBO not converged at maxit"))
   print(utils::tail(rows, 1)[[1]])
-  if (nrow(s$xtr) <= gibbs_upto) {
+  if (nrow(s$xtr) <= gibbs_upto && split == 1) {
     # one thread: the per-iteration parallel Gaussian steps cost more than they save here
     r <- timed(augp(y ~ ., data = dtr, method = "gibbs", seed = 1,
                     control = augp_control(threads = 1, iter = 1000, warmup = 500, chains = 2)))
@@ -141,19 +147,26 @@ out <- file.path("bench", "multiclass",
                          if (nzchar(Sys.getenv("AUGP_BENCH_SPARSE_FROM"))) "_exact" else ""))
 utils::write.csv(res, out, row.names = FALSE)
 
-cat("\n| set | n train/test | K | method | error | log loss | fit time (s) |\n")
-cat("|---|---|---|---|---|---|---|\n")
-for (i in seq_len(nrow(res))) {
-  with(res[i, ], cat(sprintf("| %s | %d/%d | %d | %s | %.3f | %.3f | %.2f |\n", set, n_train,
-                             n_test, K, method, error, logloss, time)))
+se <- function(v) if (length(v) > 1) stats::sd(v) / sqrt(length(v)) else NA_real_
+cat("\n| set | n train/test | K | splits | method | error | log loss | median fit time (s) |\n")
+cat("|---|---|---|---|---|---|---|---|\n")
+for (nm in unique(res$set)) for (me in unique(res$method[res$set == nm])) {
+  r <- res[res$set == nm & res$method == me, ]
+  cat(sprintf("| %s | %d/%d | %d | %d | %s | %.3f (%s) | %.3f (%s) | %.3f |\n", nm, r$n_train[1],
+              r$n_test[1], r$K[1], nrow(r), me, mean(r$error), format(se(r$error), digits = 2),
+              mean(r$logloss), format(se(r$logloss), digits = 2), stats::median(r$time)))
 }
-cat("\nRatios augp-vi / peer (error, log loss, time):\n")
+cat("\nRatios augp-vi / peer over the same splits (mean error, mean log loss, median time;",
+    "splits where augp's log loss is lower):\n")
 for (nm in unique(res$set)) {
   a <- res[res$set == nm & res$method == "augp-vi", ]
   for (peer in c("kernlab-gausspr", "nnet-multinom")) {
     b <- res[res$set == nm & res$method == peer, ]
-    cat(sprintf("| %s | vs %s | %.2f | %.2f | %.2f |\n", nm, peer, a$error / max(b$error, 1e-9),
-                a$logloss / b$logloss, a$time / b$time))
+    b <- b[match(a$split, b$split), ]
+    cat(sprintf("| %s | vs %s | %.2f | %.2f | %.2f | %d of %d |\n", nm, peer,
+                mean(a$error) / max(mean(b$error), 1e-9), mean(a$logloss) / mean(b$logloss),
+                stats::median(a$time) / stats::median(b$time), sum(a$logloss < b$logloss),
+                nrow(a)))
   }
 }
 cat(sprintf("\nR %s, %s, threads = %d, date %s\n", getRversion(), R.version$platform, threads,

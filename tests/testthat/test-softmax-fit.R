@@ -389,7 +389,7 @@ test_that("nested-subset hyperparameter search does not collapse to the flat (un
 
 test_that("Monte Carlo class probabilities in C++ equal the R computation over the same draws", {
   set.seed(3)
-  n <- 7; S <- 50
+  n <- 70; S <- 50  # more than one block of 32 rows
   for (case in list(list(lk = logistic_softmax(), q = 3, K = 3),
                     list(lk = logistic_softmax(bijective = TRUE, theta = c(1, 2, 0.5)), q = 2, K = 3),
                     list(lk = logistic_softmax(theta = c(3, 1, 1, 0.2)), q = 4, K = 4),
@@ -399,7 +399,9 @@ test_that("Monte Carlo class probabilities in C++ equal the R computation over t
     Z <- matrix(stats::rnorm(S * case$q), S)
     th <- if (is.null(case$lk$theta)) rep(1, case$K) else case$lk$theta
     type <- if (inherits(case$lk, "augp_stick_breaking")) 1L else 0L
-    r <- smf_ns$.multi_prob_mc_cpp(m, s, Z, type, th, isTRUE(case$lk$bijective))
+    r <- smf_ns$.multi_prob_mc_cpp(m, s, Z, type, th, isTRUE(case$lk$bijective), 2L)
+    r1 <- smf_ns$.multi_prob_mc_cpp(m, s, Z, type, th, isTRUE(case$lk$bijective), 1L)
+    expect_identical(r, r1)
     for (i in seq_len(n)) {
       Fi <- sweep(sweep(Z, 2, s[i, ], "*"), 2, m[i, ], "+")
       P <- if (type == 1L) pi_SB(Fi) else {
