@@ -12,6 +12,10 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     r-cran-roxygen2 r-cran-testthat r-cran-mass r-cran-dbi r-cran-rsqlite r-cran-kernlab \
     r-cran-mlbench r-cran-nnet pandoc qpdf >/dev/null 2>&1 || \
     echo "install_deps: some Debian packages could not be installed; falling back to R" >&2
+  # checkbashisms: R CMD check --as-cran checks the configure script with it
+  command -v checkbashisms >/dev/null 2>&1 || \
+    apt-get install -y -qq --no-install-recommends devscripts >/dev/null 2>&1 || \
+    echo "install_deps: devscripts (checkbashisms) could not be installed" >&2
 fi
 Rscript -e '
 need <- c("Rcpp", "RcppEigen", "RcppParallel", "ggplot2", "knitr", "rmarkdown",
