@@ -229,6 +229,7 @@ void SparseQ::init_prior(int m, int q) {
 bool SparseQ::refresh() {
   const int q = static_cast<int>(Lam.size());
   Sv.resize(q);
+  Lc.resize(q);
   mv.resize(q);
   logdet_lam.resize(q);
   for (int j = 0; j < q; ++j) {
@@ -237,8 +238,8 @@ bool SparseQ::refresh() {
     if (llt.info() != Eigen::Success) return false;
     Sv[j] = llt.solve(Eigen::MatrixXd::Identity(m, m));
     mv[j] = llt.solve(h[j]);
-    const Eigen::MatrixXd L = llt.matrixL();
-    logdet_lam[j] = 2.0 * L.diagonal().array().log().sum();
+    Lc[j] = llt.matrixL();
+    logdet_lam[j] = 2.0 * Lc[j].diagonal().array().log().sum();
     if (!std::isfinite(logdet_lam[j])) return false;
   }
   return true;
@@ -300,11 +301,19 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
       g.Lm.triangularView<Eigen::Lower>().solve(Knm.transpose()).transpose();  // nb x m
   const Eigen::VectorXd ktil = (kd - Phi.rowwise().squaredNorm()).cwiseMax(0.0);
   Eigen::MatrixXd M(nb, q), V(nb, q);
-  std::vector<Eigen::MatrixXd> PS(q);
+  // diag(Phi S Phi') per column. The gradient needs Phi S itself (a product of 2 nb m^2
+  // flops); otherwise the squared column norms of Lc^-1 Phi' (a triangular solve, nb m^2).
+  const bool want_ps = grad || zgrad;
+  std::vector<Eigen::MatrixXd> PS(want_ps ? q : 0);
   for (int j = 0; j < q; ++j) {
     M.col(j) = mu0.col(j) + Phi * qs.mv[j];
-    PS[j] = Phi * qs.Sv[j];
-    V.col(j) = ktil + PS[j].cwiseProduct(Phi).rowwise().sum();
+    if (want_ps) {
+      PS[j] = Phi * qs.Sv[j];
+      V.col(j) = ktil + PS[j].cwiseProduct(Phi).rowwise().sum();
+    } else {
+      const Eigen::MatrixXd X = qs.Lc[j].triangularView<Eigen::Lower>().solve(Phi.transpose());
+      V.col(j) = ktil + X.colwise().squaredNorm().transpose();
+    }
   }
   acc.elbo_local += blk.lik->elbo_local(M, V);
   acc.count += nb;
@@ -313,26 +322,28 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
   blk.lik->expect_aux(M, V, kappa, omega);
   if (nat) {
     for (int j = 0; j < q; ++j) {
-      const Eigen::MatrixXd WPhi = Phi.array().colwise() * omega.col(j).array();
-      acc.PtWP[j].noalias() += Phi.transpose() * WPhi;
+      // lower triangle of Phi' W Phi as a symmetric rank-nb update (half a general product)
+      const Eigen::MatrixXd SPhi = Phi.array().colwise() * omega.col(j).array().max(0.0).sqrt();
+      acc.PtWP[j].selfadjointView<Eigen::Lower>().rankUpdate(SPhi.transpose());
       const Eigen::VectorXd r = kappa.col(j) - omega.col(j).cwiseProduct(mu0.col(j));
       acc.Ptr[j].noalias() += Phi.transpose() * r;
     }
   }
   if (!grad && !zgrad) return;
-  Eigen::MatrixXd G = Eigen::MatrixXd::Zero(nb, m);
+  // Per column T_j = diag(gv_j) (2 Phi S_j - Phi) + gm_j mv_j'; the K_mm accumulator is
+  // Phi' sum_j T_j (one product for all columns, Phi being shared) and dELBO/dPhi is
+  // G = sum_j [2 diag(gv_j) (Phi S_j - Phi) + gm_j mv_j'] = sum_j T_j - diag(sum_j gv_j) Phi.
+  Eigen::MatrixXd Tsum = Eigen::MatrixXd::Zero(nb, m);
   Eigen::VectorXd gv_sum = Eigen::VectorXd::Zero(nb);
   for (int j = 0; j < q; ++j) {
     const Eigen::VectorXd gm = kappa.col(j) - omega.col(j).cwiseProduct(M.col(j));
     const Eigen::VectorXd gv = -0.5 * omega.col(j);
     gv_sum += gv;
-    Eigen::MatrixXd T = (2.0 * PS[j] - Phi).array().colwise() * gv.array();
-    T.noalias() += gm * qs.mv[j].transpose();
-    acc.C.noalias() += Phi.transpose() * T;
-    Eigen::MatrixXd U = (PS[j] - Phi).array().colwise() * gv.array();
-    G += 2.0 * U;
-    G.noalias() += gm * qs.mv[j].transpose();
+    Tsum += ((2.0 * PS[j] - Phi).array().colwise() * gv.array()).matrix();
+    Tsum.noalias() += gm * qs.mv[j].transpose();
   }
+  acc.C.noalias() += Phi.transpose() * Tsum;
+  const Eigen::MatrixXd G = Tsum - (Phi.array().colwise() * gv_sum.array()).matrix();
   // dELBO / dK_nm = G Lm^-1.
   const Eigen::MatrixXd Kbar =
       g.Lm.transpose().triangularView<Eigen::Upper>().solve(G.transpose()).transpose();
@@ -382,9 +393,9 @@ SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData&
 bool sparse_global_step(const SparsePass& p, double scale, double rho, SparseQ& qs) {
   for (std::size_t j = 0; j < qs.Lam.size(); ++j) {
     const int m = qs.Lam[j].rows();
-    Eigen::MatrixXd target = scale * p.PtWP[j];
+    Eigen::MatrixXd target = p.PtWP[j].selfadjointView<Eigen::Lower>();
+    target *= scale;
     target.diagonal().array() += 1.0;
-    target = 0.5 * (target + target.transpose());
     qs.Lam[j] = (1.0 - rho) * qs.Lam[j] + rho * target;
     qs.h[j] = (1.0 - rho) * qs.h[j] + rho * scale * p.Ptr[j];
     (void)m;

@@ -58,10 +58,11 @@ struct SparseGeom {
 // Whitened q(u) for all q columns, natural and moment forms.
 struct SparseQ {
   std::vector<Eigen::MatrixXd> Lam, Sv;
+  std::vector<Eigen::MatrixXd> Lc;  // lower Cholesky factors of Lam (Sv = Lc^-T Lc^-1)
   std::vector<Eigen::VectorXd> h, mv;
   std::vector<double> logdet_lam;
   void init_prior(int m, int q);
-  bool refresh();  // Sv, mv, logdet from (Lam, h); false if Lam is not positive definite
+  bool refresh();  // Lc, Sv, mv, logdet from (Lam, h); false if Lam is not positive definite
   double kl() const;
 };
 
@@ -71,7 +72,7 @@ bool sparse_rewhiten(const SparseGeom& from, const SparseGeom& to, SparseQ& qs);
 struct SparsePass {
   double elbo_local = 0.0;
   int count = 0;                        // observations visited
-  std::vector<Eigen::MatrixXd> PtWP;    // per column: Phi' diag(omega) Phi
+  std::vector<Eigen::MatrixXd> PtWP;    // per column: Phi' diag(omega) Phi (lower triangle only)
   std::vector<Eigen::VectorXd> Ptr;     // per column: Phi' (kappa - omega mu0)
   std::vector<double> gtheta;           // data part of the theta gradient (K_nm and diag terms)
   Eigen::MatrixXd C;                    // m x m accumulator for the K_mm gradient
