@@ -5,6 +5,19 @@
 smf_ns <- asNamespace("augmentedGP")
 smf_sig <- function(x) 1 / (1 + exp(-x))
 
+# 600 Vehicle rows (seed 1), scaled inputs and the engine's logistic-softmax list (K = 4).
+smf_vehicle <- function() {
+  env <- environment()
+  data("Vehicle", package = "mlbench", envir = env)
+  set.seed(1)
+  tr <- sample(nrow(env$Vehicle))[1:600]
+  X <- scale(as.matrix(env$Vehicle[tr, 1:18]))
+  Y <- unname(stats::model.matrix(~ Class - 1, env$Vehicle[tr, ]))
+  attributes(Y) <- list(dim = dim(Y))
+  list(X = X, lik = list(type = "logistic_softmax", q = 4L, Y = Y, bijective = FALSE,
+                         theta = rep(1, 4)))
+}
+
 # Exact log p(Y | F) (F: n x q; bijective appends the fixed latent 0).
 smf_loglik <- function(Y, F, bij, theta) {
   if (bij) F <- cbind(F, 0)
@@ -367,13 +380,9 @@ test_that("nested-subset hyperparameter search does not collapse to the flat (un
   # started there, L-BFGS ran the kernel variance to zero (ELBO = -n log K). Each level
   # now starts from the better of the previous optimum and the initial kernel.
   skip_if_not_installed("mlbench")
-  data("Vehicle", package = "mlbench", envir = environment())
-  set.seed(1)
-  tr <- sample(nrow(Vehicle))[1:600]
-  X <- scale(as.matrix(Vehicle[tr, 1:18]))
-  Y <- unname(stats::model.matrix(~ Class - 1, Vehicle[tr, ]))
-  attributes(Y) <- list(dim = dim(Y))
-  lik <- list(type = "logistic_softmax", q = 4L, Y = Y, bijective = FALSE, theta = rep(1, 4))
+  veh <- smf_vehicle()
+  X <- veh$X
+  lik <- veh$lik
   ctl <- smf_ns$engine_control(list(threads = 2L, maxit = 200, tol = 1e-6, hyper_maxit = 30))
   hl <- smf_ns$engine_hyper_learn(X, lik, kernel_se(variance = 1, lengthscale = 4), ctl,
                                   matrix(0, 600, 4), 1e-6, level_min = 150)
@@ -423,13 +432,9 @@ test_that("CAVI from the default start reaches the good fixed point at a large k
   # the flat fit's -600 log 4 = -831.8; sites at the prior mean with zero variance
   # reach -455.3.
   skip_if_not_installed("mlbench")
-  data("Vehicle", package = "mlbench", envir = environment())
-  set.seed(1)
-  tr <- sample(nrow(Vehicle))[1:600]
-  X <- scale(as.matrix(Vehicle[tr, 1:18]))
-  Y <- unname(stats::model.matrix(~ Class - 1, Vehicle[tr, ]))
-  attributes(Y) <- list(dim = dim(Y))
-  lik <- list(type = "logistic_softmax", q = 4L, Y = Y, bijective = FALSE, theta = rep(1, 4))
+  veh <- smf_vehicle()
+  X <- veh$X
+  lik <- veh$lik
   K <- kernel_matrix(kernel_se(variance = exp(8), lengthscale = 43), X)
   diag(K) <- diag(K) + 1e-6
   fit <- smf_ns$engine_cavi(K, lik, matrix(0, 600, 4), NULL, NULL, 500L, 1e-8, 2L)
