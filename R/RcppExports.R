@@ -41,8 +41,8 @@
     .Call(`_augmentedGP_gp_chol_jitter_cpp`, K, jitter)
 }
 
-.gp_cavi_cpp <- function(K_in, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads = 1L) {
-    .Call(`_augmentedGP_gp_cavi_cpp`, K_in, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads)
+.gp_cavi_cpp <- function(K_in, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads = 1L, accelerate = FALSE) {
+    .Call(`_augmentedGP_gp_cavi_cpp`, K_in, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads, accelerate)
 }
 
 .gp_hyper_obj_cpp <- function(spec, x, jitter, kappa, omega, mu0, gradient) {
@@ -89,8 +89,12 @@
     .Call(`_augmentedGP_multi_prob_mc_cpp`, m, s, Z, type, theta, bijective, threads)
 }
 
-.sparse_cavi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads) {
-    .Call(`_augmentedGP_sparse_cavi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads)
+.sparse_cavi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads, accelerate = FALSE) {
+    .Call(`_augmentedGP_sparse_cavi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads, accelerate)
+}
+
+.sparse_profile_cpp <- function(X, mu0, lik, block_size, spec_from, Z_from, spec, Z, jitter, state, maxit, tol, grad, zgrad, threads) {
+    .Call(`_augmentedGP_sparse_profile_cpp`, X, mu0, lik, block_size, spec_from, Z_from, spec, Z, jitter, state, maxit, tol, grad, zgrad, threads)
 }
 
 .sparse_obj_cpp <- function(X, mu0, lik, block_size, spec_from, Z_from, spec, Z, jitter, state, grad, zgrad, threads) {

@@ -4,9 +4,8 @@
 #' them, so that a mistake is reported before any computation starts.
 #'
 #' @param maxit Maximum number of coordinate-ascent sweeps (variational
-#'   inference) per hyperparameter step, and for the final updates at the
-#'   learned hyperparameters (sparse full-batch fits: at most `maxit` sweeps
-#'   in the alternating hyperparameter search, then up to `maxit` more).
+#'   inference) per evaluation of the hyperparameter search, and for the final
+#'   updates at the learned hyperparameters.
 #' @param tol Convergence tolerance on the relative change of the ELBO.
 #' @param learn_hyper Learn the kernel hyperparameters (variance and
 #'   lengthscales) by maximising the ELBO? If `FALSE` they stay as given.

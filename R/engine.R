@@ -210,83 +210,12 @@ engine_K <- function(kernel, X, jitter) {
 # p = (kappa, log omega): two plain sweeps from p0 give p1, p2; the extrapolated sites
 # p0 - 2 a r + a^2 v (r = p1 - p0, v = p2 - 2 p1 + p0, a = -|r| / |v|) are kept only if
 # the sweep from them does not lower the ELBO. Every sweep starts from valid sites and
-# yields a valid q(f), so the recorded (accepted) ELBO trace never decreases. Returns
-# the same list as .gp_cavi_cpp.
+# yields a valid q(f), so the recorded (accepted) ELBO trace never decreases. The loop
+# runs in C++ (cavi_squarem in src/cavi.cpp; interrupts are checked every cycle) and
+# returns the same list as .gp_cavi_cpp.
 engine_cavi <- function(K, lik, mean0, kappa, omega, maxit, tol, threads = 1L) {
-  threads <- as.integer(threads)
-  sweep1 <- function(st) {
-    .gp_cavi_cpp(K, lik, mean0, st$kappa, st$omega, 1L, tol, NA_real_, threads)
-  }
-  if (maxit < 1) return(.gp_cavi_cpp(K, lik, mean0, kappa, omega, 0L, tol, NA_real_, threads))
-  st <- if (is.null(kappa) || is.null(omega)) NULL else list(kappa = kappa, omega = omega)
-  if (is.null(st)) {
-    init <- .gp_cavi_cpp(K, lik, mean0, NULL, NULL, 0L, tol, NA_real_, threads)
-    st <- list(kappa = init$kappa, omega = init$omega)
-  }
-  trace <- numeric(0)
-  converged <- FALSE
-  last <- NULL
-  done <- function(e) {
-    length(trace) > 0 && abs(e - trace[length(trace)]) <= tol * abs(trace[length(trace)])
-  }
-  pack <- function(s) {
-    pos <- s$omega > 0
-    c(as.numeric(s$kappa), log(ifelse(pos, s$omega, 1)))
-  }
-  while (length(trace) < maxit) {
-    r1 <- sweep1(st)
-    e1 <- r1$elbo
-    conv <- done(e1)
-    trace <- c(trace, e1)
-    last <- r1
-    if (conv || length(trace) >= maxit) {
-      converged <- conv
-      break
-    }
-    s1 <- list(kappa = r1$kappa, omega = r1$omega)
-    r2 <- sweep1(s1)
-    e2 <- r2$elbo
-    conv <- done(e2)
-    trace <- c(trace, e2)
-    last <- r2
-    if (conv || length(trace) >= maxit) {
-      converged <- conv
-      break
-    }
-    s2 <- list(kappa = r2$kappa, omega = r2$omega)
-    p0 <- pack(st)
-    p1 <- pack(s1)
-    p2 <- pack(s2)
-    rr <- p1 - p0
-    vv <- p2 - 2 * p1 + p0
-    nv <- sqrt(sum(vv * vv))
-    st <- s2
-    if (nv > 0 && all(is.finite(vv))) {
-      a <- min(-1, -sqrt(sum(rr * rr)) / nv)
-      p3 <- p0 - 2 * a * rr + a * a * vv
-      nk <- length(st$kappa)
-      pos <- s2$omega > 0
-      om3 <- ifelse(pos, exp(p3[nk + seq_len(nk)]), s2$omega)
-      s3 <- list(kappa = array(p3[seq_len(nk)], dim(as.matrix(s2$kappa))),
-                 omega = array(om3, dim(as.matrix(s2$omega))))
-      if (all(is.finite(s3$kappa)) && all(is.finite(s3$omega))) {
-        r3 <- tryCatch(sweep1(s3), error = function(e) NULL)
-        if (!is.null(r3) && length(r3$elbo) == 1 && is.finite(r3$elbo) && r3$elbo >= e2) {
-          conv <- done(r3$elbo)
-          trace <- c(trace, r3$elbo)
-          last <- r3
-          st <- list(kappa = r3$kappa, omega = r3$omega)
-          if (conv) {
-            converged <- TRUE
-            break
-          }
-        }
-      }
-    }
-  }
-  last$elbo <- trace
-  last$converged <- converged
-  last
+  .gp_cavi_cpp(K, lik, mean0, kappa, omega, as.integer(max(0, maxit)), tol, NA_real_,
+               as.integer(threads), accelerate = TRUE)
 }
 
 # Kernel hyperparameters by maximising the profiled ELBO

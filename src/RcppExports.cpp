@@ -143,8 +143,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_cavi_cpp
-List gp_cavi_cpp(SEXP K_in, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::MatrixXd> kappa, Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, double prev_elbo, int threads);
-RcppExport SEXP _augmentedGP_gp_cavi_cpp(SEXP K_inSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP prev_elboSEXP, SEXP threadsSEXP) {
+List gp_cavi_cpp(SEXP K_in, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::MatrixXd> kappa, Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, double prev_elbo, int threads, bool accelerate);
+RcppExport SEXP _augmentedGP_gp_cavi_cpp(SEXP K_inSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP prev_elboSEXP, SEXP threadsSEXP, SEXP accelerateSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -157,7 +157,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< double >::type prev_elbo(prev_elboSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_cavi_cpp(K_in, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads));
+    Rcpp::traits::input_parameter< bool >::type accelerate(accelerateSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_cavi_cpp(K_in, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads, accelerate));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -335,8 +336,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // sparse_cavi_cpp
-List sparse_cavi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, int maxit, double tol, int threads);
-RcppExport SEXP _augmentedGP_sparse_cavi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP threadsSEXP) {
+List sparse_cavi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, int maxit, double tol, int threads, bool accelerate);
+RcppExport SEXP _augmentedGP_sparse_cavi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP accelerateSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -351,7 +352,33 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type maxit(maxitSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(sparse_cavi_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads));
+    Rcpp::traits::input_parameter< bool >::type accelerate(accelerateSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_cavi_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads, accelerate));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sparse_profile_cpp
+List sparse_profile_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec_from, Eigen::MatrixXd Z_from, List spec, Eigen::MatrixXd Z, double jitter, List state, int maxit, double tol, bool grad, bool zgrad, int threads);
+RcppExport SEXP _augmentedGP_sparse_profile_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP spec_fromSEXP, SEXP Z_fromSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP gradSEXP, SEXP zgradSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< int >::type block_size(block_sizeSEXP);
+    Rcpp::traits::input_parameter< List >::type spec_from(spec_fromSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z_from(Z_fromSEXP);
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< List >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< int >::type maxit(maxitSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< bool >::type grad(gradSEXP);
+    Rcpp::traits::input_parameter< bool >::type zgrad(zgradSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_profile_cpp(X, mu0, lik, block_size, spec_from, Z_from, spec, Z, jitter, state, maxit, tol, grad, zgrad, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -471,7 +498,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_kernel_grad_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_grad_cpp, 2},
     {"_augmentedGP_gp_kernel_diag_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_diag_cpp, 2},
     {"_augmentedGP_gp_chol_jitter_cpp", (DL_FUNC) &_augmentedGP_gp_chol_jitter_cpp, 2},
-    {"_augmentedGP_gp_cavi_cpp", (DL_FUNC) &_augmentedGP_gp_cavi_cpp, 9},
+    {"_augmentedGP_gp_cavi_cpp", (DL_FUNC) &_augmentedGP_gp_cavi_cpp, 10},
     {"_augmentedGP_gp_hyper_obj_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cpp, 7},
     {"_augmentedGP_gp_hyper_obj_cols_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cols_cpp, 8},
     {"_augmentedGP_gp_kernel_contract_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_contract_cpp, 3},
@@ -483,7 +510,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_softmax_poisson_cpp", (DL_FUNC) &_augmentedGP_softmax_poisson_cpp, 3},
     {"_augmentedGP_softmax_nm_cpp", (DL_FUNC) &_augmentedGP_softmax_nm_cpp, 4},
     {"_augmentedGP_multi_prob_mc_cpp", (DL_FUNC) &_augmentedGP_multi_prob_mc_cpp, 7},
-    {"_augmentedGP_sparse_cavi_cpp", (DL_FUNC) &_augmentedGP_sparse_cavi_cpp, 11},
+    {"_augmentedGP_sparse_cavi_cpp", (DL_FUNC) &_augmentedGP_sparse_cavi_cpp, 12},
+    {"_augmentedGP_sparse_profile_cpp", (DL_FUNC) &_augmentedGP_sparse_profile_cpp, 15},
     {"_augmentedGP_sparse_obj_cpp", (DL_FUNC) &_augmentedGP_sparse_obj_cpp, 13},
     {"_augmentedGP_sparse_svi_cpp", (DL_FUNC) &_augmentedGP_sparse_svi_cpp, 20},
     {"_augmentedGP_sparse_batch_cpp", (DL_FUNC) &_augmentedGP_sparse_batch_cpp, 12},

@@ -1,8 +1,10 @@
 // Coordinate-ascent variational inference for augmented GP models, and the
 // collapsed bound used to learn kernel hyperparameters.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "engine.h"
@@ -83,6 +85,89 @@ int cavi_sweeps(const KernelSet& Ks, const Likelihood& lik, const Eigen::MatrixX
     }
   }
   return it;
+}
+
+namespace {
+
+// One plain sweep from st (no convergence test); false if it failed (Cholesky or a
+// non-finite ELBO), leaving st unspecified.
+bool sweep_once(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
+                CaviState& st, int threads) {
+  try {
+    cavi_sweeps(K, lik, mu0, 1, -1.0, st, threads);
+  } catch (std::exception&) {
+    return false;
+  }
+  return true;
+}
+
+// The extrapolation coordinates of the sites: kappa and log omega (omega > 0).
+Eigen::VectorXd squarem_pack(const CaviState& s) {
+  const Eigen::Index nk = s.kappa.size();
+  Eigen::VectorXd p(2 * nk);
+  for (Eigen::Index i = 0; i < nk; ++i) {
+    p[i] = s.kappa.data()[i];
+    const double om = s.omega.data()[i];
+    p[nk + i] = om > 0 ? std::log(om) : 0.0;
+  }
+  return p;
+}
+
+}  // namespace
+
+int cavi_squarem(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
+                 int maxit, double tol, CaviState& st, int threads,
+                 const std::function<void()>& tick) {
+  // st.elbo holds the trace so far (usually empty); convergence compares each new
+  // value with the last recorded one, relative to its size.
+  const std::size_t start = st.elbo.size();
+  auto count = [&]() { return static_cast<int>(st.elbo.size() - start); };
+  auto done = [&](double prev, double e) { return std::fabs(e - prev) <= tol * std::fabs(prev); };
+  st.converged = false;
+  while (count() < maxit) {
+    if (tick) tick();
+    // s1 = F(st), s2 = F(s1): two plain sweeps.
+    CaviState s0 = st;
+    const bool had = !st.elbo.empty();
+    const double last = had ? st.elbo.back() : 0.0;
+    cavi_sweeps(K, lik, mu0, 1, -1.0, st, threads);  // throws on failure, as a plain sweep
+    if ((had && done(last, st.elbo.back())) || count() >= maxit) {
+      st.converged = had && done(last, st.elbo.back());
+      break;
+    }
+    const Eigen::VectorXd p0 = squarem_pack(s0), p1 = squarem_pack(st);
+    const double e1 = st.elbo.back();
+    cavi_sweeps(K, lik, mu0, 1, -1.0, st, threads);
+    const double e2 = st.elbo.back();
+    if (done(e1, e2) || count() >= maxit) {
+      st.converged = done(e1, e2);
+      break;
+    }
+    const Eigen::VectorXd p2 = squarem_pack(st);
+    const Eigen::VectorXd r = p1 - p0, v = p2 - 2.0 * p1 + p0;
+    const double nv = v.norm();
+    if (!(nv > 0) || !v.allFinite()) continue;
+    const double a = std::min(-1.0, -r.norm() / nv);
+    const Eigen::VectorXd p3 = p0 - 2.0 * a * r + a * a * v;
+    if (!p3.allFinite()) continue;
+    CaviState s3 = st;
+    const Eigen::Index nk = st.kappa.size();
+    for (Eigen::Index i = 0; i < nk; ++i) {
+      s3.kappa.data()[i] = p3[i];
+      if (st.omega.data()[i] > 0) s3.omega.data()[i] = std::exp(p3[nk + i]);
+    }
+    if (!s3.kappa.allFinite() || !s3.omega.allFinite()) continue;
+    if (!sweep_once(K, lik, mu0, s3, threads)) continue;
+    const double e3 = s3.elbo.back();
+    if (!(std::isfinite(e3) && e3 >= e2)) continue;  // keep s2
+    const bool conv = done(e2, e3);
+    st = std::move(s3);
+    if (conv) {
+      st.converged = true;
+      break;
+    }
+  }
+  return count();
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #define AUGP_ENGINE_H
 
 #include <Eigen/Dense>
+#include <functional>
 #include <vector>
 
 #include "gaussian_step.h"
@@ -54,6 +55,17 @@ void cavi_init(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd&
 // column j uses K[j] (the same matrix for all columns when K is shared).
 int cavi_sweeps(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
                 int maxit, double tol, CaviState& st, int threads = 1);
+
+// cavi_sweeps accelerated by SQUAREM (Varadhan and Roland 2008) on the sites
+// (kappa, log omega): two plain sweeps, an extrapolated point and one sweep from it,
+// kept only if its ELBO is at least the second sweep's (so the recorded trace never
+// decreases; a failed or worse extrapolation costs one sweep). Up to maxit recorded
+// sweeps; converged when a recorded ELBO changes the previous one by at most
+// tol * |previous|. Returns the number of sweeps recorded. tick (if set) is called on
+// the calling thread before every cycle (interrupt checks by the caller).
+int cavi_squarem(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
+                 int maxit, double tol, CaviState& st, int threads = 1,
+                 const std::function<void()>& tick = std::function<void()>());
 
 // Hyperparameter objective for fixed q(aux): the ELBO maximised over q(f), up to
 // terms that do not depend on K, summed over the q latent columns (kappa, omega,

@@ -146,11 +146,11 @@ List gp_chol_jitter_cpp(Eigen::MatrixXd K, double jitter) {
 }
 
 // CAVI sweeps with a fixed K (one matrix, or a list of one per latent column),
-// optionally warm-started from (kappa, omega).
+// optionally warm-started from (kappa, omega); accelerate: SQUAREM (cavi_squarem).
 // [[Rcpp::export(name = ".gp_cavi_cpp")]]
 List gp_cavi_cpp(SEXP K_in, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::MatrixXd> kappa,
                  Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, double prev_elbo,
-                 int threads = 1) {
+                 int threads = 1, bool accelerate = false) {
   try {
     std::unique_ptr<augp::Likelihood> L = as_lik(lik);
     const int n = L->n_obs();
@@ -166,7 +166,11 @@ List gp_cavi_cpp(SEXP K_in, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::M
     }
     const bool had_prev = std::isfinite(prev_elbo);
     if (had_prev) st.elbo.push_back(prev_elbo);
-    augp::cavi_sweeps(K, *L, m0, maxit, tol, st, threads);
+    if (accelerate) {
+      augp::cavi_squarem(K, *L, m0, maxit, tol, st, threads, []() { Rcpp::checkUserInterrupt(); });
+    } else {
+      augp::cavi_sweeps(K, *L, m0, maxit, tol, st, threads);
+    }
     std::vector<double> trace(st.elbo.begin() + (had_prev ? 1 : 0), st.elbo.end());
     return List::create(Rcpp::Named("m") = st.m, Rcpp::Named("v") = st.v,
                         Rcpp::Named("alpha") = st.alpha, Rcpp::Named("kappa") = st.kappa,

@@ -210,33 +210,60 @@ std::vector<int> all_blocks(const augp::SparseData& d) {
 }  // namespace
 
 // Full-data CAVI: up to maxit sweeps from `state` (NULL = prior); each sweep records the
-// ELBO of the current q(u), then updates q(aux) and q(u) in closed form.
+// ELBO of the current q(u), then updates q(aux) and q(u) in closed form; accelerate:
+// SQUAREM steps (augp::sparse_cavi). The returned state is the last recorded ELBO's.
 // [[Rcpp::export(name = ".sparse_cavi_cpp")]]
 List sparse_cavi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec,
                      Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, int maxit,
-                     double tol, int threads) {
+                     double tol, int threads, bool accelerate = false) {
   try {
     augp::SparseData data;
     make_data(X, mu0, lik, block_size, data);
     const augp::SparseGeom g = make_geom(spec, Z, jitter, false);
     augp::SparseQ qs = make_q(state, Z.rows(), data.q);
     const augp::ParallelFor pf = make_pf(threads);
-    const std::vector<int> ids = all_blocks(data);
     std::vector<double> trace;
-    bool converged = false;
-    for (int it = 0; it < maxit; ++it) {
-      augp::SparsePass p = augp::sparse_pass(g, qs, data, ids, true, false, false, pf);
-      trace.push_back(augp::sparse_finish_grad(g, qs, p, 1.0, false, false, nullptr, nullptr));
-      const std::size_t t = trace.size();
-      if (t >= 2 && std::abs(trace[t - 1] - trace[t - 2]) <= tol * std::max(1.0, std::abs(trace[t - 1]))) {
-        converged = true;
-        break;
-      }
-      if (!augp::sparse_global_step(p, 1.0, 1.0, qs)) throw std::runtime_error("q(u) update failed");
-      Rcpp::checkUserInterrupt();
-    }
+    const bool converged = augp::sparse_cavi(g, qs, data, maxit, tol, accelerate, pf, trace,
+                                             []() { Rcpp::checkUserInterrupt(); });
     return List::create(Rcpp::Named("state") = wrap_q(qs), Rcpp::Named("elbo") = trace,
                         Rcpp::Named("converged") = converged, Rcpp::Named("jitter") = g.jitter);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The profiled ELBO max_q ELBO(q, spec, Z) for the kernel hyperparameter search:
+// `state` (whitened under (spec_from, Z_from)) is re-expressed under (spec, Z) and
+// CAVI with SQUAREM runs to convergence (relative tol) or maxit sweeps; at its end the
+// ELBO and, if asked, its gradients in the log kernel parameters and Z with q(u) held
+// fixed, which at the CAVI fixed point are the profiled objective's (envelope theorem).
+// The jitter is fixed (an error if the new K_mm needs more).
+// [[Rcpp::export(name = ".sparse_profile_cpp")]]
+List sparse_profile_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size,
+                        List spec_from, Eigen::MatrixXd Z_from, List spec, Eigen::MatrixXd Z,
+                        double jitter, List state, int maxit, double tol, bool grad, bool zgrad,
+                        int threads) {
+  try {
+    augp::SparseData data;
+    make_data(X, mu0, lik, block_size, data);
+    const augp::SparseGeom g0 = make_geom(spec_from, Z_from, jitter, true);
+    const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
+    augp::SparseQ qs = make_q(state, Z.rows(), data.q);
+    if (!augp::sparse_rewhiten(g0, g, qs)) throw std::runtime_error("re-whitening failed");
+    const augp::ParallelFor pf = make_pf(threads);
+    std::vector<double> trace;
+    const bool converged = augp::sparse_cavi(g, qs, data, maxit, tol, true, pf, trace,
+                                             []() { Rcpp::checkUserInterrupt(); });
+    std::vector<double> gth;
+    Eigen::MatrixXd gz;
+    double val = trace.empty() ? NA_REAL : trace.back();
+    if (grad || zgrad) {
+      augp::SparsePass p = augp::sparse_pass(g, qs, data, all_blocks(data), false, grad, zgrad, pf);
+      val = augp::sparse_finish_grad(g, qs, p, 1.0, grad, zgrad, &gth, &gz);
+    }
+    return List::create(Rcpp::Named("elbo") = val, Rcpp::Named("grad") = gth, Rcpp::Named("gz") = gz,
+                        Rcpp::Named("trace") = trace, Rcpp::Named("converged") = converged,
+                        Rcpp::Named("state") = wrap_q(qs));
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }

@@ -1,6 +1,7 @@
 // Sparse variational GP driver (see sparse.h for the model and notation).
 #include "sparse.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -401,6 +402,101 @@ bool sparse_global_step(const SparsePass& p, double scale, double rho, SparseQ& 
     (void)m;
   }
   return qs.refresh();
+}
+
+namespace {
+
+struct NatParams {
+  std::vector<Eigen::MatrixXd> Lam;
+  std::vector<Eigen::VectorXd> h;
+};
+
+NatParams nat_of(const SparseQ& qs) { return NatParams{qs.Lam, qs.h}; }
+
+}  // namespace
+
+bool sparse_cavi(const SparseGeom& g, SparseQ& qs, const SparseData& data, int maxit, double tol,
+                 bool accelerate, const ParallelFor& pf, std::vector<double>& trace,
+                 const std::function<void()>& tick) {
+  std::vector<int> ids(data.blocks.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
+  const std::size_t start = trace.size();
+  auto count = [&]() { return static_cast<int>(trace.size() - start); };
+  auto conv = [&](double prev, double e) { return std::abs(e - prev) <= tol * std::max(1.0, std::abs(e)); };
+  auto pass = [&](const SparseQ& q, SparsePass& p) {
+    p = sparse_pass(g, q, data, ids, true, false, false, pf);
+    return sparse_finish_grad(g, q, p, 1.0, false, false, nullptr, nullptr);
+  };
+  if (maxit < 1) return false;
+  SparsePass P;
+  if (!accelerate) {
+    // Record, test, update: qs ends one update past the last recorded ELBO unless
+    // converged (then it is the last recorded one's).
+    for (int it = 0; it < maxit; ++it) {
+      if (it > 0 && tick) tick();
+      const double e = pass(qs, P);
+      trace.push_back(e);
+      if (count() >= 2 && conv(trace[trace.size() - 2], e)) return true;
+      if (!sparse_global_step(P, 1.0, 1.0, qs)) throw std::runtime_error("q(u) update failed");
+    }
+    return false;
+  }
+  double e = pass(qs, P);
+  trace.push_back(e);
+  while (count() < maxit) {
+    if (tick) tick();
+    const NatParams q0 = nat_of(qs);
+    if (!sparse_global_step(P, 1.0, 1.0, qs)) throw std::runtime_error("q(u) update failed");
+    const double e1 = pass(qs, P);
+    trace.push_back(e1);
+    if (conv(e, e1)) return true;
+    e = e1;
+    if (count() >= maxit) break;
+    const NatParams q1 = nat_of(qs);
+    if (!sparse_global_step(P, 1.0, 1.0, qs)) throw std::runtime_error("q(u) update failed");
+    // qs = q2 (its ELBO not yet known). Extrapolate.
+    const std::size_t q = qs.Lam.size();
+    double rr = 0.0, vv = 0.0;
+    for (std::size_t j = 0; j < q; ++j) {
+      rr += (q1.Lam[j] - q0.Lam[j]).squaredNorm() + (q1.h[j] - q0.h[j]).squaredNorm();
+      vv += (qs.Lam[j] - 2.0 * q1.Lam[j] + q0.Lam[j]).squaredNorm() +
+            (qs.h[j] - 2.0 * q1.h[j] + q0.h[j]).squaredNorm();
+    }
+    bool accepted = false;
+    if (vv > 0 && std::isfinite(vv) && std::isfinite(rr)) {
+      const double a = std::min(-1.0, -std::sqrt(rr / vv));
+      SparseQ q3;
+      q3.Lam.resize(q);
+      q3.h.resize(q);
+      for (std::size_t j = 0; j < q; ++j) {
+        // q0 - 2 a (q1 - q0) + a^2 (q2 - 2 q1 + q0)
+        q3.Lam[j] = (1.0 + 2.0 * a + a * a) * q0.Lam[j] - (2.0 * a + 2.0 * a * a) * q1.Lam[j] +
+                    a * a * qs.Lam[j];
+        q3.h[j] = (1.0 + 2.0 * a + a * a) * q0.h[j] - (2.0 * a + 2.0 * a * a) * q1.h[j] +
+                  a * a * qs.h[j];
+      }
+      if (q3.refresh()) {
+        SparsePass P3;
+        const double e3 = pass(q3, P3);
+        if (std::isfinite(e3) && e3 >= e1) {
+          qs = std::move(q3);
+          P = std::move(P3);
+          trace.push_back(e3);
+          accepted = true;
+          if (conv(e, e3)) return true;
+          e = e3;
+        }
+      }
+    }
+    if (!accepted) {
+      // Go on from q2 (the second closed-form step).
+      const double e2 = pass(qs, P);
+      trace.push_back(e2);
+      if (conv(e, e2)) return true;
+      e = e2;
+    }
+  }
+  return false;
 }
 
 double sparse_finish_grad(const SparseGeom& g, const SparseQ& qs, const SparsePass& p, double scale,
