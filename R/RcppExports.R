@@ -25,8 +25,8 @@
     .Call(`_augmentedGP_go_estep_cpp`, data, profiles, phi_list, control)
 }
 
-.gp_kernel_matrix_cpp <- function(spec, x, y) {
-    .Call(`_augmentedGP_gp_kernel_matrix_cpp`, spec, x, y)
+.gp_kernel_matrix_cpp <- function(spec, x, y, jitter = 0.0) {
+    .Call(`_augmentedGP_gp_kernel_matrix_cpp`, spec, x, y, jitter)
 }
 
 .gp_kernel_grad_cpp <- function(spec, x) {

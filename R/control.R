@@ -21,7 +21,9 @@
 #' @param hyper_maxit Maximum number of L-BFGS-B iterations of the
 #'   hyperparameter search (per data level, see Details).
 #' @param hyper_tol The hyperparameter search stops once an iteration raises
-#'   the ELBO by less than about this many nats.
+#'   the ELBO by less than about this many nats (or, if larger,
+#'   `min(tol, 1e-6)` times the size of the ELBO: the accuracy to which each
+#'   evaluation's variational updates converge).
 #' @param hyper_polish Number of L-BFGS-B iterations on the full data after
 #'   the subset levels (0, the default, keeps the hyperparameters found on
 #'   the largest subset and only runs the variational updates on all data).

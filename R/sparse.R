@@ -197,7 +197,7 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
     o0 <- ev(p0)
     g0 <- gr(p0)
     fscale <- max(1, abs(g0[is.finite(g0)]))
-    factr <- ctl$hyper_tol / (max(fscale, abs(o0$elbo)) * .Machine$double.eps)
+    factr <- hyper_stop(ctl, o0$elbo) / (max(fscale, abs(o0$elbo)) * .Machine$double.eps)
     lo <- c(if (learn_hyper) th0 - 8, if (learn_z) rep(-Inf, length(Z)))
     up <- c(if (learn_hyper) th0 + 8, if (learn_z) rep(Inf, length(Z)))
     tryCatch(stats::optim(p0, function(p) -ev(p)$elbo, gr, method = "L-BFGS-B", lower = lo,

@@ -94,15 +94,16 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_kernel_matrix_cpp
-Eigen::MatrixXd gp_kernel_matrix_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd y);
-RcppExport SEXP _augmentedGP_gp_kernel_matrix_cpp(SEXP specSEXP, SEXP xSEXP, SEXP ySEXP) {
+Eigen::MatrixXd gp_kernel_matrix_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd y, double jitter);
+RcppExport SEXP _augmentedGP_gp_kernel_matrix_cpp(SEXP specSEXP, SEXP xSEXP, SEXP ySEXP, SEXP jitterSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< List >::type spec(specSEXP);
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type x(xSEXP);
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type y(ySEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_kernel_matrix_cpp(spec, x, y));
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_kernel_matrix_cpp(spec, x, y, jitter));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -494,7 +495,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_pg_frac_const_cpp", (DL_FUNC) &_augmentedGP_pg_frac_const_cpp, 1},
     {"_augmentedGP_go_em_cpp", (DL_FUNC) &_augmentedGP_go_em_cpp, 2},
     {"_augmentedGP_go_estep_cpp", (DL_FUNC) &_augmentedGP_go_estep_cpp, 4},
-    {"_augmentedGP_gp_kernel_matrix_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_matrix_cpp, 3},
+    {"_augmentedGP_gp_kernel_matrix_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_matrix_cpp, 4},
     {"_augmentedGP_gp_kernel_grad_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_grad_cpp, 2},
     {"_augmentedGP_gp_kernel_diag_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_diag_cpp, 2},
     {"_augmentedGP_gp_chol_jitter_cpp", (DL_FUNC) &_augmentedGP_gp_chol_jitter_cpp, 2},

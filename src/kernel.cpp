@@ -66,18 +66,24 @@ inline double scaled_sq_dist(const Eigen::MatrixXd& x, int i, const Eigen::Matri
 }
 
 void leaf_stationary(int code, const double* th, int nls, const Eigen::MatrixXd& x,
-                     const Eigen::MatrixXd& y, bool want_grad, Value& out) {
+                     const Eigen::MatrixXd& y, bool sym, bool want_grad, Value& out) {
   const int n = x.rows(), m = y.rows(), d = x.cols();
   const double v = std::exp(th[0]);
   const Eigen::VectorXd il = inv_lengthscales(th + 1, nls, d);
   out.K.resize(n, m);
   Eigen::MatrixXd gmat;
   if (want_grad) gmat.resize(n, m);
+  // sym (y is x): the lower triangle, mirrored (half the kernel evaluations).
   for (int j = 0; j < m; ++j) {
-    for (int i = 0; i < n; ++i) {
-      const double r = std::sqrt(scaled_sq_dist(x, i, y, j, il));
-      out.K(i, j) = v * st_kappa(code, r);
-      if (want_grad) gmat(i, j) = v * st_g(code, r);
+    for (int i = sym ? j : 0; i < n; ++i) {
+      const double r2 = scaled_sq_dist(x, i, y, j, il);
+      const double kij = code == K_SE ? std::exp(-0.5 * r2) : st_kappa(code, std::sqrt(r2));
+      out.K(i, j) = v * kij;
+      if (want_grad) gmat(i, j) = code == K_SE ? v * kij : v * st_g(code, std::sqrt(r2));
+      if (sym && i != j) {
+        out.K(j, i) = out.K(i, j);
+        if (want_grad) gmat(j, i) = gmat(i, j);
+      }
     }
   }
   if (!want_grad) return;
@@ -159,6 +165,7 @@ Value run(const KernelSpec& spec, const Eigen::MatrixXd& x, const Eigen::MatrixX
   if (spec.code.size() != spec.nls.size()) throw std::invalid_argument("malformed kernel spec");
   std::vector<Value> stack;
   std::size_t pos = 0;
+  const bool sym = &x == &y || (x.rows() == y.rows() && x == y);
   for (std::size_t node = 0; node < spec.code.size(); ++node) {
     const int code = spec.code[node];
     if (code == K_SUM || code == K_PROD) {
@@ -191,7 +198,7 @@ Value run(const KernelSpec& spec, const Eigen::MatrixXd& x, const Eigen::MatrixX
     pos += np;
     Value v;
     if (is_stationary(code)) {
-      leaf_stationary(code, th, nls, x, y, want_grad, v);
+      leaf_stationary(code, th, nls, x, y, sym, want_grad, v);
     } else if (code == K_LINEAR) {
       leaf_linear(th, nls, x, y, want_grad, v);
     } else if (code == K_PERIODIC) {
@@ -246,7 +253,7 @@ void leaf_value(const Node& nd, const KernelSpec& spec, const Eigen::MatrixXd& x
                 Value& v) {
   const double* th = spec.theta.data() + nd.pos;
   if (is_stationary(nd.code)) {
-    leaf_stationary(nd.code, th, nd.nls, x, x, want_grad, v);
+    leaf_stationary(nd.code, th, nd.nls, x, x, true, want_grad, v);
   } else if (nd.code == K_LINEAR) {
     leaf_linear(th, nd.nls, x, x, want_grad, v);
   } else if (nd.code == K_PERIODIC) {

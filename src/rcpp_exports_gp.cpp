@@ -105,9 +105,12 @@ struct ChainWorker : public RcppParallel::Worker {
 }  // namespace
 
 // [[Rcpp::export(name = ".gp_kernel_matrix_cpp")]]
-Eigen::MatrixXd gp_kernel_matrix_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd y) {
+Eigen::MatrixXd gp_kernel_matrix_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd y,
+                                     double jitter = 0.0) {
   try {
-    return augp::kernel_eval(augp::kernel_spec_from_list(spec), x, y, nullptr);
+    Eigen::MatrixXd K = augp::kernel_eval(augp::kernel_spec_from_list(spec), x, y, nullptr);
+    if (jitter != 0.0) K.diagonal().array() += jitter;  // K(x, x) + jitter I (square K)
+    return K;
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
