@@ -127,7 +127,7 @@ int cavi_squarem(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixX
   while (count() < maxit) {
     if (tick) tick();
     // s1 = F(st), s2 = F(s1): two plain sweeps.
-    CaviState s0 = st;
+    const Eigen::VectorXd p0 = squarem_pack(st);
     const bool had = !st.elbo.empty();
     const double last = had ? st.elbo.back() : 0.0;
     cavi_sweeps(K, lik, mu0, 1, -1.0, st, threads);  // throws on failure, as a plain sweep
@@ -135,7 +135,7 @@ int cavi_squarem(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixX
       st.converged = had && done(last, st.elbo.back());
       break;
     }
-    const Eigen::VectorXd p0 = squarem_pack(s0), p1 = squarem_pack(st);
+    const Eigen::VectorXd p1 = squarem_pack(st);
     const double e1 = st.elbo.back();
     cavi_sweeps(K, lik, mu0, 1, -1.0, st, threads);
     const double e2 = st.elbo.back();

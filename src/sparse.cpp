@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "tri_inverse.h"
+
 namespace augp {
 
 namespace {
@@ -227,22 +229,45 @@ void SparseQ::init_prior(int m, int q) {
   refresh();
 }
 
-bool SparseQ::refresh() {
+bool SparseQ::refresh(const ParallelFor* pf) {
   const int q = static_cast<int>(Lam.size());
   Sv.resize(q);
   Lc.resize(q);
   mv.resize(q);
   logdet_lam.resize(q);
-  for (int j = 0; j < q; ++j) {
-    const int m = Lam[j].rows();
-    Eigen::LLT<Eigen::MatrixXd> llt(0.5 * (Lam[j] + Lam[j].transpose()));
-    if (llt.info() != Eigen::Success) return false;
-    Sv[j] = llt.solve(Eigen::MatrixXd::Identity(m, m));
-    mv[j] = llt.solve(h[j]);
-    Lc[j] = llt.matrixL();
-    logdet_lam[j] = 2.0 * Lc[j].diagonal().array().log().sum();
-    if (!std::isfinite(logdet_lam[j])) return false;
+  std::vector<char> ok(q, 1);
+  // Per column: Lam = Lc Lc', mv = Lam^-1 h, Sv = Lam^-1 = Lc^-T Lc^-1 from the blocked
+  // triangular inverse (m^3 flops with the factorisation, against 7 m^3 / 3 for solves
+  // against the identity). Columns are independent (any thread count, same result).
+  auto one = [&](int j) {
+    Eigen::MatrixXd L = 0.5 * (Lam[j] + Lam[j].transpose());
+    {
+      Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(L);
+      if (llt.info() != Eigen::Success) {
+        ok[j] = 0;
+        return;
+      }
+    }
+    L.triangularView<Eigen::StrictlyUpper>().setZero();
+    logdet_lam[j] = 2.0 * L.diagonal().array().log().sum();
+    if (!std::isfinite(logdet_lam[j])) {
+      ok[j] = 0;
+      return;
+    }
+    mv[j] = L.triangularView<Eigen::Lower>().solve(h[j]);
+    L.triangularView<Eigen::Lower>().transpose().solveInPlace(mv[j]);
+    Lc[j] = L;
+    lower_tri_invert(L);
+    lower_tri_crossprod(L);
+    Sv[j] = std::move(L);
+  };
+  if (pf && q > 1) {
+    (*pf)(q, one);
+  } else {
+    for (int j = 0; j < q; ++j) one(j);
   }
+  for (int j = 0; j < q; ++j)
+    if (!ok[j]) return false;
   return true;
 }
 
@@ -391,7 +416,8 @@ SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData&
   return out;
 }
 
-bool sparse_global_step(const SparsePass& p, double scale, double rho, SparseQ& qs) {
+bool sparse_global_step(const SparsePass& p, double scale, double rho, SparseQ& qs,
+                        const ParallelFor* pf) {
   for (std::size_t j = 0; j < qs.Lam.size(); ++j) {
     const int m = qs.Lam[j].rows();
     Eigen::MatrixXd target = p.PtWP[j].selfadjointView<Eigen::Lower>();
@@ -401,7 +427,7 @@ bool sparse_global_step(const SparsePass& p, double scale, double rho, SparseQ& 
     qs.h[j] = (1.0 - rho) * qs.h[j] + rho * scale * p.Ptr[j];
     (void)m;
   }
-  return qs.refresh();
+  return qs.refresh(pf);
 }
 
 namespace {
@@ -437,7 +463,7 @@ bool sparse_cavi(const SparseGeom& g, SparseQ& qs, const SparseData& data, int m
       const double e = pass(qs, P);
       trace.push_back(e);
       if (count() >= 2 && conv(trace[trace.size() - 2], e)) return true;
-      if (!sparse_global_step(P, 1.0, 1.0, qs)) throw std::runtime_error("q(u) update failed");
+      if (!sparse_global_step(P, 1.0, 1.0, qs, &pf)) throw std::runtime_error("q(u) update failed");
     }
     return false;
   }
@@ -446,14 +472,14 @@ bool sparse_cavi(const SparseGeom& g, SparseQ& qs, const SparseData& data, int m
   while (count() < maxit) {
     if (tick) tick();
     const NatParams q0 = nat_of(qs);
-    if (!sparse_global_step(P, 1.0, 1.0, qs)) throw std::runtime_error("q(u) update failed");
+    if (!sparse_global_step(P, 1.0, 1.0, qs, &pf)) throw std::runtime_error("q(u) update failed");
     const double e1 = pass(qs, P);
     trace.push_back(e1);
     if (conv(e, e1)) return true;
     e = e1;
     if (count() >= maxit) break;
     const NatParams q1 = nat_of(qs);
-    if (!sparse_global_step(P, 1.0, 1.0, qs)) throw std::runtime_error("q(u) update failed");
+    if (!sparse_global_step(P, 1.0, 1.0, qs, &pf)) throw std::runtime_error("q(u) update failed");
     // qs = q2 (its ELBO not yet known). Extrapolate.
     const std::size_t q = qs.Lam.size();
     double rr = 0.0, vv = 0.0;
@@ -475,7 +501,7 @@ bool sparse_cavi(const SparseGeom& g, SparseQ& qs, const SparseData& data, int m
         q3.h[j] = (1.0 + 2.0 * a + a * a) * q0.h[j] - (2.0 * a + 2.0 * a * a) * q1.h[j] +
                   a * a * qs.h[j];
       }
-      if (q3.refresh()) {
+      if (q3.refresh(&pf)) {
         SparsePass P3;
         const double e3 = pass(q3, P3);
         if (std::isfinite(e3) && e3 >= e1) {
@@ -587,7 +613,7 @@ void sparse_svi(SparseGeom& g, SparseQ& qs, const SparseData& data, const SviOpt
                                           step_hyper && opt.learn_inducing, pf, p, scale, &gth, &gz));
     const double rho = std::pow(static_cast<double>(t) + opt.tau, -opt.kappa);
     SparseQ backup = qs;
-    if (!sparse_global_step(p, scale, std::min(1.0, rho), qs)) {
+    if (!sparse_global_step(p, scale, std::min(1.0, rho), qs, &pf)) {
       qs = backup;
       throw std::runtime_error("q(u) lost positive definiteness in a stochastic step");
     }

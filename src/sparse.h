@@ -62,7 +62,9 @@ struct SparseQ {
   std::vector<Eigen::VectorXd> h, mv;
   std::vector<double> logdet_lam;
   void init_prior(int m, int q);
-  bool refresh();  // Lc, Sv, mv, logdet from (Lam, h); false if Lam is not positive definite
+  // Lc, Sv, mv, logdet from (Lam, h); false if Lam is not positive definite. Columns
+  // run through pf when given.
+  bool refresh(const ParallelFor* pf = nullptr);
   double kl() const;
 };
 
@@ -86,7 +88,8 @@ SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData&
 
 // Closed-form / natural-gradient global step: (Lam, h) <- (1 - rho) (Lam, h) + rho * target,
 // target from the pass scaled by `scale` (n / batch size).
-bool sparse_global_step(const SparsePass& p, double scale, double rho, SparseQ& qs);
+bool sparse_global_step(const SparsePass& p, double scale, double rho, SparseQ& qs,
+                        const ParallelFor* pf = nullptr);
 
 // ELBO (data part scaled by `scale`) and, if wanted, the gradient in the log parameters
 // (gtheta) and Z (gz, m x d), completing the K_mm terms of the pass.
