@@ -302,16 +302,37 @@ void add_pass(SparsePass& a, const SparsePass& b) {
   if (a.Zbar.size()) a.Zbar += b.Zbar;
 }
 
-SparsePass empty_pass(int m, int q, int d, int np, bool nat, bool grad, bool zgrad) {
-  SparsePass p;
+// Zeroed accumulators for these sizes and parts; p's existing memory is reused where
+// the sizes match.
+void reset_pass(SparsePass& p, int m, int q, int d, int np, bool nat, bool grad, bool zgrad) {
+  p.elbo_local = 0.0;
+  p.count = 0;
   if (nat) {
-    p.PtWP.assign(q, Eigen::MatrixXd::Zero(m, m));
-    p.Ptr.assign(q, Eigen::VectorXd::Zero(m));
+    p.PtWP.resize(q);
+    p.Ptr.resize(q);
+    for (int j = 0; j < q; ++j) {
+      p.PtWP[j].setZero(m, m);
+      p.Ptr[j].setZero(m);
+    }
+  } else {
+    p.PtWP.clear();
+    p.Ptr.clear();
   }
-  if (grad || zgrad) p.C = Eigen::MatrixXd::Zero(m, m);
-  if (grad) p.gtheta.assign(np, 0.0);
-  if (zgrad) p.Zbar = Eigen::MatrixXd::Zero(m, d);
-  return p;
+  if (grad || zgrad) {
+    p.C.setZero(m, m);
+  } else {
+    p.C.resize(0, 0);
+  }
+  if (grad) {
+    p.gtheta.assign(np, 0.0);
+  } else {
+    p.gtheta.clear();
+  }
+  if (zgrad) {
+    p.Zbar.setZero(m, d);
+  } else {
+    p.Zbar.resize(0, 0);
+  }
 }
 
 void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, const SparseBlock& blk,
@@ -388,20 +409,22 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
 
 SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
                        const std::vector<int>& blocks, bool want_nat, bool want_grad, bool want_zgrad,
-                       const ParallelFor& pf) {
+                       const ParallelFor& pf, SparseWork* work) {
   const int m = g.Z.rows(), d = g.Z.cols(), np = g.spec.n_params(), q = data.q;
   const int nb = static_cast<int>(blocks.size());
   const int groups = std::max(1, std::min(nb, 64));
-  std::vector<SparsePass> part(groups);
+  SparseWork local;
+  std::vector<SparsePass>& part = (work ? work : &local)->part;
+  if (static_cast<int>(part.size()) < groups) part.resize(groups);
   std::vector<std::string> err(groups);
   auto body = [&](int gi) {
     try {
-      SparsePass acc = empty_pass(m, q, d, np, want_nat, want_grad, want_zgrad);
+      SparsePass& acc = part[gi];
+      reset_pass(acc, m, q, d, np, want_nat, want_grad, want_zgrad);
       const int b0 = static_cast<int>(static_cast<long long>(nb) * gi / groups);
       const int b1 = static_cast<int>(static_cast<long long>(nb) * (gi + 1) / groups);
       for (int b = b0; b < b1; ++b)
         block_pass(g, qs, data, data.blocks[blocks[b]], want_nat, want_grad, want_zgrad, acc);
-      part[gi] = std::move(acc);
     } catch (std::exception& e) {
       err[gi] = e.what();
     } catch (...) {
@@ -411,7 +434,7 @@ SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData&
   pf(groups, body);
   for (int gi = 0; gi < groups; ++gi)
     if (!err[gi].empty()) throw std::runtime_error(err[gi]);
-  SparsePass out = std::move(part[0]);
+  SparsePass out = work ? part[0] : std::move(part[0]);
   for (int gi = 1; gi < groups; ++gi) add_pass(out, part[gi]);
   return out;
 }
@@ -449,8 +472,9 @@ bool sparse_cavi(const SparseGeom& g, SparseQ& qs, const SparseData& data, int m
   const std::size_t start = trace.size();
   auto count = [&]() { return static_cast<int>(trace.size() - start); };
   auto conv = [&](double prev, double e) { return std::abs(e - prev) <= tol * std::max(1.0, std::abs(e)); };
+  SparseWork work;
   auto pass = [&](const SparseQ& q, SparsePass& p) {
-    p = sparse_pass(g, q, data, ids, true, false, false, pf);
+    p = sparse_pass(g, q, data, ids, true, false, false, pf, &work);
     return sparse_finish_grad(g, q, p, 1.0, false, false, nullptr, nullptr);
   };
   if (maxit < 1) return false;

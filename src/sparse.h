@@ -81,10 +81,18 @@ struct SparsePass {
   Eigen::MatrixXd Zbar;                 // m x d data part of the Z gradient (K_nm terms)
 };
 
-// One pass over the listed blocks at the current geometry and q.
+// Per-group accumulators kept between passes (repeated passes then reuse their
+// memory instead of allocating and faulting in fresh pages every time).
+struct SparseWork {
+  std::vector<SparsePass> part;
+};
+
+// One pass over the listed blocks at the current geometry and q. The blocks are split
+// into a fixed number of groups (independent of the thread count) whose sums are added
+// in a fixed order; work (optional) holds the groups' accumulators between calls.
 SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
                        const std::vector<int>& blocks, bool want_nat, bool want_grad,
-                       bool want_zgrad, const ParallelFor& pf);
+                       bool want_zgrad, const ParallelFor& pf, SparseWork* work = nullptr);
 
 // Closed-form / natural-gradient global step: (Lam, h) <- (1 - rho) (Lam, h) + rho * target,
 // target from the pass scaled by `scale` (n / batch size).
