@@ -232,7 +232,7 @@ void SparseQ::init_prior(int m, int q) {
 bool SparseQ::refresh(const ParallelFor* pf) {
   const int q = static_cast<int>(Lam.size());
   Sv.resize(q);
-  Lc.resize(q);
+  Li.resize(q);
   mv.resize(q);
   logdet_lam.resize(q);
   std::vector<char> ok(q, 1);
@@ -256,8 +256,8 @@ bool SparseQ::refresh(const ParallelFor* pf) {
     }
     mv[j] = L.triangularView<Eigen::Lower>().solve(h[j]);
     L.triangularView<Eigen::Lower>().transpose().solveInPlace(mv[j]);
-    Lc[j] = L;
     lower_tri_invert(L);
+    Li[j] = L;
     lower_tri_crossprod(L);
     Sv[j] = std::move(L);
   };
@@ -349,7 +349,8 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
   const Eigen::VectorXd ktil = (kd - Phi.rowwise().squaredNorm()).cwiseMax(0.0);
   Eigen::MatrixXd M(nb, q), V(nb, q);
   // diag(Phi S Phi') per column. The gradient needs Phi S itself (a product of 2 nb m^2
-  // flops); otherwise the squared column norms of Lc^-1 Phi' (a triangular solve, nb m^2).
+  // flops); otherwise the squared column norms of Lc^-1 Phi' (a triangular product with
+  // the stored inverse factor, nb m^2, faster than the equivalent triangular solve).
   const bool want_ps = grad || zgrad;
   std::vector<Eigen::MatrixXd> PS(want_ps ? q : 0);
   for (int j = 0; j < q; ++j) {
@@ -358,7 +359,7 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
       PS[j] = Phi * qs.Sv[j];
       V.col(j) = ktil + PS[j].cwiseProduct(Phi).rowwise().sum();
     } else {
-      const Eigen::MatrixXd X = qs.Lc[j].triangularView<Eigen::Lower>().solve(Phi.transpose());
+      const Eigen::MatrixXd X = qs.Li[j].triangularView<Eigen::Lower>() * Phi.transpose();
       V.col(j) = ktil + X.colwise().squaredNorm().transpose();
     }
   }

@@ -58,11 +58,11 @@ struct SparseGeom {
 // Whitened q(u) for all q columns, natural and moment forms.
 struct SparseQ {
   std::vector<Eigen::MatrixXd> Lam, Sv;
-  std::vector<Eigen::MatrixXd> Lc;  // lower Cholesky factors of Lam (Sv = Lc^-T Lc^-1)
+  std::vector<Eigen::MatrixXd> Li;  // Lc^-1 for Lam = Lc Lc' (lower; Sv = Li' Li)
   std::vector<Eigen::VectorXd> h, mv;
   std::vector<double> logdet_lam;
   void init_prior(int m, int q);
-  // Lc, Sv, mv, logdet from (Lam, h); false if Lam is not positive definite. Columns
+  // Li, Sv, mv, logdet from (Lam, h); false if Lam is not positive definite. Columns
   // run through pf when given.
   bool refresh(const ParallelFor* pf = nullptr);
   double kl() const;
