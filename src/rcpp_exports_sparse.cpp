@@ -207,6 +207,27 @@ std::vector<int> all_blocks(const augp::SparseData& d) {
   return ids;
 }
 
+// q(u) from `state` (whitened under (spec_from, Z_from), same jitter as g) re-expressed
+// under the geometry g, q(u) itself unchanged.
+augp::SparseQ rewhitened_q(const List& state, const List& spec_from, const Eigen::MatrixXd& Z_from,
+                           const augp::SparseGeom& g, int q) {
+  const augp::SparseGeom g0 = make_geom(spec_from, Z_from, g.jitter, true);
+  augp::SparseQ qs = make_q(state, g.Z.rows(), q);
+  if (!augp::sparse_rewhiten(g0, g, qs)) throw std::runtime_error("re-whitening failed");
+  return qs;
+}
+
+// The full-data ELBO at (g, qs) and, if asked, its gradients (list elbo, grad, gz, state).
+List elbo_grad_at(const augp::SparseGeom& g, const augp::SparseQ& qs, const augp::SparseData& data,
+                  bool grad, bool zgrad, const augp::ParallelFor& pf) {
+  augp::SparsePass p = augp::sparse_pass(g, qs, data, all_blocks(data), false, grad, zgrad, pf);
+  std::vector<double> gth;
+  Eigen::MatrixXd gz;
+  const double val = augp::sparse_finish_grad(g, qs, p, 1.0, grad, zgrad, &gth, &gz);
+  return List::create(Rcpp::Named("elbo") = val, Rcpp::Named("grad") = gth, Rcpp::Named("gz") = gz,
+                      Rcpp::Named("state") = wrap_q(qs));
+}
+
 }  // namespace
 
 // Full-data CAVI: up to maxit sweeps from `state` (NULL = prior); each sweep records the
@@ -246,24 +267,17 @@ List sparse_profile_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int bl
   try {
     augp::SparseData data;
     make_data(X, mu0, lik, block_size, data);
-    const augp::SparseGeom g0 = make_geom(spec_from, Z_from, jitter, true);
     const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
-    augp::SparseQ qs = make_q(state, Z.rows(), data.q);
-    if (!augp::sparse_rewhiten(g0, g, qs)) throw std::runtime_error("re-whitening failed");
+    augp::SparseQ qs = rewhitened_q(state, spec_from, Z_from, g, data.q);
     const augp::ParallelFor pf = make_pf(threads);
     std::vector<double> trace;
     const bool converged = augp::sparse_cavi(g, qs, data, maxit, tol, true, pf, trace,
                                              []() { Rcpp::checkUserInterrupt(); });
-    std::vector<double> gth;
-    Eigen::MatrixXd gz;
-    double val = trace.empty() ? NA_REAL : trace.back();
-    if (grad || zgrad) {
-      augp::SparsePass p = augp::sparse_pass(g, qs, data, all_blocks(data), false, grad, zgrad, pf);
-      val = augp::sparse_finish_grad(g, qs, p, 1.0, grad, zgrad, &gth, &gz);
-    }
-    return List::create(Rcpp::Named("elbo") = val, Rcpp::Named("grad") = gth, Rcpp::Named("gz") = gz,
-                        Rcpp::Named("trace") = trace, Rcpp::Named("converged") = converged,
-                        Rcpp::Named("state") = wrap_q(qs));
+    // One more pass at the final q(u): its ELBO (the last recorded one) and gradients.
+    List out = elbo_grad_at(g, qs, data, grad, zgrad, pf);
+    out["trace"] = trace;
+    out["converged"] = converged;
+    return out;
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
@@ -279,16 +293,9 @@ List sparse_obj_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_
   try {
     augp::SparseData data;
     make_data(X, mu0, lik, block_size, data);
-    const augp::SparseGeom g0 = make_geom(spec_from, Z_from, jitter, true);
     const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
-    augp::SparseQ qs = make_q(state, Z.rows(), data.q);
-    if (!augp::sparse_rewhiten(g0, g, qs)) throw std::runtime_error("re-whitening failed");
-    augp::SparsePass p = augp::sparse_pass(g, qs, data, all_blocks(data), false, grad, zgrad, make_pf(threads));
-    std::vector<double> gth;
-    Eigen::MatrixXd gz;
-    const double val = augp::sparse_finish_grad(g, qs, p, 1.0, grad, zgrad, &gth, &gz);
-    return List::create(Rcpp::Named("elbo") = val, Rcpp::Named("grad") = gth, Rcpp::Named("gz") = gz,
-                        Rcpp::Named("state") = wrap_q(qs));
+    augp::SparseQ qs = rewhitened_q(state, spec_from, Z_from, g, data.q);
+    return elbo_grad_at(g, qs, data, grad, zgrad, make_pf(threads));
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
