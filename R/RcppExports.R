@@ -53,40 +53,32 @@
     .Call(`_augmentedGP_gp_hyper_obj_cols_cpp`, specs, x, jitter, kappa, omega, mu0, gradient, threads)
 }
 
-.gp_kernel_contract_cpp <- function(spec, x, M) {
-    .Call(`_augmentedGP_gp_kernel_contract_cpp`, spec, x, M)
-}
-
-.gp_gaussian_step_cpp <- function(K, omega, kappa, mu0, ndraws, seed) {
-    .Call(`_augmentedGP_gp_gaussian_step_cpp`, K, omega, kappa, mu0, ndraws, seed)
-}
-
 .gp_lik_eval_cpp <- function(lik, m, v, f) {
     .Call(`_augmentedGP_gp_lik_eval_cpp`, lik, m, v, f)
-}
-
-.gp_lik_sample_cpp <- function(lik, f, seed) {
-    .Call(`_augmentedGP_gp_lik_sample_cpp`, lik, f, seed)
 }
 
 .gp_gibbs_cpp <- function(K_in, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose) {
     .Call(`_augmentedGP_gp_gibbs_cpp`, K_in, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose)
 }
 
-.gp_bench_cpp <- function(K, lik, reps, seed) {
-    .Call(`_augmentedGP_gp_bench_cpp`, K, lik, reps, seed)
+.lik_response_mean_cpp <- function(lik, f) {
+    .Call(`_augmentedGP_lik_response_mean_cpp`, lik, f)
 }
 
-.softmax_poisson_cpp <- function(mu, n, seed) {
-    .Call(`_augmentedGP_softmax_poisson_cpp`, mu, n, seed)
+.lik_response_cpp <- function(lik, m, v, Z, level, threads = 1L) {
+    .Call(`_augmentedGP_lik_response_cpp`, lik, m, v, Z, level, threads)
 }
 
-.softmax_nm_cpp <- function(r, p, n, seed) {
-    .Call(`_augmentedGP_softmax_nm_cpp`, r, p, n, seed)
+.lik_response_draws_cpp <- function(lik, draws, level) {
+    .Call(`_augmentedGP_lik_response_draws_cpp`, lik, draws, level)
 }
 
-.multi_prob_mc_cpp <- function(m, s, Z, type, theta, bijective, threads = 1L) {
-    .Call(`_augmentedGP_multi_prob_mc_cpp`, m, s, Z, type, theta, bijective, threads)
+.lik_simulate_cpp <- function(lik, draws, size, seed) {
+    .Call(`_augmentedGP_lik_simulate_cpp`, lik, draws, size, seed)
+}
+
+.lik_loglik_obs_cpp <- function(lik, draws) {
+    .Call(`_augmentedGP_lik_loglik_obs_cpp`, lik, draws)
 }
 
 .sparse_cavi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads, accelerate = FALSE) {
@@ -115,5 +107,29 @@
 
 .sparse_kernel_extra_cpp <- function(spec, x, z) {
     .Call(`_augmentedGP_sparse_kernel_extra_cpp`, spec, x, z)
+}
+
+.gp_kernel_contract_cpp <- function(spec, x, M) {
+    .Call(`_augmentedGP_gp_kernel_contract_cpp`, spec, x, M)
+}
+
+.gp_gaussian_step_cpp <- function(K, omega, kappa, mu0, ndraws, seed) {
+    .Call(`_augmentedGP_gp_gaussian_step_cpp`, K, omega, kappa, mu0, ndraws, seed)
+}
+
+.gp_lik_sample_cpp <- function(lik, f, seed) {
+    .Call(`_augmentedGP_gp_lik_sample_cpp`, lik, f, seed)
+}
+
+.softmax_poisson_cpp <- function(mu, n, seed) {
+    .Call(`_augmentedGP_softmax_poisson_cpp`, mu, n, seed)
+}
+
+.softmax_nm_cpp <- function(r, p, n, seed) {
+    .Call(`_augmentedGP_softmax_nm_cpp`, r, p, n, seed)
+}
+
+.gp_bench_cpp <- function(K, lik, reps, seed) {
+    .Call(`_augmentedGP_gp_bench_cpp`, K, lik, reps, seed)
 }
 

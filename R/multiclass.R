@@ -62,14 +62,10 @@ multi_prob_summary <- function(object, pr, draws = NULL, level = NULL, chunk = 2
     S <- object$control$pred_draws
     if (is.null(S)) S <- 1000L
     Z <- with_local_seed(pred_seed(object), array(stats::rnorm(S * q), c(S, 1L, q)))
-    lk <- object$likelihood
-    type <- if (inherits(lk, "augp_logistic_softmax")) 0L else
-      if (inherits(lk, "augp_stick_breaking")) 1L else NA_integer_
-    if (is.null(level) && !is.na(type)) {
-      # mean and sd only: the same computation in C++ (no S x n x K array)
-      th <- if (type == 0L && !is.null(lk$theta)) as.double(lk$theta) else rep(1, K)
-      r <- .multi_prob_mc_cpp(m, s, matrix(Z, S, q), type, th, isTRUE(lk$bijective),
-                              resolve_threads(object$control$threads))
+    if (is.null(level)) {
+      # mean and sd only: the likelihood's Monte Carlo summary in C++
+      r <- .lik_response_cpp(object$engine$lik, m, s * s, matrix(Z, S, q), 0,
+                             resolve_threads(object$control$threads))
       dimnames(r$mean) <- dimnames(r$sd) <- list(NULL, lev)
       return(list(mean = r$mean, sd = r$sd, lwr = NULL, upr = NULL))
     }

@@ -198,35 +198,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// gp_kernel_contract_cpp
-NumericVector gp_kernel_contract_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd M);
-RcppExport SEXP _augmentedGP_gp_kernel_contract_cpp(SEXP specSEXP, SEXP xSEXP, SEXP MSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type M(MSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_kernel_contract_cpp(spec, x, M));
-    return rcpp_result_gen;
-END_RCPP
-}
-// gp_gaussian_step_cpp
-List gp_gaussian_step_cpp(Eigen::MatrixXd K, Eigen::VectorXd omega, Eigen::VectorXd kappa, NumericVector mu0, int ndraws, NumericVector seed);
-RcppExport SEXP _augmentedGP_gp_gaussian_step_cpp(SEXP KSEXP, SEXP omegaSEXP, SEXP kappaSEXP, SEXP mu0SEXP, SEXP ndrawsSEXP, SEXP seedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type K(KSEXP);
-    Rcpp::traits::input_parameter< Eigen::VectorXd >::type omega(omegaSEXP);
-    Rcpp::traits::input_parameter< Eigen::VectorXd >::type kappa(kappaSEXP);
-    Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
-    Rcpp::traits::input_parameter< int >::type ndraws(ndrawsSEXP);
-    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_gaussian_step_cpp(K, omega, kappa, mu0, ndraws, seed));
-    return rcpp_result_gen;
-END_RCPP
-}
 // gp_lik_eval_cpp
 List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::MatrixXd f);
 RcppExport SEXP _augmentedGP_gp_lik_eval_cpp(SEXP likSEXP, SEXP mSEXP, SEXP vSEXP, SEXP fSEXP) {
@@ -238,19 +209,6 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type v(vSEXP);
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type f(fSEXP);
     rcpp_result_gen = Rcpp::wrap(gp_lik_eval_cpp(lik, m, v, f));
-    return rcpp_result_gen;
-END_RCPP
-}
-// gp_lik_sample_cpp
-List gp_lik_sample_cpp(List lik, Eigen::MatrixXd f, NumericVector seed);
-RcppExport SEXP _augmentedGP_gp_lik_sample_cpp(SEXP likSEXP, SEXP fSEXP, SEXP seedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type f(fSEXP);
-    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_lik_sample_cpp(lik, f, seed));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -278,61 +236,70 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// gp_bench_cpp
-NumericVector gp_bench_cpp(Eigen::MatrixXd K, List lik, int reps, NumericVector seed);
-RcppExport SEXP _augmentedGP_gp_bench_cpp(SEXP KSEXP, SEXP likSEXP, SEXP repsSEXP, SEXP seedSEXP) {
+// lik_response_mean_cpp
+Eigen::MatrixXd lik_response_mean_cpp(List lik, Eigen::MatrixXd f);
+RcppExport SEXP _augmentedGP_lik_response_mean_cpp(SEXP likSEXP, SEXP fSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type K(KSEXP);
     Rcpp::traits::input_parameter< List >::type lik(likSEXP);
-    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
-    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_bench_cpp(K, lik, reps, seed));
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type f(fSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_response_mean_cpp(lik, f));
     return rcpp_result_gen;
 END_RCPP
 }
-// softmax_poisson_cpp
-Rcpp::NumericVector softmax_poisson_cpp(double mu, int n, Rcpp::NumericVector seed);
-RcppExport SEXP _augmentedGP_softmax_poisson_cpp(SEXP muSEXP, SEXP nSEXP, SEXP seedSEXP) {
+// lik_response_cpp
+List lik_response_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::MatrixXd Z, double level, int threads);
+RcppExport SEXP _augmentedGP_lik_response_cpp(SEXP likSEXP, SEXP mSEXP, SEXP vSEXP, SEXP ZSEXP, SEXP levelSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< double >::type mu(muSEXP);
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(softmax_poisson_cpp(mu, n, seed));
-    return rcpp_result_gen;
-END_RCPP
-}
-// softmax_nm_cpp
-Rcpp::NumericMatrix softmax_nm_cpp(double r, Rcpp::NumericVector p, int n, Rcpp::NumericVector seed);
-RcppExport SEXP _augmentedGP_softmax_nm_cpp(SEXP rSEXP, SEXP pSEXP, SEXP nSEXP, SEXP seedSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< double >::type r(rSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type p(pSEXP);
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(softmax_nm_cpp(r, p, n, seed));
-    return rcpp_result_gen;
-END_RCPP
-}
-// multi_prob_mc_cpp
-Rcpp::List multi_prob_mc_cpp(Rcpp::NumericMatrix m, Rcpp::NumericMatrix s, Rcpp::NumericMatrix Z, int type, Rcpp::NumericVector theta, bool bijective, int threads);
-RcppExport SEXP _augmentedGP_multi_prob_mc_cpp(SEXP mSEXP, SEXP sSEXP, SEXP ZSEXP, SEXP typeSEXP, SEXP thetaSEXP, SEXP bijectiveSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type m(mSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type s(sSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Z(ZSEXP);
-    Rcpp::traits::input_parameter< int >::type type(typeSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type theta(thetaSEXP);
-    Rcpp::traits::input_parameter< bool >::type bijective(bijectiveSEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type m(mSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
+    Rcpp::traits::input_parameter< double >::type level(levelSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(multi_prob_mc_cpp(m, s, Z, type, theta, bijective, threads));
+    rcpp_result_gen = Rcpp::wrap(lik_response_cpp(lik, m, v, Z, level, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// lik_response_draws_cpp
+List lik_response_draws_cpp(List lik, NumericVector draws, double level);
+RcppExport SEXP _augmentedGP_lik_response_draws_cpp(SEXP likSEXP, SEXP drawsSEXP, SEXP levelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type draws(drawsSEXP);
+    Rcpp::traits::input_parameter< double >::type level(levelSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_response_draws_cpp(lik, draws, level));
+    return rcpp_result_gen;
+END_RCPP
+}
+// lik_simulate_cpp
+NumericVector lik_simulate_cpp(List lik, NumericVector draws, Eigen::VectorXd size, NumericVector seed);
+RcppExport SEXP _augmentedGP_lik_simulate_cpp(SEXP likSEXP, SEXP drawsSEXP, SEXP sizeSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type draws(drawsSEXP);
+    Rcpp::traits::input_parameter< Eigen::VectorXd >::type size(sizeSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_simulate_cpp(lik, draws, size, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// lik_loglik_obs_cpp
+Eigen::MatrixXd lik_loglik_obs_cpp(List lik, NumericVector draws);
+RcppExport SEXP _augmentedGP_lik_loglik_obs_cpp(SEXP likSEXP, SEXP drawsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type draws(drawsSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_loglik_obs_cpp(lik, draws));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -487,6 +454,89 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gp_kernel_contract_cpp
+NumericVector gp_kernel_contract_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd M);
+RcppExport SEXP _augmentedGP_gp_kernel_contract_cpp(SEXP specSEXP, SEXP xSEXP, SEXP MSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type M(MSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_kernel_contract_cpp(spec, x, M));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_gaussian_step_cpp
+List gp_gaussian_step_cpp(Eigen::MatrixXd K, Eigen::VectorXd omega, Eigen::VectorXd kappa, NumericVector mu0, int ndraws, NumericVector seed);
+RcppExport SEXP _augmentedGP_gp_gaussian_step_cpp(SEXP KSEXP, SEXP omegaSEXP, SEXP kappaSEXP, SEXP mu0SEXP, SEXP ndrawsSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type K(KSEXP);
+    Rcpp::traits::input_parameter< Eigen::VectorXd >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< Eigen::VectorXd >::type kappa(kappaSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< int >::type ndraws(ndrawsSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_gaussian_step_cpp(K, omega, kappa, mu0, ndraws, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_lik_sample_cpp
+List gp_lik_sample_cpp(List lik, Eigen::MatrixXd f, NumericVector seed);
+RcppExport SEXP _augmentedGP_gp_lik_sample_cpp(SEXP likSEXP, SEXP fSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type f(fSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_lik_sample_cpp(lik, f, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// softmax_poisson_cpp
+NumericVector softmax_poisson_cpp(double mu, int n, NumericVector seed);
+RcppExport SEXP _augmentedGP_softmax_poisson_cpp(SEXP muSEXP, SEXP nSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< double >::type mu(muSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(softmax_poisson_cpp(mu, n, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// softmax_nm_cpp
+Rcpp::NumericMatrix softmax_nm_cpp(double r, NumericVector p, int n, NumericVector seed);
+RcppExport SEXP _augmentedGP_softmax_nm_cpp(SEXP rSEXP, SEXP pSEXP, SEXP nSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< double >::type r(rSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type p(pSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(softmax_nm_cpp(r, p, n, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_bench_cpp
+NumericVector gp_bench_cpp(Eigen::MatrixXd K, List lik, int reps, NumericVector seed);
+RcppExport SEXP _augmentedGP_gp_bench_cpp(SEXP KSEXP, SEXP likSEXP, SEXP repsSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type K(KSEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_bench_cpp(K, lik, reps, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_rpg_cpp", (DL_FUNC) &_augmentedGP_rpg_cpp, 6},
@@ -502,15 +552,13 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_cavi_cpp", (DL_FUNC) &_augmentedGP_gp_cavi_cpp, 10},
     {"_augmentedGP_gp_hyper_obj_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cpp, 7},
     {"_augmentedGP_gp_hyper_obj_cols_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cols_cpp, 8},
-    {"_augmentedGP_gp_kernel_contract_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_contract_cpp, 3},
-    {"_augmentedGP_gp_gaussian_step_cpp", (DL_FUNC) &_augmentedGP_gp_gaussian_step_cpp, 6},
     {"_augmentedGP_gp_lik_eval_cpp", (DL_FUNC) &_augmentedGP_gp_lik_eval_cpp, 4},
-    {"_augmentedGP_gp_lik_sample_cpp", (DL_FUNC) &_augmentedGP_gp_lik_sample_cpp, 3},
     {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 14},
-    {"_augmentedGP_gp_bench_cpp", (DL_FUNC) &_augmentedGP_gp_bench_cpp, 4},
-    {"_augmentedGP_softmax_poisson_cpp", (DL_FUNC) &_augmentedGP_softmax_poisson_cpp, 3},
-    {"_augmentedGP_softmax_nm_cpp", (DL_FUNC) &_augmentedGP_softmax_nm_cpp, 4},
-    {"_augmentedGP_multi_prob_mc_cpp", (DL_FUNC) &_augmentedGP_multi_prob_mc_cpp, 7},
+    {"_augmentedGP_lik_response_mean_cpp", (DL_FUNC) &_augmentedGP_lik_response_mean_cpp, 2},
+    {"_augmentedGP_lik_response_cpp", (DL_FUNC) &_augmentedGP_lik_response_cpp, 6},
+    {"_augmentedGP_lik_response_draws_cpp", (DL_FUNC) &_augmentedGP_lik_response_draws_cpp, 3},
+    {"_augmentedGP_lik_simulate_cpp", (DL_FUNC) &_augmentedGP_lik_simulate_cpp, 4},
+    {"_augmentedGP_lik_loglik_obs_cpp", (DL_FUNC) &_augmentedGP_lik_loglik_obs_cpp, 2},
     {"_augmentedGP_sparse_cavi_cpp", (DL_FUNC) &_augmentedGP_sparse_cavi_cpp, 12},
     {"_augmentedGP_sparse_profile_cpp", (DL_FUNC) &_augmentedGP_sparse_profile_cpp, 15},
     {"_augmentedGP_sparse_obj_cpp", (DL_FUNC) &_augmentedGP_sparse_obj_cpp, 13},
@@ -518,6 +566,12 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_sparse_batch_cpp", (DL_FUNC) &_augmentedGP_sparse_batch_cpp, 12},
     {"_augmentedGP_sparse_predict_cpp", (DL_FUNC) &_augmentedGP_sparse_predict_cpp, 6},
     {"_augmentedGP_sparse_kernel_extra_cpp", (DL_FUNC) &_augmentedGP_sparse_kernel_extra_cpp, 3},
+    {"_augmentedGP_gp_kernel_contract_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_contract_cpp, 3},
+    {"_augmentedGP_gp_gaussian_step_cpp", (DL_FUNC) &_augmentedGP_gp_gaussian_step_cpp, 6},
+    {"_augmentedGP_gp_lik_sample_cpp", (DL_FUNC) &_augmentedGP_gp_lik_sample_cpp, 3},
+    {"_augmentedGP_softmax_poisson_cpp", (DL_FUNC) &_augmentedGP_softmax_poisson_cpp, 3},
+    {"_augmentedGP_softmax_nm_cpp", (DL_FUNC) &_augmentedGP_softmax_nm_cpp, 4},
+    {"_augmentedGP_gp_bench_cpp", (DL_FUNC) &_augmentedGP_gp_bench_cpp, 4},
     {NULL, NULL, 0}
 };
 

@@ -4,9 +4,12 @@
 
 #include <RcppEigen.h>
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "kernel.h"
+#include "likelihood.h"
 
 namespace augp {
 
@@ -17,6 +20,34 @@ inline KernelSpec kernel_spec_from_list(const Rcpp::List& k) {
   s.nls = Rcpp::as<std::vector<int>>(k["nls"]);
   s.theta = Rcpp::as<std::vector<double>>(k["theta"]);
   return s;
+}
+
+// A likelihood specification from the list made by lik_spec() in R: `type` (a
+// string) and numeric or logical fields (vectors become one-column matrices);
+// other elements (such as q) are ignored by the factories that do not read them.
+inline LikSpec lik_spec_from_list(const Rcpp::List& lik) {
+  LikSpec s;
+  if (!lik.containsElementNamed("type")) throw std::invalid_argument("the likelihood list has no `type`");
+  s.type = Rcpp::as<std::string>(lik["type"]);
+  const Rcpp::CharacterVector nm = lik.names();
+  for (R_xlen_t k = 0; k < lik.size(); ++k) {
+    const std::string name = Rcpp::as<std::string>(nm[k]);
+    SEXP el = lik[k];
+    if (name == "type" || !(Rf_isReal(el) || Rf_isInteger(el) || Rf_isLogical(el))) continue;
+    const Rcpp::NumericVector v(el);  // coerces integers and logicals
+    int rows = v.size(), cols = 1;
+    if (Rf_isMatrix(el)) {
+      rows = Rf_nrows(el);
+      cols = Rf_ncols(el);
+    }
+    s.fields[name] = Eigen::Map<const Eigen::MatrixXd>(v.begin(), rows, cols);
+  }
+  return s;
+}
+
+// The likelihood of an R likelihood list, through the one registry.
+inline std::unique_ptr<Likelihood> likelihood_from_list(const Rcpp::List& lik) {
+  return make_likelihood(lik_spec_from_list(lik));
 }
 
 }  // namespace augp

@@ -1,10 +1,15 @@
 // Bernoulli / binomial likelihood with the logistic link, Polya-Gamma augmented.
 // y_i successes out of N_i trials: p(y | f) = C(N, y) e^(y f) / (1 + e^f)^N
 //   = C(N, y) 2^(-N) e^(kappa f) E_{PG(N, 0)}[exp(-omega f^2 / 2)],  kappa = y - N / 2.
+// The response mean is the success probability sigma(f); under f ~ N(m, v) its
+// mean and sd come from Gauss-Hermite quadrature and, sigma being increasing, its
+// quantiles are sigma of the quantiles of f.
+// Spec fields: y (successes), trials.
 #include <cmath>
 #include <stdexcept>
 
 #include "likelihood.h"
+#include "numerics.h"
 #include "polyagamma.h"
 
 namespace augp {
@@ -25,6 +30,16 @@ class Bernoulli : public Likelihood {
   }
   int n_obs() const override { return static_cast<int>(y_.size()); }
   int n_latent() const override { return 1; }
+  int n_response() const override { return 1; }
+
+  std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
+    std::vector<double> y, N;
+    for (int i : rows) {
+      y.push_back(y_.at(i));
+      N.push_back(N_.at(i));
+    }
+    return std::unique_ptr<Likelihood>(new Bernoulli(y, N));
+  }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
                   Eigen::MatrixXd& omega) const override {
@@ -60,14 +75,49 @@ class Bernoulli : public Likelihood {
     return s;
   }
 
-  double loglik(const Eigen::MatrixXd& f) const override {
-    double s = 0.0;
-    for (int i = 0; i < n_obs(); ++i) {
-      const double x = f(i, 0);
-      const double log1pexp = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-      s += logc_[i] + y_[i] * x - N_[i] * log1pexp;
+  Eigen::VectorXd loglik_obs(const Eigen::MatrixXd& f) const override {
+    Eigen::VectorXd out(n_obs());
+    for (int i = 0; i < n_obs(); ++i) out[i] = logc_[i] + y_[i] * f(i, 0) - N_[i] * log1pexp(f(i, 0));
+    return out;
+  }
+
+  Eigen::MatrixXd response_mean(const Eigen::MatrixXd& f) const override {
+    Eigen::MatrixXd p(f.rows(), 1);
+    for (int i = 0; i < f.rows(); ++i) p(i, 0) = sigmoid(f(i, 0));
+    return p;
+  }
+
+  Eigen::MatrixXd simulate(const Eigen::MatrixXd& f, const Eigen::VectorXd& size,
+                           Rng& rng) const override {
+    Eigen::MatrixXd y(f.rows(), 1);
+    for (int i = 0; i < f.rows(); ++i) y(i, 0) = draw_binomial(size[i], sigmoid(f(i, 0)), rng);
+    return y;
+  }
+
+  void response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, const Eigen::MatrixXd&,
+                        double level, ResponseSummary& out) const override {
+    const int r = static_cast<int>(m.rows());
+    const GaussHermite& gh = gauss_hermite(40);
+    out.mean.resize(r, 1);
+    out.sd.resize(r, 1);
+    const double z = level > 0 ? normal_quantile(1.0 - 0.5 * (1.0 - level)) : 0.0;
+    out.lwr.resize(level > 0 ? r : 0, level > 0 ? 1 : 0);
+    out.upr.resize(level > 0 ? r : 0, level > 0 ? 1 : 0);
+    for (int i = 0; i < r; ++i) {
+      const double s = std::sqrt(std::max(v(i, 0), 0.0));
+      double e1 = 0.0, e2 = 0.0;
+      for (int k = 0; k < gh.x.size(); ++k) {
+        const double p = sigmoid(m(i, 0) + s * gh.x[k]);
+        e1 += gh.w[k] * p;
+        e2 += gh.w[k] * p * p;
+      }
+      out.mean(i, 0) = e1;
+      out.sd(i, 0) = std::sqrt(std::max(e2 - e1 * e1, 0.0));
+      if (level > 0) {
+        out.lwr(i, 0) = sigmoid(m(i, 0) - z * s);
+        out.upr(i, 0) = sigmoid(m(i, 0) + z * s);
+      }
     }
-    return s;
   }
 
  private:
@@ -76,9 +126,8 @@ class Bernoulli : public Likelihood {
 
 }  // namespace
 
-std::unique_ptr<Likelihood> make_bernoulli(const std::vector<double>& y,
-                                           const std::vector<double>& trials) {
-  return std::unique_ptr<Likelihood>(new Bernoulli(y, trials));
+std::unique_ptr<Likelihood> make_bernoulli(const LikSpec& spec) {
+  return std::unique_ptr<Likelihood>(new Bernoulli(spec.vec("y"), spec.vec("trials")));
 }
 
 }  // namespace augp

@@ -21,6 +21,9 @@
 //   sum_k y_k log theta_k [+ y_K log sigma(C)] - N log T
 //   + sum_j y_j log(e^(m_j/2) / (2 cosh(c_j/2))) - N log p0q,
 // p0q = 1 - sum_j p_j sigma~_j. At v = 0 it equals log p(y | f) exactly.
+//
+// The response is the vector of class probabilities theta_k sigma(f_k) / Z.
+// Spec fields: Y (n x K counts), bijective (flag), theta (K weights).
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -28,19 +31,12 @@
 
 #include "likelihood.h"
 #include "negative_multinomial.h"
+#include "numerics.h"
 #include "polyagamma.h"
 
 namespace augp {
 
 namespace {
-
-// log sigma(x), stable.
-inline double log_sigmoid(double x) {
-  return x > 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x));
-}
-inline double sigmoid(double x) {
-  return x > 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
-}
 
 class LogisticSoftmax : public Likelihood {
  public:
@@ -79,6 +75,13 @@ class LogisticSoftmax : public Likelihood {
 
   int n_obs() const override { return static_cast<int>(Y_.rows()); }
   int n_latent() const override { return q_; }
+  int n_response() const override { return static_cast<int>(Y_.cols()); }
+
+  std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
+    Eigen::MatrixXd Y(rows.size(), Y_.cols());
+    for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_));
+  }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
                   Eigen::MatrixXd& omega) const override {
@@ -137,8 +140,8 @@ class LogisticSoftmax : public Likelihood {
     return s;
   }
 
-  double loglik(const Eigen::MatrixXd& f) const override {
-    double s = 0.0;
+  Eigen::VectorXd loglik_obs(const Eigen::MatrixXd& f) const override {
+    Eigen::VectorXd out = Eigen::VectorXd::Zero(n_obs());
     for (int i = 0; i < n_obs(); ++i) {
       if (!(N_[i] > 0)) continue;
       double z = fixed_, e = 0.0;
@@ -146,9 +149,37 @@ class LogisticSoftmax : public Likelihood {
         z += theta_[j] * sigmoid(f(i, j));
         if (Y_(i, j) > 0) e += Y_(i, j) * log_sigmoid(f(i, j));
       }
-      s += e + const_[i] + N_[i] * (std::log(T_) - std::log(z));
+      out[i] = e + const_[i] + N_[i] * (std::log(T_) - std::log(z));
     }
-    return s;
+    return out;
+  }
+
+  Eigen::MatrixXd response_mean(const Eigen::MatrixXd& f) const override {
+    const int K = n_response();
+    Eigen::MatrixXd P(f.rows(), K);
+    for (int i = 0; i < f.rows(); ++i) {
+      double tot = 0.0;
+      for (int k = 0; k < K; ++k) {
+        P(i, k) = theta_[k] * sigmoid(k < q_ ? f(i, k) : kC);
+        tot += P(i, k);
+      }
+      P.row(i) /= tot;
+    }
+    return P;
+  }
+
+  Eigen::MatrixXd simulate(const Eigen::MatrixXd& f, const Eigen::VectorXd& size,
+                           Rng& rng) const override {
+    const Eigen::MatrixXd P = response_mean(f);
+    const int K = n_response();
+    Eigen::MatrixXd y(f.rows(), K);
+    std::vector<double> p(K), cnt(K);
+    for (int i = 0; i < f.rows(); ++i) {
+      for (int k = 0; k < K; ++k) p[k] = P(i, k);
+      draw_multinomial(size[i], p.data(), K, rng, cnt.data());
+      for (int k = 0; k < K; ++k) y(i, k) = cnt[k];
+    }
+    return y;
   }
 
  private:
@@ -180,9 +211,9 @@ class LogisticSoftmax : public Likelihood {
 
 }  // namespace
 
-std::unique_ptr<Likelihood> make_logistic_softmax(const Eigen::MatrixXd& Y, bool bijective,
-                                                  const std::vector<double>& theta) {
-  return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bijective, theta));
+std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
+  return std::unique_ptr<Likelihood>(
+      new LogisticSoftmax(spec.mat("Y"), spec.flag("bijective"), spec.vec("theta")));
 }
 
 }  // namespace augp

@@ -9,23 +9,22 @@
 // omega_ik | psi_ik ~ PG(N_ik, psi_ik). A stick with N_ik = 0 carries no data
 // (kappa = omega = 0, contributes nothing). The log binomial coefficients of the
 // sticks add up to the multinomial coefficient, so loglik() is the exact log pmf.
+// The response is the vector of category probabilities pi(psi).
+// Spec fields: Y (n x K counts).
 #include <cmath>
 #include <stdexcept>
 
 #include "likelihood.h"
+#include "numerics.h"
 #include "polyagamma.h"
 
 namespace augp {
 
 namespace {
 
-inline double log1pexp(double x) {
-  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-}
-
 class StickBreaking : public Likelihood {
  public:
-  explicit StickBreaking(const Eigen::MatrixXd& Y) {
+  explicit StickBreaking(const Eigen::MatrixXd& Y) : Y_(Y) {
     const int n = static_cast<int>(Y.rows());
     const int K = static_cast<int>(Y.cols());
     if (K < 2) throw std::invalid_argument("stick-breaking needs at least 2 categories");
@@ -57,6 +56,13 @@ class StickBreaking : public Likelihood {
 
   int n_obs() const override { return n_; }
   int n_latent() const override { return q_; }
+  int n_response() const override { return q_ + 1; }
+
+  std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
+    Eigen::MatrixXd Y(rows.size(), Y_.cols());
+    for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
+    return std::unique_ptr<Likelihood>(new StickBreaking(Y));
+  }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
                   Eigen::MatrixXd& omega) const override {
@@ -98,26 +104,56 @@ class StickBreaking : public Likelihood {
     return s;
   }
 
-  double loglik(const Eigen::MatrixXd& f) const override {
-    double s = 0.0;
+  Eigen::VectorXd loglik_obs(const Eigen::MatrixXd& f) const override {
+    Eigen::VectorXd out = Eigen::VectorXd::Zero(n_);
     for (int k = 0; k < q_; ++k)
       for (int i = 0; i < n_; ++i) {
         const double N = N_(i, k);
         if (N <= 0) continue;
-        s += logc_(i, k) + y_(i, k) * f(i, k) - N * log1pexp(f(i, k));
+        out[i] += logc_(i, k) + y_(i, k) * f(i, k) - N * log1pexp(f(i, k));
       }
-    return s;
+    return out;
+  }
+
+  // pi_k = sigma(psi_k) prod_{j<k} sigma(-psi_j), the last category taking the rest.
+  Eigen::MatrixXd response_mean(const Eigen::MatrixXd& f) const override {
+    Eigen::MatrixXd P(f.rows(), q_ + 1);
+    for (int i = 0; i < f.rows(); ++i) {
+      double rest = 1.0;
+      for (int k = 0; k < q_; ++k) {
+        P(i, k) = rest * sigmoid(f(i, k));
+        rest *= sigmoid(-f(i, k));
+      }
+      P(i, q_) = rest;
+    }
+    return P;
+  }
+
+  // Stick by stick: Binomial(remaining, sigma(psi_k)), the last category the rest.
+  Eigen::MatrixXd simulate(const Eigen::MatrixXd& f, const Eigen::VectorXd& size,
+                           Rng& rng) const override {
+    Eigen::MatrixXd y(f.rows(), q_ + 1);
+    for (int i = 0; i < f.rows(); ++i) {
+      double left = size[i];
+      for (int k = 0; k < q_; ++k) {
+        y(i, k) = draw_binomial(left, sigmoid(f(i, k)), rng);
+        left -= y(i, k);
+      }
+      y(i, q_) = left;
+    }
+    return y;
   }
 
  private:
+  Eigen::MatrixXd Y_;
   int n_ = 0, q_ = 0;
   Eigen::MatrixXd y_, N_, kappa_, logc_;
 };
 
 }  // namespace
 
-std::unique_ptr<Likelihood> make_stick_breaking(const Eigen::MatrixXd& Y) {
-  return std::unique_ptr<Likelihood>(new StickBreaking(Y));
+std::unique_ptr<Likelihood> make_stick_breaking(const LikSpec& spec) {
+  return std::unique_ptr<Likelihood>(new StickBreaking(spec.mat("Y")));
 }
 
 }  // namespace augp

@@ -4,24 +4,45 @@
 // value f_ij, proportional to exp(kappa_ij f_ij - omega_ij f_ij^2 / 2). The
 // latent values form an n x q matrix (q = 1 for Bernoulli/binomial, one column
 // per class or stick otherwise); column j has its own Gaussian step. A likelihood
-// owns its data (y, trials, ...) and works on whole matrices: one virtual call
-// per sweep. Implementations must be thread-safe for concurrent const calls.
+// owns its data (y, trials, ...) and its parameters (class weights, ...), and works
+// on whole matrices: one virtual call per sweep. Implementations must be
+// thread-safe for concurrent const calls.
+//
+// Besides the inference steps, a likelihood answers everything the front end needs
+// about the response: the response mean at latent values (the inverse link), its
+// summary under Gaussian marginals of f or over latent draws, simulation, and
+// per-observation log-likelihoods. The response has n_response() columns: the
+// probability of a success per trial (1 column) or the K category probabilities.
 #ifndef AUGP_LIKELIHOOD_H
 #define AUGP_LIKELIHOOD_H
 
 #include <Eigen/Dense>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "rng.h"
 
 namespace augp {
 
+// Mean, standard deviation and central interval (lwr, upr; empty when not asked
+// for) of the response mean, one row per point, n_response() columns.
+struct ResponseSummary {
+  Eigen::MatrixXd mean, sd, lwr, upr;
+};
+
 class Likelihood {
  public:
   virtual ~Likelihood() {}
   virtual int n_obs() const = 0;
   virtual int n_latent() const = 0;
+  virtual int n_response() const = 0;
+
+  // The same likelihood (same parameters) on the observations `rows` (0-based, any
+  // order, possibly empty: an empty subset keeps only the parameters, which is all
+  // the response methods below use).
+  virtual std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const = 0;
 
   // Gibbs: draw the auxiliary variables given f; return kappa and omega (n x q).
   virtual void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -36,19 +57,68 @@ class Likelihood {
   // the optimum given (m, v). The ELBO is this minus the KL terms of q(f).
   virtual double elbo_local(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) const = 0;
 
-  // log p(y | f) summed over observations.
-  virtual double loglik(const Eigen::MatrixXd& f) const = 0;
+  // log p(y_i | f_i) for every observation (length n); loglik() is their sum.
+  virtual Eigen::VectorXd loglik_obs(const Eigen::MatrixXd& f) const = 0;
+  double loglik(const Eigen::MatrixXd& f) const { return loglik_obs(f).sum(); }
+
+  // The response mean per trial at latent values f (r x q, any points): r x n_response().
+  virtual Eigen::MatrixXd response_mean(const Eigen::MatrixXd& f) const = 0;
+
+  // One response per row of f (r x q) with size[i] trials: r x n_response() counts
+  // (successes, or counts per category).
+  virtual Eigen::MatrixXd simulate(const Eigen::MatrixXd& f, const Eigen::VectorXd& size,
+                                   Rng& rng) const = 0;
+
+  // Summary of response_mean(f) when the f_ij ~ N(m_ij, v_ij) independently (r x q).
+  // The default averages over f_t = m + sqrt(v) Z_t for the S rows of Z (S x q
+  // standard normals, the same for every point), with sample quantiles (R's type 7)
+  // for the interval of probability `level` (level <= 0: no interval). A likelihood
+  // may override it with an exact computation (and then ignore Z).
+  virtual void response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
+                                const Eigen::MatrixXd& Z, double level,
+                                ResponseSummary& out) const;
 };
 
-// Registry: one line per likelihood (see lik_*.cpp).
-std::unique_ptr<Likelihood> make_bernoulli(const std::vector<double>& y,
-                                           const std::vector<double>& trials);
-// Y: n x K class counts (one-hot rows for classification, times frequency weights);
-// bijective: K - 1 latent columns, the last class's latent fixed at 0; theta: K weights > 0.
-std::unique_ptr<Likelihood> make_logistic_softmax(const Eigen::MatrixXd& Y, bool bijective,
-                                                  const std::vector<double>& theta);
-// Y: n x K category counts; K - 1 latent columns (one per stick).
-std::unique_ptr<Likelihood> make_stick_breaking(const Eigen::MatrixXd& Y);
+// Summary of the response mean over latent draws: draws[s] is the r x q matrix of
+// draw s. Mean, sd (divisor S - 1) and type-7 quantiles over the draws.
+void response_summary_draws(const Likelihood& lik, const std::vector<Eigen::MatrixXd>& draws,
+                            double level, ResponseSummary& out);
+
+// The sample quantile of R's type 7 of x (sorted in place), probability p.
+double quantile7(std::vector<double>& x, double p);
+
+// A likelihood's specification: its type and named numeric fields (vectors are
+// n x 1 matrices, flags 0/1). The registry turns it into a Likelihood.
+struct LikSpec {
+  std::string type;
+  std::map<std::string, Eigen::MatrixXd> fields;
+  bool has(const std::string& name) const { return fields.count(name) > 0; }
+  // The field `name`; throws std::invalid_argument if it is missing.
+  const Eigen::MatrixXd& mat(const std::string& name) const;
+  std::vector<double> vec(const std::string& name) const;
+  double scalar(const std::string& name) const;
+  bool flag(const std::string& name) const;
+};
+
+using LikFactory = std::unique_ptr<Likelihood> (*)(const LikSpec&);
+
+// The one likelihood registry: the factory registered for spec.type (see
+// likelihood.cpp for the table). Throws std::invalid_argument for unknown types.
+std::unique_ptr<Likelihood> make_likelihood(const LikSpec& spec);
+
+// Adds a factory under `type` (used by the test-only likelihoods); returns true.
+bool register_likelihood(const std::string& type, LikFactory factory);
+
+// The factories of the likelihoods (one per lik_*.cpp file).
+std::unique_ptr<Likelihood> make_bernoulli(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_stick_breaking(const LikSpec& spec);
+
+// Binomial(n, p) for a whole number n >= 0: exact, O(log n) Beta splits for large n.
+double draw_binomial(double n, double p, Rng& rng);
+
+// Multinomial(size, p) into out (K counts), p summing to 1 (up to rounding).
+void draw_multinomial(double size, const double* p, int K, Rng& rng, double* out);
 
 }  // namespace augp
 

@@ -4,7 +4,6 @@
 #include <RcppEigen.h>
 #include <RcppParallel.h>
 
-#include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -24,29 +23,6 @@ using Rcpp::List;
 using Rcpp::NumericVector;
 
 namespace {
-
-std::unique_ptr<augp::Likelihood> as_lik(const List& lik) {
-  const std::string type = Rcpp::as<std::string>(lik["type"]);
-  if (type == "bernoulli" || type == "binomial") {
-    return augp::make_bernoulli(Rcpp::as<std::vector<double>>(lik["y"]),
-                                Rcpp::as<std::vector<double>>(lik["trials"]));
-  }
-  if (type == "logistic_softmax") {
-    return augp::make_logistic_softmax(Rcpp::as<Eigen::MatrixXd>(lik["Y"]),
-                                       Rcpp::as<bool>(lik["bijective"]),
-                                       Rcpp::as<std::vector<double>>(lik["theta"]));
-  }
-  if (type == "stick_breaking") {
-    return augp::make_stick_breaking(Rcpp::as<Eigen::MatrixXd>(lik["Y"]));
-  }
-  throw std::invalid_argument("unknown likelihood type '" + type + "'");
-}
-
-Eigen::VectorXd as_mu0(const NumericVector& mu0, int n) {
-  Eigen::VectorXd m(n);
-  for (int i = 0; i < n; ++i) m[i] = mu0[mu0.size() == 1 ? 0 : i];
-  return m;
-}
 
 // The prior mean as an n x q matrix: a scalar, one value per column (length q),
 // one value per row (length n, q = 1) or a full n x q matrix (column-major).
@@ -155,7 +131,7 @@ List gp_cavi_cpp(SEXP K_in, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::M
                  Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, double prev_elbo,
                  int threads = 1, bool accelerate = false) {
   try {
-    std::unique_ptr<augp::Likelihood> L = as_lik(lik);
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
     const int n = L->n_obs();
     const std::vector<Eigen::MatrixXd> Ks = as_kernels(K_in);
     const augp::KernelSet K = kernel_set(Ks);
@@ -236,62 +212,16 @@ List gp_hyper_obj_cols_cpp(List specs, Eigen::MatrixXd x, double jitter, Eigen::
   }
 }
 
-// Gradient contraction sum_ik M_ik dK_ik / d theta_j (tests).
-// [[Rcpp::export(name = ".gp_kernel_contract_cpp")]]
-NumericVector gp_kernel_contract_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd M) {
-  try {
-    return Rcpp::wrap(augp::kernel_grad_contract(augp::kernel_spec_from_list(spec), x, M));
-  } catch (std::exception& e) {
-    Rcpp::stop(e.what());
-  }
-}
-
-// The Gaussian step on its own (for tests): mean and full covariance.
-// [[Rcpp::export(name = ".gp_gaussian_step_cpp")]]
-List gp_gaussian_step_cpp(Eigen::MatrixXd K, Eigen::VectorXd omega, Eigen::VectorXd kappa,
-                          NumericVector mu0, int ndraws, NumericVector seed) {
-  augp::GaussianStep step;
-  if (!step.factor(K, omega)) Rcpp::stop("Cholesky factorisation of B failed");
-  const Eigen::VectorXd m0 = as_mu0(mu0, K.rows());
-  Eigen::VectorXd alpha;
-  const Eigen::VectorXd m = step.mean(K, kappa, m0, &alpha);
-  Eigen::MatrixXd draws(ndraws, K.rows());
-  if (ndraws > 0) {
-    Eigen::MatrixXd LK;
-    double jit = 0.0;
-    if (!augp::chol_jitter(K, &jit, LK)) Rcpp::stop("K is not positive definite");
-    augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
-    for (int s = 0; s < ndraws; ++s) draws.row(s) = step.draw(K, LK, kappa, m0, rng).transpose();
-  }
-  return List::create(Rcpp::Named("mean") = m, Rcpp::Named("cov") = step.cov(K),
-                      Rcpp::Named("diag") = step.diag_cov(K), Rcpp::Named("alpha") = alpha,
-                      Rcpp::Named("kl") = step.kl(m, m0, alpha), Rcpp::Named("draws") = draws);
-}
-
-// Likelihood pieces (for tests): elbo_local, loglik and the expected aux.
+// Likelihood pieces: the expected aux (CAVI warm starts), elbo_local and loglik.
 // [[Rcpp::export(name = ".gp_lik_eval_cpp")]]
 List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::MatrixXd f) {
   try {
-    std::unique_ptr<augp::Likelihood> L = as_lik(lik);
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
     Eigen::MatrixXd kappa, omega;
     L->expect_aux(m, v, kappa, omega);
     return List::create(Rcpp::Named("elbo_local") = L->elbo_local(m, v),
                         Rcpp::Named("loglik") = L->loglik(f), Rcpp::Named("kappa") = kappa,
                         Rcpp::Named("omega") = omega);
-  } catch (std::exception& e) {
-    Rcpp::stop(e.what());
-  }
-}
-
-// One Gibbs auxiliary draw (for tests): kappa and omega given f.
-// [[Rcpp::export(name = ".gp_lik_sample_cpp")]]
-List gp_lik_sample_cpp(List lik, Eigen::MatrixXd f, NumericVector seed) {
-  try {
-    std::unique_ptr<augp::Likelihood> L = as_lik(lik);
-    Eigen::MatrixXd kappa, omega;
-    augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
-    L->sample_aux(f, rng, kappa, omega);
-    return List::create(Rcpp::Named("kappa") = kappa, Rcpp::Named("omega") = omega);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
@@ -314,7 +244,7 @@ List gp_gibbs_cpp(SEXP K_in, List lik, NumericVector mu0, Eigen::MatrixXd init_m
     if (chain_ids[c] < 0 || chain_ids[c] >= n_streams) Rcpp::stop("chain_ids out of range");
   std::unique_ptr<augp::Likelihood> L;
   try {
-    L = as_lik(lik);
+    L = augp::likelihood_from_list(lik);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
@@ -385,32 +315,3 @@ List gp_gibbs_cpp(SEXP K_in, List lik, NumericVector mu0, Eigen::MatrixXd init_m
   return List::create(Rcpp::Named("draws") = out, Rcpp::Named("jitter") = jit);
 }
 
-// Timing (benchmark): one Eigen Cholesky of K + I versus one Gibbs iteration.
-// [[Rcpp::export(name = ".gp_bench_cpp")]]
-NumericVector gp_bench_cpp(Eigen::MatrixXd K, List lik, int reps, NumericVector seed) {
-  typedef std::chrono::steady_clock clock;
-  std::unique_ptr<augp::Likelihood> L = as_lik(lik);
-  const int n = K.rows();
-  Eigen::MatrixXd LK;
-  double jit = 1e-8;
-  if (!augp::chol_jitter(K, &jit, LK)) Rcpp::stop("K is not positive definite");
-  K.diagonal().array() += jit;
-  Eigen::MatrixXd A = K;
-  A.diagonal().array() += 1.0;
-  double t_chol = 0.0;
-  for (int r = 0; r < reps; ++r) {
-    Eigen::MatrixXd M = A;
-    const auto t0 = clock::now();
-    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(M);
-    t_chol += std::chrono::duration<double>(clock::now() - t0).count();
-  }
-  Eigen::MatrixXd f0 = Eigen::MatrixXd::Zero(n, 1);
-  std::vector<double> out(reps);
-  augp::GibbsChain chain(K, LK, *L, Eigen::MatrixXd::Zero(n, 1), f0, augp::Rng(augp::combine_seed(seed[0], seed[1]), 0),
-                         reps, 0, 1, out.data(), 1);
-  const auto t0 = clock::now();
-  chain.run(reps);
-  const double t_gibbs = std::chrono::duration<double>(clock::now() - t0).count();
-  return NumericVector::create(Rcpp::Named("chol") = t_chol / reps,
-                               Rcpp::Named("gibbs_iter") = t_gibbs / reps);
-}

@@ -1,12 +1,12 @@
 // R adapter of the sparse variational GP driver (src/sparse.h): converts R
-// objects, builds one likelihood per block of rows, runs the blocks through
-// RcppParallel and turns C++ errors into R errors.
+// objects, builds one likelihood per block of rows (subsets of the registry's
+// likelihood), runs the blocks through RcppParallel and turns C++ errors into R
+// errors.
 #include <RcppEigen.h>
 #include <RcppParallel.h>
 
 #include <memory>
 #include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "adapter.h"
@@ -20,110 +20,13 @@ using Rcpp::List;
 
 namespace {
 
-// Test likelihood with q > 1 latent columns: column j is an independent
-// binomial-logistic model (y[, j] successes out of trials[, j]). Used to check the
-// multi-column sparse path exactly against q separate fits.
-class BinomialColumns : public augp::Likelihood {
- public:
-  BinomialColumns(const Eigen::MatrixXd& y, const Eigen::MatrixXd& tr) : n_(y.rows()) {
-    for (int j = 0; j < y.cols(); ++j) {
-      std::vector<double> yj(y.col(j).data(), y.col(j).data() + n_);
-      std::vector<double> tj(tr.col(j).data(), tr.col(j).data() + n_);
-      cols_.push_back(augp::make_bernoulli(yj, tj));
-    }
-  }
-  int n_obs() const override { return n_; }
-  int n_latent() const override { return static_cast<int>(cols_.size()); }
-  void sample_aux(const Eigen::MatrixXd& f, augp::Rng& rng, Eigen::MatrixXd& kappa,
-                  Eigen::MatrixXd& omega) const override {
-    kappa.resize(n_, n_latent());
-    omega.resize(n_, n_latent());
-    for (int j = 0; j < n_latent(); ++j) {
-      Eigen::MatrixXd k, o;
-      cols_[j]->sample_aux(f.col(j), rng, k, o);
-      kappa.col(j) = k.col(0);
-      omega.col(j) = o.col(0);
-    }
-  }
-  void expect_aux(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, Eigen::MatrixXd& kappa,
-                  Eigen::MatrixXd& omega) const override {
-    kappa.resize(n_, n_latent());
-    omega.resize(n_, n_latent());
-    for (int j = 0; j < n_latent(); ++j) {
-      Eigen::MatrixXd k, o;
-      cols_[j]->expect_aux(m.col(j), v.col(j), k, o);
-      kappa.col(j) = k.col(0);
-      omega.col(j) = o.col(0);
-    }
-  }
-  double elbo_local(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) const override {
-    double s = 0.0;
-    for (int j = 0; j < n_latent(); ++j) s += cols_[j]->elbo_local(m.col(j), v.col(j));
-    return s;
-  }
-  double loglik(const Eigen::MatrixXd& f) const override {
-    double s = 0.0;
-    for (int j = 0; j < n_latent(); ++j) s += cols_[j]->loglik(f.col(j));
-    return s;
-  }
-
- private:
-  int n_;
-  std::vector<std::unique_ptr<augp::Likelihood>> cols_;
-};
-
-// Builds the likelihood of rows [begin, end) from an engine likelihood list.
-class LikFactory {
- public:
-  explicit LikFactory(const List& lik) {
-    type_ = Rcpp::as<std::string>(lik["type"]);
-    if (type_ == "bernoulli" || type_ == "binomial") {
-      y_ = Rcpp::as<std::vector<double>>(lik["y"]);
-      tr_ = Rcpp::as<std::vector<double>>(lik["trials"]);
-      n_ = static_cast<int>(y_.size());
-      if (tr_.size() != y_.size()) throw std::invalid_argument("y and trials differ in length");
-    } else if (type_ == "binomial_columns") {
-      Y_ = Rcpp::as<Eigen::MatrixXd>(lik["y"]);
-      T_ = Rcpp::as<Eigen::MatrixXd>(lik["trials"]);
-      n_ = Y_.rows();
-      if (T_.rows() != Y_.rows() || T_.cols() != Y_.cols())
-        throw std::invalid_argument("y and trials differ in size");
-    } else if (type_ == "logistic_softmax" || type_ == "stick_breaking") {
-      Y_ = Rcpp::as<Eigen::MatrixXd>(lik["Y"]);
-      n_ = Y_.rows();
-      if (type_ == "logistic_softmax") {
-        bij_ = Rcpp::as<bool>(lik["bijective"]);
-        th_ = Rcpp::as<std::vector<double>>(lik["theta"]);
-      }
-    } else {
-      throw std::invalid_argument("unknown likelihood type '" + type_ + "'");
-    }
-  }
-  int n() const { return n_; }
-  std::unique_ptr<augp::Likelihood> make(int b, int e) const {
-    if (type_ == "bernoulli" || type_ == "binomial")
-      return augp::make_bernoulli(std::vector<double>(y_.begin() + b, y_.begin() + e),
-                                  std::vector<double>(tr_.begin() + b, tr_.begin() + e));
-    const Eigen::MatrixXd Yb = Y_.middleRows(b, e - b);
-    if (type_ == "binomial_columns")
-      return std::unique_ptr<augp::Likelihood>(new BinomialColumns(Yb, T_.middleRows(b, e - b)));
-    if (type_ == "logistic_softmax") return augp::make_logistic_softmax(Yb, bij_, th_);
-    return augp::make_stick_breaking(Yb);
-  }
-
- private:
-  std::string type_;
-  std::vector<double> y_, tr_, th_;
-  Eigen::MatrixXd Y_, T_;
-  bool bij_ = false;
-  int n_ = 0;
-};
-
+// The data of the sparse driver: X, the prior means and one likelihood per block of
+// block_size rows (subsets of the likelihood of `lik`).
 void make_data(const Eigen::MatrixXd& X, const Eigen::MatrixXd& mu0, const List& lik, int block_size,
                augp::SparseData& data) {
-  LikFactory f(lik);
+  const std::unique_ptr<augp::Likelihood> full = augp::likelihood_from_list(lik);
   const int n = X.rows();
-  if (f.n() != n) throw std::invalid_argument("the likelihood data and X differ in their number of rows");
+  if (full->n_obs() != n) throw std::invalid_argument("the likelihood data and X differ in their number of rows");
   if (block_size < 1) throw std::invalid_argument("block_size must be >= 1");
   data.X = X;
   data.n = n;
@@ -131,10 +34,12 @@ void make_data(const Eigen::MatrixXd& X, const Eigen::MatrixXd& mu0, const List&
     augp::SparseBlock blk;
     blk.begin = b;
     blk.end = std::min(n, b + block_size);
-    blk.lik = f.make(blk.begin, blk.end);
+    std::vector<int> rows(blk.end - blk.begin);
+    for (int i = 0; i < blk.end - blk.begin; ++i) rows[i] = blk.begin + i;
+    blk.lik = full->subset(rows);
     data.blocks.push_back(std::move(blk));
   }
-  data.q = data.blocks.empty() ? 1 : data.blocks[0].lik->n_latent();
+  data.q = full->n_latent();
   if (mu0.rows() != n || mu0.cols() != data.q)
     throw std::invalid_argument("mu0 must be an n x q matrix");
   data.mu0 = mu0;

@@ -398,7 +398,7 @@ test_that("nested-subset hyperparameter search does not collapse to the flat (un
 
 test_that("Monte Carlo class probabilities in C++ equal the R computation over the same draws", {
   set.seed(3)
-  n <- 70; S <- 50  # more than one block of 32 rows
+  n <- 70; S <- 50  # more than one block of 64 rows
   for (case in list(list(lk = logistic_softmax(), q = 3, K = 3),
                     list(lk = logistic_softmax(bijective = TRUE, theta = c(1, 2, 0.5)), q = 2, K = 3),
                     list(lk = logistic_softmax(theta = c(3, 1, 1, 0.2)), q = 4, K = 4),
@@ -408,8 +408,11 @@ test_that("Monte Carlo class probabilities in C++ equal the R computation over t
     Z <- matrix(stats::rnorm(S * case$q), S)
     th <- if (is.null(case$lk$theta)) rep(1, case$K) else case$lk$theta
     type <- if (inherits(case$lk, "augp_stick_breaking")) 1L else 0L
-    r <- smf_ns$.multi_prob_mc_cpp(m, s, Z, type, th, isTRUE(case$lk$bijective), 2L)
-    r1 <- smf_ns$.multi_prob_mc_cpp(m, s, Z, type, th, isTRUE(case$lk$bijective), 1L)
+    spec <- if (type == 1L) list(type = "stick_breaking", Y = matrix(0, 0, case$K)) else
+      list(type = "logistic_softmax", Y = matrix(0, 0, case$K), bijective = isTRUE(case$lk$bijective),
+           theta = th)
+    r <- smf_ns$.lik_response_cpp(spec, m, s * s, Z, 0, 2L)
+    r1 <- smf_ns$.lik_response_cpp(spec, m, s * s, Z, 0, 1L)
     expect_identical(r, r1)
     for (i in seq_len(n)) {
       Fi <- sweep(sweep(Z, 2, s[i, ], "*"), 2, m[i, ], "+")
@@ -421,8 +424,10 @@ test_that("Monte Carlo class probabilities in C++ equal the R computation over t
       expect_equal(r$sd[i, ], apply(P, 2, stats::sd), tolerance = 1e-10)
     }
   }
-  expect_error(smf_ns$.multi_prob_mc_cpp(matrix(0, 2, 3), matrix(1, 2, 2), matrix(0, 5, 3), 0L,
-                                         rep(1, 3), FALSE), "conform")
+  expect_error(smf_ns$.lik_response_cpp(list(type = "logistic_softmax", Y = matrix(0, 0, 3),
+                                              bijective = FALSE, theta = rep(1, 3)),
+                                         matrix(0, 2, 3), matrix(1, 2, 2), matrix(0, 5, 3), 0, 1L),
+               "conform")
 })
 
 test_that("CAVI from the default start reaches the good fixed point at a large kernel variance", {

@@ -1,0 +1,184 @@
+// The likelihood registry and the parts of the likelihood interface that are the
+// same for every likelihood: Monte Carlo summaries of the response mean, summaries
+// over latent draws, and binomial / multinomial draws for simulate().
+#include "likelihood.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace augp {
+
+namespace {
+
+// The registry: one line per likelihood type.
+std::map<std::string, LikFactory>& registry() {
+  static std::map<std::string, LikFactory> r = {
+      {"bernoulli", &make_bernoulli},
+      {"binomial", &make_bernoulli},
+      {"logistic_softmax", &make_logistic_softmax},
+      {"stick_breaking", &make_stick_breaking},
+  };
+  return r;
+}
+
+// Mean, sd and (level > 0) interval of the values vals[t * R + k], t < S, for one
+// point, written into row i of out.
+void summarise_column_draws(const std::vector<double>& vals, int S, int R, int i, double level,
+                            std::vector<double>& work, ResponseSummary& out) {
+  for (int k = 0; k < R; ++k) {
+    double a = 0.0;
+    for (int t = 0; t < S; ++t) a += vals[static_cast<std::size_t>(t) * R + k];
+    const double mu = a / S;
+    double ss = 0.0;
+    for (int t = 0; t < S; ++t) {
+      const double d = vals[static_cast<std::size_t>(t) * R + k] - mu;
+      ss += d * d;
+    }
+    out.mean(i, k) = mu;
+    out.sd(i, k) = S > 1 ? std::sqrt(ss / (S - 1)) : 0.0;
+    if (level > 0) {
+      work.resize(S);
+      for (int t = 0; t < S; ++t) work[t] = vals[static_cast<std::size_t>(t) * R + k];
+      out.lwr(i, k) = quantile7(work, 0.5 * (1.0 - level));
+      out.upr(i, k) = quantile7(work, 1.0 - 0.5 * (1.0 - level));
+    }
+  }
+}
+
+void size_summary(ResponseSummary& out, int r, int R, double level) {
+  out.mean.resize(r, R);
+  out.sd.resize(r, R);
+  if (level > 0) {
+    out.lwr.resize(r, R);
+    out.upr.resize(r, R);
+  } else {
+    out.lwr.resize(0, 0);
+    out.upr.resize(0, 0);
+  }
+}
+
+}  // namespace
+
+const Eigen::MatrixXd& LikSpec::mat(const std::string& name) const {
+  auto it = fields.find(name);
+  if (it == fields.end())
+    throw std::invalid_argument("likelihood '" + type + "': missing field '" + name + "'");
+  return it->second;
+}
+
+std::vector<double> LikSpec::vec(const std::string& name) const {
+  const Eigen::MatrixXd& m = mat(name);
+  return std::vector<double>(m.data(), m.data() + m.size());
+}
+
+double LikSpec::scalar(const std::string& name) const {
+  const Eigen::MatrixXd& m = mat(name);
+  if (m.size() != 1)
+    throw std::invalid_argument("likelihood '" + type + "': field '" + name + "' must be a single value");
+  return m(0, 0);
+}
+
+bool LikSpec::flag(const std::string& name) const { return scalar(name) != 0.0; }
+
+std::unique_ptr<Likelihood> make_likelihood(const LikSpec& spec) {
+  auto it = registry().find(spec.type);
+  if (it == registry().end())
+    throw std::invalid_argument("unknown likelihood type '" + spec.type + "'");
+  return it->second(spec);
+}
+
+bool register_likelihood(const std::string& type, LikFactory factory) {
+  registry()[type] = factory;
+  return true;
+}
+
+double quantile7(std::vector<double>& x, double p) {
+  const int n = static_cast<int>(x.size());
+  if (n == 0) return NAN;
+  const double h = (n - 1) * p;
+  const int lo = static_cast<int>(std::floor(h));
+  const int hi = std::min(n - 1, lo + 1);
+  std::nth_element(x.begin(), x.begin() + lo, x.end());
+  const double a = x[lo];
+  if (hi == lo || h == lo) return a;
+  const double b = *std::min_element(x.begin() + lo + 1, x.end());
+  return b == a ? a : (1.0 - (h - lo)) * a + (h - lo) * b;
+}
+
+void Likelihood::response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
+                                  const Eigen::MatrixXd& Z, double level,
+                                  ResponseSummary& out) const {
+  const int r = static_cast<int>(m.rows()), q = static_cast<int>(m.cols());
+  const int S = static_cast<int>(Z.rows()), R = n_response();
+  if (v.rows() != r || v.cols() != q || Z.cols() != q || S < 1)
+    throw std::invalid_argument("response_summary: m, v and Z do not conform");
+  size_summary(out, r, R, level);
+  Eigen::MatrixXd F(S, q);
+  std::vector<double> vals(static_cast<std::size_t>(S) * R), work;
+  for (int i = 0; i < r; ++i) {
+    for (int j = 0; j < q; ++j) F.col(j) = m(i, j) + std::sqrt(std::max(v(i, j), 0.0)) * Z.col(j).array();
+    const Eigen::MatrixXd P = response_mean(F);  // S x R
+    for (int t = 0; t < S; ++t)
+      for (int k = 0; k < R; ++k) vals[static_cast<std::size_t>(t) * R + k] = P(t, k);
+    summarise_column_draws(vals, S, R, i, level, work, out);
+  }
+}
+
+void response_summary_draws(const Likelihood& lik, const std::vector<Eigen::MatrixXd>& draws,
+                            double level, ResponseSummary& out) {
+  const int S = static_cast<int>(draws.size()), R = lik.n_response();
+  if (S < 1) throw std::invalid_argument("response_summary_draws: no draws");
+  const int r = static_cast<int>(draws[0].rows());
+  std::vector<Eigen::MatrixXd> P(S);
+  for (int s = 0; s < S; ++s) P[s] = lik.response_mean(draws[s]);
+  size_summary(out, r, R, level);
+  std::vector<double> vals(static_cast<std::size_t>(S) * R), work;
+  for (int i = 0; i < r; ++i) {
+    for (int t = 0; t < S; ++t)
+      for (int k = 0; k < R; ++k) vals[static_cast<std::size_t>(t) * R + k] = P[t](i, k);
+    summarise_column_draws(vals, S, R, i, level, work, out);
+  }
+}
+
+double draw_binomial(double n, double p, Rng& rng) {
+  // Knuth's splitting: the i-th smallest of n uniforms is X ~ Beta(i, n + 1 - i);
+  // given X, the count below p is Binomial(i - 1, p / X) if X >= p, else
+  // i + Binomial(n - i, (p - X) / (1 - X)). Small n: a sum of Bernoulli draws.
+  if (!(n > 0) || !(p > 0)) return 0.0;
+  if (p >= 1.0) return n;
+  double count = 0.0;
+  while (n > 64) {
+    const double i = std::floor(0.5 * (n + 1));
+    const double a = rng.gamma(i), b = rng.gamma(n + 1 - i);
+    const double X = a / (a + b);
+    if (X >= p) {
+      n = i - 1;
+      p /= X;
+    } else {
+      count += i;
+      n -= i;
+      p = (p - X) / (1.0 - X);
+    }
+    if (!(p > 0)) return count;
+    if (p >= 1.0) return count + n;
+  }
+  for (int k = 0; k < static_cast<int>(n); ++k)
+    if (rng.unif() < p) count += 1.0;
+  return count;
+}
+
+void draw_multinomial(double size, const double* p, int K, Rng& rng, double* out) {
+  // Sequential conditional binomials: category k takes Binomial(left, p_k / mass)
+  // of what the earlier categories left, mass being the probability not yet used.
+  double left = size, mass = 1.0;
+  for (int k = 0; k < K - 1; ++k) {
+    const double pk = std::max(p[k], 0.0);
+    out[k] = left > 0 && mass > 0 ? draw_binomial(left, std::min(1.0, pk / mass), rng) : 0.0;
+    left -= out[k];
+    mass -= pk;
+  }
+  out[K - 1] = left;
+}
+
+}  // namespace augp

@@ -1,0 +1,147 @@
+// R adapter of the likelihoods' response methods: the response mean and its
+// summaries (from Gaussian marginals of f or from latent draws), simulation and
+// per-observation log-likelihoods, for any likelihood of the registry. Latent
+// draws arrive as S x r x q arrays (draw, point, latent column).
+#include <RcppEigen.h>
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "adapter.h"
+#include "likelihood.h"
+#include "parallel.h"
+#include "rng.h"
+
+// [[Rcpp::depends(RcppEigen)]]
+
+using Rcpp::List;
+using Rcpp::NumericVector;
+
+namespace {
+
+// The S draws of an S x r x q array as r x q matrices.
+std::vector<Eigen::MatrixXd> draws_from_array(const NumericVector& a, int q) {
+  const Rcpp::IntegerVector d = a.attr("dim");
+  if (d.size() != 3 || d[2] != q) throw std::invalid_argument("latent draws must be an S x r x q array");
+  const int S = d[0], r = d[1];
+  std::vector<Eigen::MatrixXd> out(S, Eigen::MatrixXd(r, q));
+  for (int j = 0; j < q; ++j)
+    for (int i = 0; i < r; ++i)
+      for (int s = 0; s < S; ++s) out[s](i, j) = a[s + static_cast<R_xlen_t>(S) * (i + static_cast<R_xlen_t>(r) * j)];
+  return out;
+}
+
+List wrap_summary(const augp::ResponseSummary& s) {
+  return List::create(Rcpp::Named("mean") = s.mean, Rcpp::Named("sd") = s.sd,
+                      Rcpp::Named("lwr") = s.lwr, Rcpp::Named("upr") = s.upr);
+}
+
+}  // namespace
+
+// The response mean at latent values f (r x q): r x n_response.
+// [[Rcpp::export(name = ".lik_response_mean_cpp")]]
+Eigen::MatrixXd lik_response_mean_cpp(List lik, Eigen::MatrixXd f) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik)->subset({});
+    if (f.cols() != L->n_latent()) throw std::invalid_argument("f does not conform: it needs one column per latent function");
+    return L->response_mean(f);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// Summary of the response mean under independent Gaussian marginals (m, v: r x q);
+// Z: S x q standard normals for the likelihoods that average over draws; level <= 0:
+// no interval. Blocks of rows run in parallel with identical results for any
+// thread count.
+// [[Rcpp::export(name = ".lik_response_cpp")]]
+List lik_response_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::MatrixXd Z,
+                      double level, int threads = 1) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik)->subset({});
+    const int r = m.rows(), q = L->n_latent(), R = L->n_response();
+    if (m.cols() != q || v.rows() != r || v.cols() != q)
+      throw std::invalid_argument("m and v do not conform: they must be r x q, one column per latent function");
+    const int block = 64;
+    const int nb = (r + block - 1) / block;
+    std::vector<augp::ResponseSummary> parts(nb);
+    augp::parallel_items(nb, std::max(1, threads), [&](int b) {
+      const int i0 = b * block, len = std::min(r, i0 + block) - i0;
+      L->response_summary(m.middleRows(i0, len), v.middleRows(i0, len), Z, level, parts[b]);
+    });
+    augp::ResponseSummary out;
+    out.mean.resize(r, R);
+    out.sd.resize(r, R);
+    if (level > 0) {
+      out.lwr.resize(r, R);
+      out.upr.resize(r, R);
+    }
+    for (int b = 0; b < nb; ++b) {
+      const int i0 = b * block, len = parts[b].mean.rows();
+      out.mean.middleRows(i0, len) = parts[b].mean;
+      out.sd.middleRows(i0, len) = parts[b].sd;
+      if (level > 0) {
+        out.lwr.middleRows(i0, len) = parts[b].lwr;
+        out.upr.middleRows(i0, len) = parts[b].upr;
+      }
+    }
+    return wrap_summary(out);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// Summary of the response mean over latent draws (S x r x q array).
+// [[Rcpp::export(name = ".lik_response_draws_cpp")]]
+List lik_response_draws_cpp(List lik, NumericVector draws, double level) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik)->subset({});
+    augp::ResponseSummary out;
+    augp::response_summary_draws(*L, draws_from_array(draws, L->n_latent()), level, out);
+    return wrap_summary(out);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// One response per draw and point: draws is S x r x q, size the r trial counts;
+// returns an S x r x n_response array of counts, from the stream of `seed`.
+// [[Rcpp::export(name = ".lik_simulate_cpp")]]
+NumericVector lik_simulate_cpp(List lik, NumericVector draws, Eigen::VectorXd size, NumericVector seed) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik)->subset({});
+    const std::vector<Eigen::MatrixXd> F = draws_from_array(draws, L->n_latent());
+    const int S = F.size(), r = S ? F[0].rows() : 0, R = L->n_response();
+    if (size.size() != r) throw std::invalid_argument("size needs one value per point");
+    augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
+    NumericVector out(static_cast<R_xlen_t>(S) * r * R);
+    for (int s = 0; s < S; ++s) {
+      const Eigen::MatrixXd y = L->simulate(F[s], size, rng);
+      for (int k = 0; k < R; ++k)
+        for (int i = 0; i < r; ++i) out[s + static_cast<R_xlen_t>(S) * (i + static_cast<R_xlen_t>(r) * k)] = y(i, k);
+    }
+    out.attr("dim") = Rcpp::IntegerVector::create(S, r, R);
+    return out;
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// log p(y_i | f_s) for the likelihood's own observations at every draw: S x n.
+// [[Rcpp::export(name = ".lik_loglik_obs_cpp")]]
+Eigen::MatrixXd lik_loglik_obs_cpp(List lik, NumericVector draws) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
+    const std::vector<Eigen::MatrixXd> F = draws_from_array(draws, L->n_latent());
+    Eigen::MatrixXd out(F.size(), L->n_obs());
+    for (std::size_t s = 0; s < F.size(); ++s) {
+      if (F[s].rows() != L->n_obs()) throw std::invalid_argument("draws must have one row per observation");
+      out.row(s) = L->loglik_obs(F[s]).transpose();
+    }
+    return out;
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}

@@ -1,0 +1,219 @@
+// Test-only exports and the test-only likelihood: entry points that expose single
+// pieces of the core (the Gaussian step, one auxiliary draw, the Poisson and
+// negative-multinomial samplers, the kernel gradient contraction) so the tests can
+// check them against exact results, a timing hook for bench/, and a likelihood of q
+// independent binomial columns that checks multi-column code paths exactly against
+// q separate fits. Nothing in R/ calls these.
+#include <RcppEigen.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "adapter.h"
+#include "engine.h"
+#include "gaussian_step.h"
+#include "kernel.h"
+#include "likelihood.h"
+#include "negative_multinomial.h"
+#include "rng.h"
+
+// [[Rcpp::depends(RcppEigen)]]
+
+using Rcpp::List;
+using Rcpp::NumericVector;
+
+namespace {
+
+// Column j is an independent binomial-logistic model (y[, j] successes out of
+// trials[, j]). Spec fields: y and trials, n x q matrices.
+class BinomialColumns : public augp::Likelihood {
+ public:
+  BinomialColumns(const Eigen::MatrixXd& y, const Eigen::MatrixXd& tr) : y_(y), tr_(tr) {
+    if (y.rows() != tr.rows() || y.cols() != tr.cols())
+      throw std::invalid_argument("y and trials differ in size");
+    for (int j = 0; j < y.cols(); ++j) {
+      augp::LikSpec s;
+      s.type = "binomial";
+      s.fields["y"] = y.col(j);
+      s.fields["trials"] = tr.col(j);
+      cols_.push_back(augp::make_likelihood(s));
+    }
+  }
+  int n_obs() const override { return static_cast<int>(y_.rows()); }
+  int n_latent() const override { return static_cast<int>(cols_.size()); }
+  int n_response() const override { return n_latent(); }
+  std::unique_ptr<augp::Likelihood> subset(const std::vector<int>& rows) const override {
+    Eigen::MatrixXd y(rows.size(), y_.cols()), t(rows.size(), y_.cols());
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      y.row(r) = y_.row(rows[r]);
+      t.row(r) = tr_.row(rows[r]);
+    }
+    return std::unique_ptr<augp::Likelihood>(new BinomialColumns(y, t));
+  }
+  void sample_aux(const Eigen::MatrixXd& f, augp::Rng& rng, Eigen::MatrixXd& kappa,
+                  Eigen::MatrixXd& omega) const override {
+    kappa.resize(n_obs(), n_latent());
+    omega.resize(n_obs(), n_latent());
+    for (int j = 0; j < n_latent(); ++j) {
+      Eigen::MatrixXd k, o;
+      cols_[j]->sample_aux(f.col(j), rng, k, o);
+      kappa.col(j) = k.col(0);
+      omega.col(j) = o.col(0);
+    }
+  }
+  void expect_aux(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, Eigen::MatrixXd& kappa,
+                  Eigen::MatrixXd& omega) const override {
+    kappa.resize(n_obs(), n_latent());
+    omega.resize(n_obs(), n_latent());
+    for (int j = 0; j < n_latent(); ++j) {
+      Eigen::MatrixXd k, o;
+      cols_[j]->expect_aux(m.col(j), v.col(j), k, o);
+      kappa.col(j) = k.col(0);
+      omega.col(j) = o.col(0);
+    }
+  }
+  double elbo_local(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) const override {
+    double s = 0.0;
+    for (int j = 0; j < n_latent(); ++j) s += cols_[j]->elbo_local(m.col(j), v.col(j));
+    return s;
+  }
+  Eigen::VectorXd loglik_obs(const Eigen::MatrixXd& f) const override {
+    Eigen::VectorXd s = Eigen::VectorXd::Zero(n_obs());
+    for (int j = 0; j < n_latent(); ++j) s += cols_[j]->loglik_obs(f.col(j));
+    return s;
+  }
+  Eigen::MatrixXd response_mean(const Eigen::MatrixXd& f) const override {
+    Eigen::MatrixXd p(f.rows(), n_latent());
+    for (int j = 0; j < n_latent(); ++j) p.col(j) = cols_[j]->response_mean(f.col(j));
+    return p;
+  }
+  Eigen::MatrixXd simulate(const Eigen::MatrixXd& f, const Eigen::VectorXd& size,
+                           augp::Rng& rng) const override {
+    Eigen::MatrixXd y(f.rows(), n_latent());
+    for (int j = 0; j < n_latent(); ++j) y.col(j) = cols_[j]->simulate(f.col(j), size, rng);
+    return y;
+  }
+
+ private:
+  Eigen::MatrixXd y_, tr_;
+  std::vector<std::unique_ptr<augp::Likelihood>> cols_;
+};
+
+std::unique_ptr<augp::Likelihood> make_binomial_columns(const augp::LikSpec& spec) {
+  return std::unique_ptr<augp::Likelihood>(new BinomialColumns(spec.mat("y"), spec.mat("trials")));
+}
+
+const bool binomial_columns_registered =
+    augp::register_likelihood("binomial_columns", &make_binomial_columns);
+
+}  // namespace
+
+// Gradient contraction sum_ik M_ik dK_ik / d theta_j.
+// [[Rcpp::export(name = ".gp_kernel_contract_cpp")]]
+NumericVector gp_kernel_contract_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd M) {
+  try {
+    return Rcpp::wrap(augp::kernel_grad_contract(augp::kernel_spec_from_list(spec), x, M));
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The Gaussian step on its own: mean and full covariance (mu0: one value or one per row).
+// [[Rcpp::export(name = ".gp_gaussian_step_cpp")]]
+List gp_gaussian_step_cpp(Eigen::MatrixXd K, Eigen::VectorXd omega, Eigen::VectorXd kappa,
+                          NumericVector mu0, int ndraws, NumericVector seed) {
+  augp::GaussianStep step;
+  if (!step.factor(K, omega)) Rcpp::stop("Cholesky factorisation of B failed");
+  Eigen::VectorXd m0(K.rows());
+  for (int i = 0; i < K.rows(); ++i) m0[i] = mu0[mu0.size() == 1 ? 0 : i];
+  Eigen::VectorXd alpha;
+  const Eigen::VectorXd m = step.mean(K, kappa, m0, &alpha);
+  Eigen::MatrixXd draws(ndraws, K.rows());
+  if (ndraws > 0) {
+    Eigen::MatrixXd LK;
+    double jit = 0.0;
+    if (!augp::chol_jitter(K, &jit, LK)) Rcpp::stop("K is not positive definite");
+    augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
+    for (int s = 0; s < ndraws; ++s) draws.row(s) = step.draw(K, LK, kappa, m0, rng).transpose();
+  }
+  return List::create(Rcpp::Named("mean") = m, Rcpp::Named("cov") = step.cov(K),
+                      Rcpp::Named("diag") = step.diag_cov(K), Rcpp::Named("alpha") = alpha,
+                      Rcpp::Named("kl") = step.kl(m, m0, alpha), Rcpp::Named("draws") = draws);
+}
+
+// One Gibbs auxiliary draw: kappa and omega given f.
+// [[Rcpp::export(name = ".gp_lik_sample_cpp")]]
+List gp_lik_sample_cpp(List lik, Eigen::MatrixXd f, NumericVector seed) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
+    Eigen::MatrixXd kappa, omega;
+    augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
+    L->sample_aux(f, rng, kappa, omega);
+    return List::create(Rcpp::Named("kappa") = kappa, Rcpp::Named("omega") = omega);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// n Poisson(mu) draws from the engine's generator.
+// [[Rcpp::export(name = ".softmax_poisson_cpp")]]
+NumericVector softmax_poisson_cpp(double mu, int n, NumericVector seed) {
+  if (!(mu >= 0) || n < 0 || seed.size() < 2) Rcpp::stop("bad arguments");
+  augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
+  NumericVector out(n);
+  for (int i = 0; i < n; ++i) out[i] = rng.poisson(mu);
+  return out;
+}
+
+// n draws of NM(r, p) (rows), p the q success probabilities with sum(p) < 1.
+// [[Rcpp::export(name = ".softmax_nm_cpp")]]
+Rcpp::NumericMatrix softmax_nm_cpp(double r, NumericVector p, int n, NumericVector seed) {
+  const int q = p.size();
+  double p0 = 1.0;
+  for (int j = 0; j < q; ++j) {
+    if (!(p[j] >= 0)) Rcpp::stop("p must be non-negative");
+    p0 -= p[j];
+  }
+  if (!(r > 0) || !(p0 > 0) || n < 0 || seed.size() < 2) Rcpp::stop("bad arguments");
+  std::vector<double> ratio(q), cnt(q);
+  for (int j = 0; j < q; ++j) ratio[j] = p[j] / p0;
+  augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
+  Rcpp::NumericMatrix out(n, q);
+  for (int i = 0; i < n; ++i) {
+    augp::nm::draw(r, ratio.data(), q, rng, cnt.data());
+    for (int j = 0; j < q; ++j) out(i, j) = cnt[j];
+  }
+  return out;
+}
+
+// Timing for bench/: one Eigen Cholesky of K + I versus one Gibbs iteration.
+// [[Rcpp::export(name = ".gp_bench_cpp")]]
+NumericVector gp_bench_cpp(Eigen::MatrixXd K, List lik, int reps, NumericVector seed) {
+  typedef std::chrono::steady_clock clock;
+  std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
+  const int n = K.rows();
+  Eigen::MatrixXd LK;
+  double jit = 1e-8;
+  if (!augp::chol_jitter(K, &jit, LK)) Rcpp::stop("K is not positive definite");
+  K.diagonal().array() += jit;
+  Eigen::MatrixXd A = K;
+  A.diagonal().array() += 1.0;
+  double t_chol = 0.0;
+  for (int r = 0; r < reps; ++r) {
+    Eigen::MatrixXd M = A;
+    const auto t0 = clock::now();
+    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(M);
+    t_chol += std::chrono::duration<double>(clock::now() - t0).count();
+  }
+  Eigen::MatrixXd f0 = Eigen::MatrixXd::Zero(n, 1);
+  std::vector<double> out(reps);
+  augp::GibbsChain chain(K, LK, *L, Eigen::MatrixXd::Zero(n, 1), f0,
+                         augp::Rng(augp::combine_seed(seed[0], seed[1]), 0), reps, 0, 1, out.data(), 1);
+  const auto t0 = clock::now();
+  chain.run(reps);
+  const double t_gibbs = std::chrono::duration<double>(clock::now() - t0).count();
+  return NumericVector::create(Rcpp::Named("chol") = t_chol / reps,
+                               Rcpp::Named("gibbs_iter") = t_gibbs / reps);
+}
