@@ -133,3 +133,7 @@
     .Call(`_augmentedGP_gp_bench_cpp`, K, lik, reps, seed)
 }
 
+.lik_subset_cpp <- function(lik, rows, f, m, v) {
+    .Call(`_augmentedGP_lik_subset_cpp`, lik, rows, f, m, v)
+}
+

@@ -537,6 +537,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// lik_subset_cpp
+List lik_subset_cpp(List lik, Rcpp::IntegerVector rows, Eigen::MatrixXd f, Eigen::MatrixXd m, Eigen::MatrixXd v);
+RcppExport SEXP _augmentedGP_lik_subset_cpp(SEXP likSEXP, SEXP rowsSEXP, SEXP fSEXP, SEXP mSEXP, SEXP vSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type f(fSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type m(mSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type v(vSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_subset_cpp(lik, rows, f, m, v));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_rpg_cpp", (DL_FUNC) &_augmentedGP_rpg_cpp, 6},
@@ -572,6 +587,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_softmax_poisson_cpp", (DL_FUNC) &_augmentedGP_softmax_poisson_cpp, 3},
     {"_augmentedGP_softmax_nm_cpp", (DL_FUNC) &_augmentedGP_softmax_nm_cpp, 4},
     {"_augmentedGP_gp_bench_cpp", (DL_FUNC) &_augmentedGP_gp_bench_cpp, 4},
+    {"_augmentedGP_lik_subset_cpp", (DL_FUNC) &_augmentedGP_lik_subset_cpp, 5},
     {NULL, NULL, 0}
 };
 

@@ -217,3 +217,27 @@ NumericVector gp_bench_cpp(Eigen::MatrixXd K, List lik, int reps, NumericVector 
   return NumericVector::create(Rcpp::Named("chol") = t_chol / reps,
                                Rcpp::Named("gibbs_iter") = t_gibbs / reps);
 }
+
+// The likelihood restricted to `rows` (1-based, as R indexes): its per-observation
+// log-likelihoods at f (one row per selected observation), expected aux and local
+// ELBO at (m, v), for the subset-consistency check of the conformance test.
+// [[Rcpp::export(name = ".lik_subset_cpp")]]
+List lik_subset_cpp(List lik, Rcpp::IntegerVector rows, Eigen::MatrixXd f, Eigen::MatrixXd m,
+                    Eigen::MatrixXd v) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
+    std::vector<int> r(rows.begin(), rows.end());
+    for (int& i : r) {
+      if (i < 1 || i > L->n_obs()) throw std::invalid_argument("rows out of range");
+      --i;
+    }
+    std::unique_ptr<augp::Likelihood> S = L->subset(r);
+    Eigen::MatrixXd kappa, omega;
+    S->expect_aux(m, v, kappa, omega);
+    return List::create(Rcpp::Named("n_obs") = S->n_obs(), Rcpp::Named("loglik_obs") = S->loglik_obs(f),
+                        Rcpp::Named("kappa") = kappa, Rcpp::Named("omega") = omega,
+                        Rcpp::Named("elbo_local") = S->elbo_local(m, v));
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
