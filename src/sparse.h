@@ -81,8 +81,7 @@ struct SparsePass {
   Eigen::MatrixXd Zbar;                 // m x d data part of the Z gradient (K_nm terms)
 };
 
-// Per-group accumulators kept between passes (repeated passes then reuse their
-// memory instead of allocating and faulting in fresh pages every time).
+// Per-group accumulators kept between passes, so repeated passes reuse their memory.
 struct SparseWork {
   std::vector<SparsePass> part;
 };
@@ -119,7 +118,7 @@ Eigen::MatrixXd sparse_kinput(const KernelSpec& spec, const Eigen::MatrixXd& x,
 // rate lr) on the log kernel parameters and/or Z. Appends the minibatch ELBO estimate
 // of each iteration to trace; tick(t) is called between iterations (main thread).
 //
-// Hyperparameter steps (issue 7, drift fix): none in the first `hyper_start`
+// Hyperparameter steps: none in the first `hyper_start`
 // iterations (q(u) settles at the starting kernel first); Adam step s = 1, 2, ...
 // then uses the learning rate lr * ((s + tau) / (1 + tau))^-kappa (the Robbins-Monro
 // schedule of the natural-gradient steps, unless lr_decay is false), and each log
