@@ -67,14 +67,16 @@ check_flag <- function(x, arg) {
   x
 }
 
-# One of `choices`; the whole vector `choices` (a function's default) means the first.
+# One of `choices`, or an unambiguous abbreviation of one (as match.arg()); the whole
+# vector `choices` (a function's default) means the first.
 check_choice <- function(x, arg, choices) {
   if (identical(x, choices)) return(choices[1])
-  if (!is.character(x) || length(x) != 1 || is.na(x) || !x %in% choices) {
+  i <- if (is.character(x) && length(x) == 1 && !is.na(x)) pmatch(x, choices) else NA
+  if (is.na(i)) {
     stop(sprintf("`%s` must be one of %s.", arg, paste0("\"", choices, "\"", collapse = ", ")),
          call. = FALSE)
   }
-  x
+  choices[i]
 }
 
 # Number of threads: explicit argument, else the option, else 2; never above the cores.
