@@ -144,15 +144,11 @@ standardise_design <- function(x, standardise = TRUE) {
   list(x = xs, centre = centre, scale = scale, dropped = dropped)
 }
 
-# Call the engine. The engine counts Gibbs iterations after warm-up (kept draws),
-# while augp_control() counts them in total, warm-up included, so translate.
-# Progress: the engine reports each variational outer iteration with message();
-# in an interactive verbose session these ticks drive a text progress bar.
+# Call the engine with the augp_control object. Progress: the engine reports each
+# variational outer iteration with message(); in an interactive verbose session these
+# ticks drive a text progress bar.
 run_engine <- function(X, lik, kernel, method, control, seed, mean0, inducing = NULL) {
-  ctl <- unclass(control)
-  ctl$iter <- as.integer(floor((control$iter - control$warmup) / control$thin))
-  ctl$standardise <- NULL
-  args <- list(X = X, kernel = kernel, method = method, control = ctl, seed = seed,
+  args <- list(X = X, kernel = kernel, method = method, control = control, seed = seed,
                mean0 = mean0, lik = lik)
   engine <- augp_engine
   if (!is.null(inducing)) {

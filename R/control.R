@@ -27,7 +27,8 @@
 #' @param hyper_polish Number of L-BFGS-B iterations on the full data after
 #'   the subset levels (0, the default, keeps the hyperparameters found on
 #'   the largest subset and only runs the variational updates on all data).
-#' @param iter Number of Gibbs iterations per chain, warm-up included.
+#' @param iter Number of Gibbs iterations per chain, warm-up included. Each
+#'   chain keeps `floor((iter - warmup) / thin)` draws.
 #' @param warmup Number of warm-up iterations discarded from each chain.
 #' @param thin Keep every `thin`-th draw after warm-up.
 #' @param chains Number of Gibbs chains.
@@ -35,6 +36,9 @@
 #'   `augmentedGP.threads` (default 2).
 #' @param jitter Value added to the diagonal of the kernel matrix for
 #'   numerical stability (the engine may increase it; a warning then says so).
+#'   For sparse GPs (`inducing`) it is relative: `jitter` times the average
+#'   prior variance at the inducing points is added to the diagonal of their
+#'   kernel matrix.
 #' @param verbose Print progress? A progress bar is shown only in interactive
 #'   sessions.
 #' @param standardise Centre and scale the numeric inputs before fitting?
@@ -53,19 +57,42 @@
 #'   kernel starting values; the one with the highest ELBO is kept (for
 #'   sparse fits with minibatches: the highest full-data ELBO).
 #' @param batch_size Sparse GPs (`inducing`): minibatch size for stochastic
-#'   variational inference; `NULL` uses full-data updates up to 20,000
-#'   observations and minibatches beyond. Minibatch fits run `svi_epochs`
-#'   passes (no convergence test): `print()` and `summary()` report
-#'   "SVI: E epochs" and `logLik()` the full-data ELBO from one final pass.
+#'   variational inference; `NULL` uses full-data updates up to
+#'   `full_batch_max` observations and minibatches of 1000 beyond. Minibatch
+#'   fits run `svi_epochs` passes (no convergence test): `print()` and
+#'   `summary()` report "SVI: E epochs" and `logLik()` the full-data ELBO from
+#'   one final pass.
+#' @param full_batch_max Sparse GPs: with `batch_size = NULL`, the largest
+#'   number of observations fitted with full-data updates (each evaluation of
+#'   the hyperparameter search then passes over all the data); larger data
+#'   sets use minibatches.
 #' @param svi_epochs,step_tau,step_kappa Sparse GPs: passes over the data and
 #'   the step-size schedule \eqn{\rho_t = (t + \tau)^{-\kappa}} of the
-#'   natural-gradient updates.
+#'   natural-gradient updates (`step_kappa` in (0.5, 1], as stochastic
+#'   approximation requires).
+#' @param svi_iter Sparse GPs: number of minibatch steps; `NULL` (the default)
+#'   runs `svi_epochs` passes over the data instead.
 #' @param lr Sparse GPs: learning rate of the stochastic kernel
 #'   hyperparameter steps (0 keeps them at their full-batch subsample values).
 #'   The minibatch fit starts q(u) from the subsample fit (scaled up to all
 #'   observations), keeps the kernel fixed during the first epoch, then takes
 #'   Adam steps whose rate decays like the natural-gradient steps, keeping
 #'   each log parameter within 3 of its subsample value.
+#' @param hyper_subsample Sparse GPs, minibatch fits: number of randomly
+#'   chosen observations whose full-batch fit gives the starting kernel
+#'   hyperparameters (and inducing locations, if learned) and the starting
+#'   q(u), scaled up to all observations. Larger subsamples give starting
+#'   values closer to the full-data optimum; each evaluation of their search
+#'   costs time linear in the subsample size. 0 starts the minibatch steps
+#'   from the given kernel and the prior.
+#' @param final_elbo Sparse GPs, minibatch fits: compute the full-data ELBO
+#'   with one pass over the data after the last step (`logLik()` reports it;
+#'   `NA` with `FALSE`). Always computed when `restarts > 1`, since it ranks
+#'   the restarts.
+#' @param block_size Sparse GPs: number of observations processed together in
+#'   the passes over the data (the unit of work shared among threads; memory
+#'   grows with `block_size` times the number of inducing points). Minibatches
+#'   are made of whole blocks of `min(block_size, batch_size)` observations.
 #' @param learn_inducing Sparse GPs: also learn the inducing locations? They
 #'   add m x p parameters to the L-BFGS-B search, which then often needs more
 #'   than the default `hyper_maxit` iterations (on 5000 binary points with
@@ -82,7 +109,7 @@
 #'   O(m^3) in the subset size m (q m^3 with q latent functions: the smallest
 #'   level shrinks as q^(-1/3)); the full data then run the variational
 #'   updates to convergence, plus `hyper_polish` search iterations. Sparse GPs
-#'   fitted in full batches (`inducing`, up to 20000 observations) use the
+#'   fitted in full batches (`inducing`, up to `full_batch_max` observations) use the
 #'   same profiled search on all the data, each evaluation re-using the best
 #'   \eqn{q(u)} found so far; larger data sets take minibatch steps (SVI)
 #'   from a full-batch fit on a subsample.
@@ -97,59 +124,68 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, shared_hyp
                          threads = NULL, jitter = 1e-6, verbose = FALSE,
                          standardise = TRUE, pred_draws = 1000,
                          parallel = c("none", "future"), restarts = 1, batch_size = NULL,
-                         svi_epochs = 3, step_tau = 1, step_kappa = 0.6, lr = 0.02,
+                         full_batch_max = 20000, svi_epochs = 3, svi_iter = NULL,
+                         step_tau = 1, step_kappa = 0.6, lr = 0.02, hyper_subsample = 2000,
+                         final_elbo = TRUE, block_size = 256,
                          learn_inducing = FALSE, inducing_method = c("kmeans", "random")) {
-  parallel <- match.arg(parallel)
-  inducing_method <- match.arg(inducing_method)
-  ctrl_whole(maxit, "maxit", min = 1)
-  ctrl_positive(tol, "tol")
-  ctrl_flag(learn_hyper, "learn_hyper")
-  ctrl_flag(shared_hyper, "shared_hyper")
-  ctrl_whole(hyper_maxit, "hyper_maxit", min = 0)
-  ctrl_positive(hyper_tol, "hyper_tol")
-  ctrl_whole(hyper_polish, "hyper_polish", min = 0)
-  ctrl_whole(iter, "iter", min = 1)
-  ctrl_whole(warmup, "warmup", min = 0)
-  ctrl_whole(thin, "thin", min = 1)
-  ctrl_whole(chains, "chains", min = 1)
-  if (warmup >= iter) {
-    stop(sprintf("`warmup` (%s) must be smaller than `iter` (%s).", warmup, iter),
+  control_build(as.list(environment()))
+}
+
+# Check the settings of augp_control() (a complete named list) and make the
+# augp_control object. Error messages name each setting as `prefix` + its name.
+control_build <- function(s, prefix = "") {
+  nm <- function(x) paste0(prefix, x)
+  out <- list(
+    maxit = as.integer(check_count(s$maxit, nm("maxit"), min = 1)),
+    tol = check_number(s$tol, nm("tol"), min = 0, min_open = TRUE),
+    learn_hyper = check_flag(s$learn_hyper, nm("learn_hyper")),
+    shared_hyper = check_flag(s$shared_hyper, nm("shared_hyper")),
+    hyper_maxit = as.integer(check_count(s$hyper_maxit, nm("hyper_maxit"))),
+    hyper_tol = check_number(s$hyper_tol, nm("hyper_tol"), min = 0, min_open = TRUE),
+    hyper_polish = as.integer(check_count(s$hyper_polish, nm("hyper_polish"))),
+    iter = as.integer(check_count(s$iter, nm("iter"), min = 1)),
+    warmup = as.integer(check_count(s$warmup, nm("warmup"))),
+    thin = as.integer(check_count(s$thin, nm("thin"), min = 1)),
+    chains = as.integer(check_count(s$chains, nm("chains"), min = 1)),
+    threads = resolve_threads(s$threads, nm("threads")),
+    jitter = check_number(s$jitter, nm("jitter"), min = 0),
+    verbose = check_flag(s$verbose, nm("verbose")),
+    standardise = check_flag(s$standardise, nm("standardise")),
+    pred_draws = as.integer(check_count(s$pred_draws, nm("pred_draws"), min = 1)),
+    parallel = check_choice(s$parallel, nm("parallel"), c("none", "future")),
+    restarts = as.integer(check_count(s$restarts, nm("restarts"), min = 1)),
+    batch_size = check_count_or_null(s$batch_size, nm("batch_size"), min = 1),
+    full_batch_max = check_count(s$full_batch_max, nm("full_batch_max")),
+    svi_epochs = check_number(s$svi_epochs, nm("svi_epochs"), min = 0, min_open = TRUE),
+    svi_iter = check_count_or_null(s$svi_iter, nm("svi_iter"), min = 1),
+    step_tau = check_number(s$step_tau, nm("step_tau"), min = 0),
+    step_kappa = check_number(s$step_kappa, nm("step_kappa"), min = 0.5, max = 1,
+                              min_open = TRUE),
+    lr = check_number(s$lr, nm("lr"), min = 0),
+    hyper_subsample = check_count(s$hyper_subsample, nm("hyper_subsample")),
+    final_elbo = check_flag(s$final_elbo, nm("final_elbo")),
+    block_size = as.integer(check_count(s$block_size, nm("block_size"), min = 1)),
+    learn_inducing = check_flag(s$learn_inducing, nm("learn_inducing")),
+    inducing_method = check_choice(s$inducing_method, nm("inducing_method"),
+                                   c("kmeans", "random")))
+  if (out$warmup >= out$iter) {
+    stop(sprintf("`%s` (%s) must be smaller than `%s` (%s).", nm("warmup"), out$warmup,
+                 nm("iter"), out$iter), call. = FALSE)
+  }
+  if (out$iter - out$warmup < out$thin) {
+    stop(sprintf("`%s` leaves no draws: need `iter - warmup >= thin`.", nm("thin")),
          call. = FALSE)
   }
-  if ((iter - warmup) < thin) {
-    stop("`thin` leaves no draws: need `iter - warmup >= thin`.", call. = FALSE)
+  if (out$parallel == "future" && !requireNamespace("future.apply", quietly = TRUE)) {
+    stop(sprintf("`%s = \"future\"` needs the future.apply package.", nm("parallel")),
+         call. = FALSE)
   }
-  threads <- resolve_threads(threads)
-  if (!is.numeric(jitter) || length(jitter) != 1 || is.na(jitter) || jitter < 0 ||
-      !is.finite(jitter)) {
-    stop("`jitter` must be a single non-negative number.", call. = FALSE)
-  }
-  ctrl_flag(verbose, "verbose")
-  ctrl_flag(standardise, "standardise")
-  ctrl_whole(pred_draws, "pred_draws", min = 1)
-  ctrl_whole(restarts, "restarts", min = 1)
-  if (!is.null(batch_size)) ctrl_whole(batch_size, "batch_size", min = 1)
-  ctrl_positive(svi_epochs, "svi_epochs")
-  ctrl_positive(step_kappa, "step_kappa")
-  if (!is.numeric(step_tau) || length(step_tau) != 1 || is.na(step_tau) || step_tau < 0) {
-    stop("`step_tau` must be a single number >= 0.", call. = FALSE)
-  }
-  if (!is.numeric(lr) || length(lr) != 1 || is.na(lr) || lr < 0) {
-    stop("`lr` must be a single number >= 0.", call. = FALSE)
-  }
-  ctrl_flag(learn_inducing, "learn_inducing")
-  structure(list(maxit = as.integer(maxit), tol = as.double(tol),
-                 learn_hyper = learn_hyper, shared_hyper = shared_hyper, hyper_maxit = as.integer(hyper_maxit),
-                 hyper_tol = as.double(hyper_tol), hyper_polish = as.integer(hyper_polish),
-                 iter = as.integer(iter), warmup = as.integer(warmup),
-                 thin = as.integer(thin), chains = as.integer(chains),
-                 threads = threads, jitter = as.double(jitter), verbose = verbose,
-                 standardise = standardise, pred_draws = as.integer(pred_draws),
-                 parallel = parallel, restarts = as.integer(restarts),
-                 batch_size = batch_size, svi_epochs = svi_epochs, step_tau = step_tau,
-                 step_kappa = step_kappa, lr = lr, learn_inducing = learn_inducing,
-                 inducing_method = inducing_method),
-            class = "augp_control")
+  structure(out, class = "augp_control")
+}
+
+# Number of draws each Gibbs chain keeps.
+control_kept_draws <- function(control) {
+  as.integer(floor((control$iter - control$warmup) / control$thin))
 }
 
 #' @export
@@ -160,39 +196,32 @@ print.augp_control <- function(x, ...) {
   invisible(x)
 }
 
-ctrl_whole <- function(x, arg, min = 0) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x) || x < min ||
-      x != floor(x)) {
-    stop(sprintf("`%s` must be a single whole number >= %d.", arg, min), call. = FALSE)
-  }
-  invisible(x)
-}
-
-ctrl_positive <- function(x, arg) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x) || x <= 0) {
-    stop(sprintf("`%s` must be a single positive number.", arg), call. = FALSE)
-  }
-  invisible(x)
-}
-
-ctrl_flag <- function(x, arg) {
-  if (!is.logical(x) || length(x) != 1 || is.na(x)) {
-    stop(sprintf("`%s` must be TRUE or FALSE.", arg), call. = FALSE)
-  }
-  invisible(x)
-}
-
-# Accept a list (possibly partial) as well as an augp_control object.
+# An augp_control object as is, or a (possibly partial) list of its settings
+# completed with augp_control()'s defaults; NULL gives the defaults.
 as_augp_control <- function(control) {
   if (inherits(control, "augp_control")) return(control)
+  if (is.null(control)) control <- list()
   if (is.list(control)) {
+    control <- control[!vapply(control, is.null, TRUE)]
+    if (length(control) && (is.null(names(control)) || any(names(control) == ""))) {
+      stop("`control`: every setting must be named.", call. = FALSE)
+    }
     bad <- setdiff(names(control), names(formals(augp_control)))
     if (length(bad)) {
       stop(sprintf("`control` has unknown setting(s): %s.", paste(bad, collapse = ", ")),
            call. = FALSE)
     }
-    return(do.call(augp_control, control))
+    return(control_build(control_settings(control), prefix = "control$"))
   }
   stop("`control` must be made by augp_control() (or be a list of its settings).",
        call. = FALSE)
+}
+
+# The settings of augp_control(), unchecked, with those in `control` replacing the
+# defaults; a default that depends on another setting (`warmup` on `iter`) sees the
+# given value.
+control_settings <- function(control) {
+  f <- augp_control
+  body(f) <- quote(as.list(environment()))
+  do.call(f, control)
 }

@@ -10,46 +10,13 @@
 # the sum of the per-column bounds and the hyperparameter search runs on the
 # concatenated log parameters. fit$kernel is then that list.
 #
+# Control: an augp_control object, or a partial list of its settings completed with
+# augp_control()'s defaults (as_augp_control()).
+#
 # Shapes: with q = 1 latent column the fit's mean/var/alpha/omega are vectors and
-# Gibbs draws are [iter, chains, n]; with q > 1 they are n x q matrices and draws
-# are [iter, chains, n * q] (latent column j of point i at i + n * (j - 1)).
-
-engine_control_defaults <- function() {
-  list(maxit = 200, tol = 1e-8, learn_hyper = TRUE, hyper_maxit = 50, hyper_tol = 1e-3,
-       hyper_polish = 0,
-       iter = 1000,
-       warmup = 500, thin = 1, chains = 2, threads = NULL, jitter = 1e-8, verbose = FALSE,
-       parallel = "none", restarts = 1, shared_hyper = TRUE)
-}
-
-engine_control <- function(control) {
-  ctl <- engine_control_defaults()
-  if (!is.null(control)) {
-    if (!is.list(control)) stop("`control` must be a list.", call. = FALSE)
-    for (nm in intersect(names(control), names(ctl))) {
-      if (!is.null(control[[nm]])) ctl[[nm]] <- control[[nm]]
-    }
-    if ("threads" %in% names(control)) ctl$threads <- control$threads
-  }
-  ctl$maxit <- check_count(ctl$maxit, "control$maxit")
-  ctl$hyper_maxit <- check_count(ctl$hyper_maxit, "control$hyper_maxit")
-  ctl$hyper_polish <- check_count(ctl$hyper_polish, "control$hyper_polish")
-  ctl$iter <- check_count(ctl$iter, "control$iter")
-  ctl$warmup <- check_count(ctl$warmup, "control$warmup")
-  ctl$thin <- max(1, check_count(ctl$thin, "control$thin"))
-  ctl$chains <- max(1, check_count(ctl$chains, "control$chains"))
-  ctl$tol <- check_positive(ctl$tol, "control$tol")
-  ctl$hyper_tol <- check_positive(ctl$hyper_tol, "control$hyper_tol")
-  ctl$jitter <- check_numeric(ctl$jitter, "control$jitter")
-  if (length(ctl$jitter) != 1 || ctl$jitter < 0) {
-    stop("`control$jitter` must be a single number >= 0.", call. = FALSE)
-  }
-  ctl$learn_hyper <- check_flag(ctl$learn_hyper, "control$learn_hyper")
-  ctl$verbose <- check_flag(ctl$verbose, "control$verbose")
-  ctl$shared_hyper <- check_flag(ctl$shared_hyper, "control$shared_hyper")
-  ctl$threads <- resolve_threads(ctl$threads)
-  ctl
-}
+# Gibbs draws are [draws, chains, n]; with q > 1 they are n x q matrices and draws
+# are [draws, chains, n * q] (latent column j of point i at i + n * (j - 1)), where
+# draws = floor((iter - warmup) / thin) is the number each chain keeps.
 
 # Per-column kernels: a list of q augp_kernel objects (one per latent column).
 new_kernel_list <- function(kernels) structure(unname(kernels), class = "augp_kernels")
@@ -473,7 +440,7 @@ engine_kernel_matrix <- function(kernel, X) {
 engine_gibbs_chains <- function(K, lik, mean0, init_mean, init_sd, ctl, seeds, ids, n_streams,
                                 jitter) {
   .gp_gibbs_cpp(K, lik, mean0, init_mean, init_sd,
-                as.integer(ctl$warmup), as.integer(ctl$iter), as.integer(ctl$thin),
+                as.integer(ctl$warmup), control_kept_draws(ctl), as.integer(ctl$thin),
                 as.integer(ids), as.integer(n_streams), seeds, as.integer(ctl$threads),
                 jitter, ctl$verbose)
 }
@@ -501,16 +468,16 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0) {
     }
   }
   jitter <- if (is.null(vi)) ctl$jitter else max(ctl$jitter, vi$jitter)
-  fctl <- future_control(ctl)
   res <- future_gibbs_chains(function(ids) {
     cc <- ctl
-    if (fctl$parallel == "future") cc$threads <- 1L
+    if (ctl$parallel == "future") cc$threads <- 1L
     engine_gibbs_chains(K, lik, mean0, init_mean, init_sd, cc, seeds, ids, ctl$chains, jitter)
-  }, ctl$chains, fctl$parallel)
+  }, ctl$chains, ctl$parallel)
   draws <- res$draws
-  flat <- matrix(draws, ctl$iter * ctl$chains, n * q)
-  mean <- if (ctl$iter > 0) colMeans(flat) else rep(NA_real_, n * q)
-  var <- if (ctl$iter > 1) apply(flat, 2, stats::var) else rep(NA_real_, n * q)
+  kept <- control_kept_draws(ctl)
+  flat <- matrix(draws, kept * ctl$chains, n * q)
+  mean <- colMeans(flat)
+  var <- if (nrow(flat) > 1) apply(flat, 2, stats::var) else rep(NA_real_, n * q)
   list(kernel = kernel, draws = draws,
        mean = engine_shape(matrix(mean, n, q), q), var = engine_shape(matrix(var, n, q), q),
        elbo = if (is.null(vi)) numeric(0) else vi$elbo,
@@ -530,11 +497,10 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
   kernel <- engine_check_kernel(kernel, q, ncol(X))
   mean0_in <- mean0
   mean0 <- engine_mean0_matrix(mean0, n, q)
-  ctl <- engine_control(control)
-  fctl <- future_control(ctl)
-  fit <- if (method == "vi" && fctl$restarts > 1) {
-    future_vi_restarts(function(k) engine_vi(X, lik, k, ctl, mean0), kernel, fctl$restarts,
-                       new_seed(seed), fctl$parallel)
+  ctl <- as_augp_control(control)
+  fit <- if (method == "vi" && ctl$restarts > 1) {
+    future_vi_restarts(function(k) engine_vi(X, lik, k, ctl, mean0), kernel, ctl$restarts,
+                       new_seed(seed), ctl$parallel)
   } else if (method == "vi") {
     engine_vi(X, lik, kernel, ctl, mean0)
   } else {

@@ -1,24 +1,11 @@
-# Chains and restarts through the future framework. With control$parallel =
+# Chains and restarts through the future framework (the settings `parallel` and
+# `restarts` of augp_control(), which checks them). With control$parallel =
 # "future", Gibbs chains (one future per chain) and independent VI restarts (one
 # future per restart) run through future.apply::future_lapply under whatever
 # future::plan() the user has set (sequential, multisession, cluster, ...).
 # Every chain and restart carries its own explicit random stream derived from the
 # fit's base seed, so the results equal those of a sequential run with the same
 # seed, whatever the plan or the number of workers.
-
-future_control <- function(control) {
-  par <- if (is.list(control) && !is.null(control$parallel)) control$parallel else "none"
-  if (!is.character(par) || length(par) != 1 || !par %in% c("none", "future")) {
-    stop("`control$parallel` must be \"none\" or \"future\".", call. = FALSE)
-  }
-  restarts <- if (is.list(control) && !is.null(control$restarts)) control$restarts else 1
-  restarts <- check_count(restarts, "control$restarts")
-  if (restarts < 1) stop("`control$restarts` must be >= 1.", call. = FALSE)
-  if (par == "future" && !requireNamespace("future.apply", quietly = TRUE)) {
-    stop("`control$parallel = \"future\"` needs the future.apply package.", call. = FALSE)
-  }
-  list(parallel = par, restarts = restarts)
-}
 
 # lapply, or future_lapply when asked. No R random numbers are used inside the
 # tasks (each task gets explicit seeds), so no parallel RNG streams are needed.
@@ -32,7 +19,7 @@ future_map <- function(x, f, parallel) {
 
 # Gibbs chains split one per task; draws are bound along the chain dimension.
 # `run(ids)` runs the chains with 0-based stream indices `ids` (out of `chains`)
-# and returns list(draws = [iter, length(ids), p], jitter).
+# and returns list(draws = [kept draws, length(ids), p], jitter).
 future_gibbs_chains <- function(run, chains, parallel) {
   if (!identical(parallel, "future") || chains == 1) return(run(seq_len(chains) - 1L))
   parts <- future_map(seq_len(chains) - 1L, function(id) run(id), parallel)

@@ -62,6 +62,7 @@ pg_recycle <- function(n, ...) {
 #' @rdname polyagamma
 #' @export
 rpg <- function(n, b, c = 0, method = c("exact", "normal"), threads = NULL) {
+  if (length(n) > 1) n <- length(n)
   n <- check_count(n, "n")
   method <- match.arg(method)
   b <- check_positive(b, "b")

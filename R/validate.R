@@ -25,13 +25,39 @@ check_positive <- function(x, arg) {
   x
 }
 
-check_count <- function(n, arg) {
-  if (length(n) > 1) n <- length(n)
-  if (!is.numeric(n) || length(n) != 1 || is.na(n) || !is.finite(n) || n < 0 ||
-      n != floor(n)) {
-    stop(sprintf("`%s` must be a single non-negative whole number.", arg), call. = FALSE)
+# A single whole number >= min (returned as a double).
+check_count <- function(x, arg, min = 0) {
+  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x) || x < min ||
+      x != floor(x)) {
+    stop(sprintf("`%s` must be a single whole number >= %s.", arg, format(min)), call. = FALSE)
   }
-  as.double(n)
+  as.double(x)
+}
+
+# NULL, or a single whole number >= min.
+check_count_or_null <- function(x, arg, min = 0) {
+  if (is.null(x)) return(NULL)
+  check_count(x, arg, min)
+}
+
+# A single finite number in a range: above `min` (`min_open = TRUE`: strictly) and at
+# most `max`.
+check_number <- function(x, arg, min = -Inf, max = Inf, min_open = FALSE) {
+  ok <- is.numeric(x) && length(x) == 1 && !is.na(x) && is.finite(x) &&
+    (if (min_open) x > min else x >= min) && x <= max
+  if (!ok) {
+    range <- if (is.finite(min) && is.finite(max)) {
+      sprintf(" in %s%s, %s]", if (min_open) "(" else "[", format(min), format(max))
+    } else if (is.finite(min)) {
+      sprintf(" %s %s", if (min_open) ">" else ">=", format(min))
+    } else if (is.finite(max)) {
+      sprintf(" <= %s", format(max))
+    } else {
+      ""
+    }
+    stop(sprintf("`%s` must be a single number%s.", arg, range), call. = FALSE)
+  }
+  as.double(x)
 }
 
 check_flag <- function(x, arg) {
@@ -41,13 +67,22 @@ check_flag <- function(x, arg) {
   x
 }
 
-# Number of threads: explicit argument, else the option, else 2; never above the cores.
-resolve_threads <- function(threads = NULL) {
-  if (is.null(threads)) threads <- getOption("augmentedGP.threads", 2L)
-  if (!is.numeric(threads) || length(threads) != 1 || is.na(threads) || threads < 1 ||
-      threads != floor(threads)) {
-    stop("`threads` must be a single whole number >= 1.", call. = FALSE)
+# One of `choices`, or an unambiguous abbreviation of one (as match.arg()); the whole
+# vector `choices` (a function's default) means the first.
+check_choice <- function(x, arg, choices) {
+  if (identical(x, choices)) return(choices[1])
+  i <- if (is.character(x) && length(x) == 1 && !is.na(x)) pmatch(x, choices) else NA
+  if (is.na(i)) {
+    stop(sprintf("`%s` must be one of %s.", arg, paste0("\"", choices, "\"", collapse = ", ")),
+         call. = FALSE)
   }
+  choices[i]
+}
+
+# Number of threads: explicit argument, else the option, else 2; never above the cores.
+resolve_threads <- function(threads = NULL, arg = "threads") {
+  if (is.null(threads)) threads <- getOption("augmentedGP.threads", 2L)
+  threads <- check_count(threads, arg, min = 1)
   as.integer(min(threads, RcppParallel::defaultNumThreads()))
 }
 

@@ -110,7 +110,7 @@ for (r in seq_len(nrow(grid))) {
     t_g <- system.time(
       fitg <- augmentedGP:::augp_engine(matrix(x), kernel = fit$kernel, method = "gibbs", lik = lik,
                                         mean0 = mu0, seed = 1,
-                                        control = list(learn_hyper = FALSE, iter = 500, warmup = 100,
+                                        control = list(learn_hyper = FALSE, iter = 600, warmup = 100,
                                                        chains = 1, threads = threads))
     )[["elapsed"]]
     Pg <- predictive_prob(fitg, xt)

@@ -58,7 +58,42 @@ test_that("augp_control() validates every setting", {
   expect_error(augp_control(jitter = -1), "`jitter`")
   expect_error(augp_control(verbose = "yes"), "`verbose`")
   expect_error(augp_control(standardise = 1), "`standardise`")
+  expect_error(augp_control(full_batch_max = -1), "`full_batch_max`")
+  expect_error(augp_control(svi_iter = 0), "`svi_iter`")
+  expect_error(augp_control(hyper_subsample = 2.5), "`hyper_subsample`")
+  expect_error(augp_control(final_elbo = "no"), "`final_elbo`")
+  expect_error(augp_control(block_size = 0), "`block_size`")
+  expect_error(augp_control(step_kappa = 0.5), "`step_kappa`")
+  expect_error(augp_control(parallel = "cluster"), "`parallel`")
+  expect_equal(augp_control(parallel = "fut")$parallel, "future")
   expect_output(print(augp_control()), "augp_control")
+})
+
+test_that("a partial list of settings is completed with augp_control()'s defaults", {
+  ns <- asNamespace("augmentedGP")
+  ctl <- ns$as_augp_control(list(iter = 40, tol = 1e-9, svi_iter = 5))
+  full <- augp_control(iter = 40, tol = 1e-9, svi_iter = 5)
+  expect_identical(ctl, full)
+  expect_equal(ctl$warmup, 20)
+  expect_equal(ns$control_kept_draws(augp_control(iter = 45, warmup = 20, thin = 2)), 12)
+  expect_identical(ns$as_augp_control(NULL), augp_control())
+  expect_error(ns$as_augp_control(list(maxit = 0)), "`control\\$maxit`")
+  expect_error(ns$as_augp_control(list(sparse_jitter = 1)), "`control`.*sparse_jitter")
+})
+
+test_that("iter counts Gibbs iterations with warm-up in the engine and the front end alike", {
+  set.seed(3)
+  x <- matrix(rnorm(40), 20)
+  y <- factor(x[, 1] > 0, labels = c("no", "yes"))
+  ctl <- augp_control(learn_hyper = FALSE, iter = 45, warmup = 20, thin = 2, chains = 2,
+                      threads = 1)
+  fit <- augp_fit(x, y, method = "gibbs", control = ctl, seed = 1)
+  expect_equal(dim(fit$engine$draws), c(12L, 2L, 20L))
+  eng <- asNamespace("augmentedGP")$augp_engine(
+    fit$x, as.numeric(y == "yes"), rep(1, 20), kernel_se(), "gibbs",
+    control = list(learn_hyper = FALSE, iter = 45, warmup = 20, thin = 2, threads = 1),
+    seed = 1)
+  expect_equal(dim(eng$draws), c(12L, 2L, 20L))
 })
 
 test_that("zero-variance predictors are dropped with a warning", {

@@ -34,7 +34,7 @@ test_that("the returned object follows the contract", {
   expect_true(all(v$var > 0))
   expect_false(v$jitter_increased)
   g <- eng_ns$augp_engine(X, y, rep(1, 10), kernel_se(), "gibbs",
-                          eng_fixed(iter = 7, warmup = 3, chains = 2, thin = 2), seed = 1)
+                          eng_fixed(iter = 17, warmup = 3, chains = 2, thin = 2), seed = 1)
   expect_equal(dim(g$draws), c(7L, 2L, 10L))
   expect_length(g$elbo, 0)
   p <- eng_ns$augp_engine_predict(g, matrix(c(0.05, 2)), draws = TRUE)

@@ -70,7 +70,7 @@ test_that("multi-column Gibbs: same seed, any thread count, any chain split", {
   lik <- list(type = "stick_breaking", q = 3L, Y = d$Y)
   run <- function(threads, seed = 11) {
     eng_ns$augp_engine(d$X, kernel = k, method = "gibbs", seed = seed, mean0 = 0, lik = lik,
-                       control = eng_fixed(iter = 30, warmup = 10, chains = 2,
+                       control = eng_fixed(iter = 40, warmup = 10, chains = 2,
                                            threads = threads))
   }
   f1 <- run(1)
@@ -81,7 +81,7 @@ test_that("multi-column Gibbs: same seed, any thread count, any chain split", {
   # chains run one at a time with the same seeds and stream ids give the same draws
   K <- kernel_matrix(k, d$X)
   seeds <- eng_ns$new_seed(11)
-  ctl <- eng_ns$engine_control(eng_fixed(iter = 30, warmup = 10, chains = 2, threads = 1))
+  ctl <- eng_ns$as_augp_control(eng_fixed(iter = 40, warmup = 10, chains = 2, threads = 1))
   m0 <- matrix(0, 25, 3)
   sd0 <- matrix(sqrt(diag(K)), 25, 3)
   jit <- ctl$jitter

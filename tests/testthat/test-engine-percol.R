@@ -39,7 +39,7 @@ test_that("per-column kernels all equal to the shared kernel reproduce the share
     expect_identical(a$m, b$m)
     expect_identical(a$v, b$v)
     # engine level, VI and Gibbs (same seed), and predictions
-    ctl <- eng_fixed(maxit = 100, tol = 1e-10, threads = 2, iter = 30, warmup = 10, chains = 2)
+    ctl <- eng_fixed(maxit = 100, tol = 1e-10, threads = 2, iter = 40, warmup = 10, chains = 2)
     pc <- utils::modifyList(ctl, list(shared_hyper = FALSE))
     v1 <- pc_ns$augp_engine(d$X, kernel = k, method = "vi", control = ctl, lik = lik)
     v2 <- pc_ns$augp_engine(d$X, kernel = k, method = "vi", control = pc, lik = lik)

@@ -131,7 +131,7 @@ test_that("Gibbs agrees with an independent elliptical slice sampler", {
     ref <- smf_ess(Y, K, bij, theta, iter = 30000, warmup = 1000, seed = 42 + bij)
     g <- smf_ns$augp_engine(X, kernel = k, method = "gibbs", lik = smf_lik(Y, bij, theta), seed = 7,
                             control = list(learn_hyper = FALSE, threads = 1, chains = 2,
-                                           iter = 10000, warmup = 500))
+                                           iter = 10500, warmup = 500))
     gd <- rbind(g$draws[, 1, ], g$draws[, 2, ])
     se <- sqrt(smf_se(ref)^2 + (smf_se(g$draws[, 1, ])^2 + smf_se(g$draws[, 2, ])^2) / 4)
     z <- (colMeans(gd) - colMeans(ref)) / se
@@ -162,7 +162,7 @@ test_that("VI and long Gibbs agree on predictive class probabilities", {
     smf_ns$lik_prob.augp_logistic_softmax(lp, pv$mean + sqrt(pv$var) * matrix(stats::rnorm(9), 3))
   })) / S
   g <- smf_ns$augp_engine(d$X, kernel = k, method = "gibbs", lik = smf_lik(d$Y, FALSE), seed = 2,
-                          control = list(learn_hyper = FALSE, threads = 1, iter = 3000, warmup = 300))
+                          control = list(learn_hyper = FALSE, threads = 1, iter = 3300, warmup = 300))
   pg <- smf_ns$augp_engine_predict(g, Xn, draws = TRUE)
   pgi <- apply(pg$draws, 1, function(Fs) smf_ns$lik_prob.augp_logistic_softmax(lp, Fs))
   pgi <- matrix(rowMeans(pgi), 3)
@@ -176,7 +176,7 @@ test_that("Gibbs is reproducible and independent of the thread count", {
   k <- kernel_se(variance = 2, lengthscale = 1)
   run <- function(th, seed) {
     smf_ns$augp_engine(d$X, kernel = k, method = "gibbs", lik = smf_lik(d$Y, FALSE), seed = seed,
-                       control = list(learn_hyper = FALSE, threads = th, chains = 2, iter = 50,
+                       control = list(learn_hyper = FALSE, threads = th, chains = 2, iter = 70,
                                       warmup = 20))$draws
   }
   a <- run(1, 11)
@@ -200,7 +200,7 @@ test_that("per-class parallel Gaussian steps (n >= 150, one chain): 1 thread == 
     g1 <- expect_threads_identical(function(th, method) {
       smf_ns$augp_engine(d$X, kernel = k, method = method, lik = lik, seed = 4,
                          control = list(learn_hyper = FALSE, threads = th, maxit = 15, chains = 1,
-                                        iter = 30, warmup = 10))
+                                        iter = 40, warmup = 10))
     })
     expect_equal(dim(g1), c(30L, 1L, 160L * (if (bij) 2L else 3L)))
   }
@@ -383,7 +383,7 @@ test_that("nested-subset hyperparameter search does not collapse to the flat (un
   veh <- smf_vehicle()
   X <- veh$X
   lik <- veh$lik
-  ctl <- smf_ns$engine_control(list(threads = 2L, maxit = 200, tol = 1e-6, hyper_maxit = 30))
+  ctl <- smf_ns$as_augp_control(list(threads = 2L, maxit = 200, tol = 1e-6, hyper_maxit = 30))
   hl <- smf_ns$engine_hyper_learn(X, lik, kernel_se(variance = 1, lengthscale = 4), ctl,
                                   matrix(0, 600, 4), 1e-6, level_min = 150)
   expect_equal(hl$levels, c(150, 300, 600))

@@ -7,7 +7,7 @@ test_that("inducing points at the training inputs reproduce the exact GP fit", {
   ctl <- list(learn_hyper = FALSE, tol = 1e-13, maxit = 500, threads = 2)
   ex <- sp_ns$augp_engine(dd$X, dd$y, rep(1, dd$n), k, "vi", control = ctl, mean0 = 0.2)
   sp <- sp_ns$augp_sparse_engine(dd$X, dd$y, rep(1, dd$n), k, inducing = dd$X,
-                                 control = c(ctl, list(sparse_jitter = ex$jitter / 1.3)),
+                                 control = c(ctl, list(jitter = ex$jitter / 1.3)),
                                  mean0 = 0.2, seed = 1)
   expect_true(sp$sparse$full_batch)
   expect_equal(sp$elbo[length(sp$elbo)], ex$elbo[length(ex$elbo)], tolerance = 1e-6)

@@ -13,7 +13,7 @@ test_that("future-based Gibbs chains equal sequential chains for the same seed",
   dd <- fu_data()
   run <- function(par) {
     fu_ns$augp_engine(dd$X, dd$y, rep(1, dd$n), kernel_se(), "gibbs",
-                      control = list(learn_hyper = FALSE, iter = 30, warmup = 10, chains = 3,
+                      control = list(learn_hyper = FALSE, iter = 40, warmup = 10, chains = 3,
                                      threads = 2, parallel = par), seed = 42)
   }
   seq_fit <- run("none")

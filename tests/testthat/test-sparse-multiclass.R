@@ -28,7 +28,7 @@ mc_check_exact <- function(lik, X, k, mean0) {
   ctl <- list(learn_hyper = FALSE, tol = 1e-13, maxit = 2000, threads = 2)
   ex <- mc_ns$augp_engine(X, kernel = k, method = "vi", lik = lik, control = ctl, mean0 = mean0)
   sp <- mc_ns$augp_sparse_engine(X, kernel = k, inducing = X, lik = lik, mean0 = mean0, seed = 1,
-                                 control = c(ctl, list(sparse_jitter = ex$jitter / 1.2)))
+                                 control = c(ctl, list(jitter = ex$jitter / 1.2)))
   expect_true(sp$sparse$full_batch)
   expect_equal(sp$elbo[length(sp$elbo)], ex$elbo[length(ex$elbo)], tolerance = 1e-6)
   expect_equal(unname(sp$mean), unname(ex$mean), tolerance = 1e-5)

@@ -119,7 +119,7 @@ test_that("SVI warm start survives a large n / n_sub and n / batch (twonorm, n =
   # the warm start itself: CAVI sweeps on the subsample keep Lam - I positive
   # semi-definite, so any n / n_sub scaling gives a positive definite Lam
   idx <- sort(sample.int(tr$n, 300))
-  ctl <- sp_ns$sparse_control(list(threads = 2), tr$n)
+  ctl <- sp_ns$as_augp_control(list(threads = 2))
   k <- kernel_se(variance = 500, lengthscale = 30)
   Z <- full$Z
   ws <- sp_ns$sparse_warm_state(tr$X, matrix(0, tr$n, 1), sp_ns$engine_resolve_lik(tr$n, tr$y, rep(1, tr$n), NULL),

@@ -80,7 +80,7 @@ test_that("Gibbs matches an independent importance sampler on a tiny problem", {
   }
   g <- sb_engine(matrix(x), kernel = kern, method = "gibbs",
                  lik = list(type = "stick_breaking", q = 2L, Y = Y), mean0 = mu0,
-                 control = list(learn_hyper = FALSE, iter = 3000, warmup = 200, chains = 2,
+                 control = list(learn_hyper = FALSE, iter = 3200, warmup = 200, chains = 2,
                                 threads = 2), seed = 11)
   expect_equal(dim(g$draws), c(3000L, 2L, 6L))
   # Monte Carlo error: generous 0.08 posterior sd (effective sample sizes in the
@@ -95,7 +95,7 @@ test_that("VI and Gibbs agree on a small problem; seeds and threads", {
   kern <- kernel_se(variance = 1, lengthscale = 0.3)
   vi <- sb_engine(matrix(d$x), kernel = kern, method = "vi", lik = lik, mean0 = sb_prior_mean(3),
                   control = list(learn_hyper = FALSE, threads = 2))
-  ctl <- list(learn_hyper = FALSE, iter = 800, warmup = 100, chains = 2, threads = 2)
+  ctl <- list(learn_hyper = FALSE, iter = 900, warmup = 100, chains = 2, threads = 2)
   g <- sb_engine(matrix(d$x), kernel = kern, method = "gibbs", lik = lik,
                  mean0 = sb_prior_mean(3), control = ctl, seed = 5)
   expect_lt(max(abs(g$mean - vi$mean) / sqrt(g$var)), 0.3)
@@ -312,7 +312,7 @@ test_that("per-stick parallel Gaussian steps (n >= 150, one chain): 1 thread == 
   g1 <- expect_threads_identical(function(th, method) {
     sb_engine(matrix(d$x), kernel = kern, method = method, lik = lik, mean0 = sb_prior_mean(3),
               seed = 9, control = list(learn_hyper = FALSE, threads = th, maxit = 15, chains = 1,
-                                       iter = 30, warmup = 10))
+                                       iter = 40, warmup = 10))
   })
   expect_equal(dim(g1), c(30L, 1L, 320L))
   # the same through the front end, threads set by augp_control()
