@@ -81,6 +81,10 @@
     .Call(`_augmentedGP_lik_loglik_obs_cpp`, lik, draws)
 }
 
+.lik_learn_params_cpp <- function(lik, m, v) {
+    .Call(`_augmentedGP_lik_learn_params_cpp`, lik, m, v)
+}
+
 .sparse_cavi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads, accelerate = FALSE) {
     .Call(`_augmentedGP_sparse_cavi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads, accelerate)
 }

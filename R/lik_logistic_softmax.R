@@ -173,67 +173,9 @@ print.augp_logistic_softmax <- function(x, ...) {
 
 # ---- Learning the class weights theta by the ELBO --------------------------------
 #
-# With q(f) fixed (marginal means m, variances v) and the negative-multinomial
-# factor q(n_i) at its CAVI optimum, the local ELBO of row i (src/lik_logistic_softmax.cpp)
-# is sum_k y_ik log theta_k - N_i log z_i + (terms free of theta), where
-#   z_i = T p0q_i = sum_k theta_k a_ik,
-#   a_ij = 1 - sigma~_ij, sigma~_ij = exp(-m_ij / 2) / (2 cosh(c_ij / 2)), c_ij^2 = m_ij^2 + v_ij,
-# over the latent classes j, and for the bijective version's fixed class K
-# (latent C = 0) a_iK = sigma(C) = 1/2. The objective is invariant to theta -> c theta
-# (sum_k Y_.k = sum_i N_i) and concave in log theta.
-
-# n x K matrix of the coefficients a_ik.
-softmax_theta_coef <- function(m, v, bijective) {
-  m <- as.matrix(m)
-  v <- pmax(as.matrix(v), 0)
-  cc <- sqrt(m * m + v)
-  ec <- exp(-cc)
-  # 1 - sigma~ = (-expm1(-(m + c) / 2) + e^-c) / (1 + e^-c), m + c >= 0 (as in the C++ code)
-  A <- (-expm1(-0.5 * pmax(m + cc, 0)) + ec) / (1 + ec)
-  if (bijective) A <- cbind(A, stats::plogis(0))
-  pmax(A, .Machine$double.xmin)
-}
-
-# The theta-dependent part of the ELBO, and its gradient in log theta.
-softmax_theta_objective <- function(theta, Y, A) {
-  z <- drop(A %*% theta)
-  sum(colSums(Y) * log(theta)) - sum(rowSums(Y) * log(z))
-}
-softmax_theta_grad <- function(theta, Y, A) {
-  z <- drop(A %*% theta)
-  colSums(Y) - theta * colSums(A * (rowSums(Y) / z))
-}
-
-# Rescale to geometric mean 1 (the likelihood depends only on ratios).
-softmax_theta_norm <- function(theta) theta / exp(mean(log(theta)))
-
-# Maximise the objective over log theta with q(f) fixed, from `theta`: L-BFGS-B,
-# then minorise-maximise steps theta_k <- Y_.k / sum_i N_i a_ik / z_i (each one never
-# lowers the objective) to polish. The result is kept only if it does not lower the
-# objective. Returns the weights with geometric mean 1.
-softmax_theta_step <- function(theta, Y, A, mm_steps = 50L) {
-  f0 <- softmax_theta_objective(theta, Y, A)
-  fn <- function(p) -softmax_theta_objective(exp(p), Y, A)
-  gr <- function(p) -softmax_theta_grad(exp(p), Y, A)
-  p0 <- log(softmax_theta_norm(theta))
-  opt <- tryCatch(stats::optim(p0, fn, gr, method = "L-BFGS-B", lower = p0 - 30, upper = p0 + 30,
-                               control = list(maxit = 200L, factr = 10)),
-                  error = function(e) NULL)
-  th <- if (!is.null(opt) && is.finite(opt$value) && -opt$value >= f0) exp(opt$par) else theta
-  ysum <- colSums(Y)
-  N <- rowSums(Y)
-  for (s in seq_len(mm_steps)) {
-    z <- drop(A %*% th)
-    nt <- softmax_theta_norm(ysum / colSums(A * (N / z)))
-    if (!all(is.finite(nt)) || softmax_theta_objective(nt, Y, A) < softmax_theta_objective(th, Y, A)) break
-    done <- max(abs(log(nt) - log(th))) < 1e-12
-    th <- nt
-    if (done) break
-  }
-  th <- softmax_theta_norm(th)
-  if (softmax_theta_objective(th, Y, A) < f0) th <- softmax_theta_norm(theta)
-  th
-}
+# The theta step (the weights maximising the ELBO with q(f) fixed) is the C++
+# likelihood's learn_params() (src/lik_logistic_softmax.cpp), reached through
+# .lik_learn_params_cpp().
 
 # Alternate the theta step and warm-started CAVI sweeps on a converged variational
 # engine fit `eng` (R/engine.R engine_vi). X: the engine's (standardised) inputs;
@@ -245,30 +187,24 @@ softmax_learn_theta <- function(eng, X, spec, mean0, max_rounds = 100L) {
   ctl <- eng$control
   q <- spec$q
   n <- nrow(X)
-  Y <- spec$Y
   m0 <- engine_mean0_matrix(mean0, n, q)
   K <- engine_K(eng$kernel, X, eng$jitter)
   m <- matrix(eng$mean, n, q)
   v <- matrix(eng$var, n, q)
   trace <- eng$elbo
   e_cur <- trace[length(trace)]
-  th <- softmax_theta_norm(spec$theta)
-  spec$theta <- th
   converged <- FALSE
   res <- NULL
   rounds <- 0L
   for (r in seq_len(max_rounds)) {
     rounds <- r
-    A <- softmax_theta_coef(m, v, spec$bijective)
-    f0 <- softmax_theta_objective(th, Y, A)
-    th_new <- softmax_theta_step(th, Y, A)
-    gain_theta <- softmax_theta_objective(th_new, Y, A) - f0
+    step <- .lik_learn_params_cpp(spec, m, v)
+    gain_theta <- step$gain
     if (!(gain_theta > 0)) {
       converged <- TRUE
       break
     }
-    th <- th_new
-    spec$theta <- th
+    spec$theta <- as.numeric(step$params$theta)
     e_theta <- e_cur + gain_theta
     # the new weights' optimal q(n), q(omega) at the current q(f): the CAVI warm start
     ev <- .gp_lik_eval_cpp(spec, m, v, m)

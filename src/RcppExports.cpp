@@ -303,6 +303,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// lik_learn_params_cpp
+List lik_learn_params_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v);
+RcppExport SEXP _augmentedGP_lik_learn_params_cpp(SEXP likSEXP, SEXP mSEXP, SEXP vSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type m(mSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type v(vSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_learn_params_cpp(lik, m, v));
+    return rcpp_result_gen;
+END_RCPP
+}
 // sparse_cavi_cpp
 List sparse_cavi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, int maxit, double tol, int threads, bool accelerate);
 RcppExport SEXP _augmentedGP_sparse_cavi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP accelerateSEXP) {
@@ -574,6 +587,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_lik_response_draws_cpp", (DL_FUNC) &_augmentedGP_lik_response_draws_cpp, 3},
     {"_augmentedGP_lik_simulate_cpp", (DL_FUNC) &_augmentedGP_lik_simulate_cpp, 4},
     {"_augmentedGP_lik_loglik_obs_cpp", (DL_FUNC) &_augmentedGP_lik_loglik_obs_cpp, 2},
+    {"_augmentedGP_lik_learn_params_cpp", (DL_FUNC) &_augmentedGP_lik_learn_params_cpp, 3},
     {"_augmentedGP_sparse_cavi_cpp", (DL_FUNC) &_augmentedGP_sparse_cavi_cpp, 12},
     {"_augmentedGP_sparse_profile_cpp", (DL_FUNC) &_augmentedGP_sparse_profile_cpp, 15},
     {"_augmentedGP_sparse_obj_cpp", (DL_FUNC) &_augmentedGP_sparse_obj_cpp, 13},

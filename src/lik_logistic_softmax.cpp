@@ -41,41 +41,94 @@ namespace {
 class LogisticSoftmax : public Likelihood {
  public:
   LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta)
-      : Y_(Y), bij_(bijective), theta_(theta) {
+      : Y_(Y), bij_(bijective) {
     const int K = static_cast<int>(Y.cols());
     if (K < 2) throw std::invalid_argument("Y needs at least 2 columns (classes)");
-    if (static_cast<int>(theta.size()) != K)
-      throw std::invalid_argument("theta must have one weight per class (ncol(Y))");
-    for (double t : theta)
-      if (!(t > 0) || !std::isfinite(t)) throw std::invalid_argument("theta must be positive and finite");
     for (int i = 0; i < Y.rows(); ++i)
       for (int k = 0; k < K; ++k)
         if (!(Y(i, k) >= 0) || !std::isfinite(Y(i, k)))
           throw std::invalid_argument("Y must hold finite non-negative counts");
     q_ = bij_ ? K - 1 : K;
-    const double sC = sigmoid(kC);
-    T_ = bij_ ? theta_[K - 1] * sC : 0.0;
-    for (int j = 0; j < q_; ++j) T_ += theta_[j];
-    fixed_ = bij_ ? theta_[K - 1] * sC : 0.0;  // the non-latent part of Z
-    logp_.resize(q_);
-    for (int j = 0; j < q_; ++j) logp_[j] = std::log(theta_[j] / T_);
     const int n = static_cast<int>(Y.rows());
     N_.assign(n, 0.0);
-    const_.assign(n, 0.0);
-    for (int i = 0; i < n; ++i) {
-      double s = 0.0;
-      for (int k = 0; k < K; ++k) {
-        N_[i] += Y(i, k);
-        if (Y(i, k) > 0) s += Y(i, k) * std::log(theta_[k]);
-      }
-      if (bij_ && Y(i, K - 1) > 0) s += Y(i, K - 1) * log_sigmoid(kC);
-      const_[i] = s - N_[i] * std::log(T_);
-    }
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < K; ++k) N_[i] += Y(i, k);
+    set_theta(theta);
   }
 
   int n_obs() const override { return static_cast<int>(Y_.rows()); }
   int n_latent() const override { return q_; }
   int n_response() const override { return static_cast<int>(Y_.cols()); }
+
+  std::map<std::string, Eigen::MatrixXd> params() const override {
+    return {{"theta", Eigen::Map<const Eigen::VectorXd>(theta_.data(), theta_.size())}};
+  }
+
+  // The class weights maximising the local ELBO with q(f) fixed. With a_ik = 1 -
+  // sigma~_ik for the latent classes and a_iK = sigma(C) for the bijective version's
+  // fixed class, the theta-dependent part of elbo_local is
+  //   F(phi) = sum_k Y_.k phi_k - sum_i N_i log z_i,  z_i = sum_k e^(phi_k) a_ik,
+  // phi = log theta: concave, invariant to phi + c 1 (sum_k Y_.k = sum_i N_i). Newton
+  // steps with g_k = Y_.k - sum_i N_i p_ik, -H = sum_i N_i (diag(p_i) - p_i p_i'),
+  // p_ik = theta_k a_ik / z_i, solved with 1 1' / K added (the gradient is orthogonal
+  // to 1), and halved until F rises; phi stays within 30 of its start. The weights are
+  // returned with geometric mean 1.
+  double learn_params(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) override {
+    const int n = n_obs(), K = n_response();
+    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(n, K);
+    std::vector<double> st(q_);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < q_; ++j) A(i, j) = one_minus_sigma_tilde(m(i, j), v(i, j));
+      if (bij_) A(i, K - 1) = sigmoid(kC);
+    }
+    const Eigen::VectorXd ysum = Y_.colwise().sum().transpose();
+    auto objective = [&](const Eigen::VectorXd& phi) {
+      const Eigen::VectorXd th = phi.array().exp();
+      double F = ysum.dot(phi);
+      for (int i = 0; i < n; ++i)
+        if (N_[i] > 0) F -= N_[i] * std::log(A.row(i).dot(th));
+      return F;
+    };
+    Eigen::VectorXd phi(K);
+    for (int k = 0; k < K; ++k) phi[k] = std::log(theta_[k]);
+    phi.array() -= phi.mean();
+    const Eigen::VectorXd phi0 = phi;
+    const double F0 = objective(phi);
+    double F = F0;
+    for (int it = 0; it < 100; ++it) {
+      const Eigen::VectorXd th = phi.array().exp();
+      Eigen::VectorXd g = ysum;
+      Eigen::MatrixXd negH = Eigen::MatrixXd::Constant(K, K, 1.0 / K);
+      for (int i = 0; i < n; ++i) {
+        if (!(N_[i] > 0)) continue;
+        const Eigen::VectorXd p = (A.row(i).transpose().array() * th.array()) / A.row(i).dot(th);
+        g -= N_[i] * p;
+        negH.diagonal() += N_[i] * p;
+        negH.noalias() -= N_[i] * p * p.transpose();
+      }
+      if (g.cwiseAbs().maxCoeff() <= 1e-10 * std::max(1.0, ysum.sum())) break;
+      const Eigen::VectorXd d = negH.ldlt().solve(g);
+      double t = 1.0;
+      bool moved = false;
+      for (int h = 0; h < 40; ++h, t *= 0.5) {
+        Eigen::VectorXd cand = phi + t * d;
+        cand = cand.array().max(phi0.array() - 30.0).min(phi0.array() + 30.0).matrix();
+        cand.array() -= cand.mean();
+        const double Fc = objective(cand);
+        if (std::isfinite(Fc) && Fc > F) {
+          phi = cand;
+          F = Fc;
+          moved = true;
+          break;
+        }
+      }
+      if (!moved) break;
+    }
+    std::vector<double> th(K);
+    for (int k = 0; k < K; ++k) th[k] = std::exp(phi[k]);
+    set_theta(th);
+    return F - F0;
+  }
 
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
@@ -185,6 +238,38 @@ class LogisticSoftmax : public Likelihood {
  private:
   static constexpr double kC = 0.0;  // the bijective version's fixed latent
 
+  // The weights and everything derived from them: T = the fixed class's part of Z plus
+  // the latent classes' weights, and the per-row constants of the local ELBO.
+  void set_theta(const std::vector<double>& theta) {
+    const int K = static_cast<int>(Y_.cols());
+    if (static_cast<int>(theta.size()) != K)
+      throw std::invalid_argument("theta must have one weight per class (ncol(Y))");
+    for (double t : theta)
+      if (!(t > 0) || !std::isfinite(t)) throw std::invalid_argument("theta must be positive and finite");
+    theta_ = theta;
+    const double sC = sigmoid(kC);
+    fixed_ = bij_ ? theta_[K - 1] * sC : 0.0;  // the non-latent part of Z
+    T_ = fixed_;
+    for (int j = 0; j < q_; ++j) T_ += theta_[j];
+    const int n = static_cast<int>(Y_.rows());
+    const_.assign(n, 0.0);
+    for (int i = 0; i < n; ++i) {
+      double s = 0.0;
+      for (int k = 0; k < K; ++k)
+        if (Y_(i, k) > 0) s += Y_(i, k) * std::log(theta_[k]);
+      if (bij_ && Y_(i, K - 1) > 0) s += Y_(i, K - 1) * log_sigmoid(kC);
+      const_[i] = s - N_[i] * std::log(T_);
+    }
+  }
+
+  // 1 - sigma~ = (-expm1(-(m + c)/2) + e^(-c)) / (1 + e^(-c)), c^2 = m^2 + v, with
+  // m + c >= 0: formed without cancellation.
+  static double one_minus_sigma_tilde(double mm, double v) {
+    const double c = std::sqrt(mm * mm + v);
+    const double ec = std::exp(-c);
+    return (-std::expm1(-0.5 * std::max(mm + c, 0.0)) + ec) / (1.0 + ec);
+  }
+
   // For row i: st[j] = sigma~_ij and the return value T * p0q
   // = fixed + sum_j theta_j (1 - sigma~_ij), each term formed without cancellation.
   double row_q(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, int i, double* st) const {
@@ -193,10 +278,7 @@ class LogisticSoftmax : public Likelihood {
       const double mm = m(i, j);
       const double c = std::sqrt(mm * mm + v(i, j));
       st[j] = std::exp(-0.5 * mm - pg::LOG2 - pg::log_cosh(0.5 * c));
-      // 1 - sigma~ = (-expm1(-(m + c)/2) + e^(-c)) / (1 + e^(-c)), with m + c >= 0.
-      const double ec = std::exp(-c);
-      const double one_minus = (-std::expm1(-0.5 * std::max(mm + c, 0.0)) + ec) / (1.0 + ec);
-      z += theta_[j] * one_minus;
+      z += theta_[j] * one_minus_sigma_tilde(mm, v(i, j));
     }
     return z;
   }
@@ -206,7 +288,7 @@ class LogisticSoftmax : public Likelihood {
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
-  std::vector<double> logp_, N_, const_;
+  std::vector<double> N_, const_;
 };
 
 }  // namespace

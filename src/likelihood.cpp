@@ -9,6 +9,11 @@
 
 namespace augp {
 
+// The factories, each defined in its likelihood's file.
+std::unique_ptr<Likelihood> make_bernoulli(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_stick_breaking(const LikSpec& spec);
+
 namespace {
 
 // The registry: one line per likelihood type.

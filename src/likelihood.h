@@ -69,6 +69,15 @@ class Likelihood {
   virtual Eigen::MatrixXd simulate(const Eigen::MatrixXd& f, const Eigen::VectorXd& size,
                                    Rng& rng) const = 0;
 
+  // Parameters of the likelihood that the ELBO can learn (class weights, dispersion,
+  // noise scale, ...), by the names of their spec fields; none by default.
+  virtual std::map<std::string, Eigen::MatrixXd> params() const { return {}; }
+
+  // Sets the learned parameters to the maximiser of elbo_local(m, v) with q(f) fixed
+  // (q(aux) at its optimum for every value), starting from the current ones; never
+  // lowers elbo_local. Returns the gain in elbo_local (0 without parameters).
+  virtual double learn_params(const Eigen::MatrixXd&, const Eigen::MatrixXd&) { return 0.0; }
+
   // Summary of response_mean(f) when the f_ij ~ N(m_ij, v_ij) independently (r x q).
   // The default averages over f_t = m + sqrt(v) Z_t for the S rows of Z (S x q
   // standard normals, the same for every point), with sample quantiles (R's type 7)
@@ -102,17 +111,13 @@ struct LikSpec {
 
 using LikFactory = std::unique_ptr<Likelihood> (*)(const LikSpec&);
 
-// The one likelihood registry: the factory registered for spec.type (see
-// likelihood.cpp for the table). Throws std::invalid_argument for unknown types.
+// The one likelihood registry: the factory registered for spec.type (see the table
+// in likelihood.cpp: one line per likelihood, each factory defined in its lik_*.cpp
+// file). Throws std::invalid_argument for unknown types.
 std::unique_ptr<Likelihood> make_likelihood(const LikSpec& spec);
 
 // Adds a factory under `type` (used by the test-only likelihoods); returns true.
 bool register_likelihood(const std::string& type, LikFactory factory);
-
-// The factories of the likelihoods (one per lik_*.cpp file).
-std::unique_ptr<Likelihood> make_bernoulli(const LikSpec& spec);
-std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec);
-std::unique_ptr<Likelihood> make_stick_breaking(const LikSpec& spec);
 
 // Binomial(n, p) for a whole number n >= 0: exact, O(log n) Beta splits for large n.
 double draw_binomial(double n, double p, Rng& rng);

@@ -145,3 +145,21 @@ Eigen::MatrixXd lik_loglik_obs_cpp(List lik, NumericVector draws) {
     Rcpp::stop(e.what());
   }
 }
+
+// The likelihood's learned parameters at their optimum given q(f) (m, v: n x q at the
+// likelihood's own observations): the gain in the local ELBO and the parameters by
+// their spec names.
+// [[Rcpp::export(name = ".lik_learn_params_cpp")]]
+List lik_learn_params_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
+    if (m.rows() != L->n_obs() || m.cols() != L->n_latent() || v.rows() != m.rows() || v.cols() != m.cols())
+      throw std::invalid_argument("m and v must be n x q at the likelihood's observations");
+    const double gain = L->learn_params(m, v);
+    List par;
+    for (const auto& p : L->params()) par[p.first] = Rcpp::wrap(Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(p.second.data(), p.second.size())));
+    return List::create(Rcpp::Named("gain") = gain, Rcpp::Named("params") = par);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
