@@ -1,8 +1,13 @@
-// Kernel matrices and their derivatives with respect to log parameters.
+// Kernel matrices, diagonals and their derivatives in the log parameters and the inputs.
+//
+// Layout: stationary profiles, the leaf families (stationary, linear, periodic), the
+// registry of leaf kernels keyed by KernelCode, the postfix walker, and the public
+// functions built from them.
 #include "kernel.h"
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace augp {
 
@@ -12,35 +17,60 @@ constexpr double PI = 3.141592653589793238462643383279502884;
 const double SQRT3 = std::sqrt(3.0);
 const double SQRT5 = std::sqrt(5.0);
 
-// Unit-variance stationary profiles: kappa(r) and g(r) = -kappa'(r) / r.
-// g multiplies delta_d^2 / l_d^2 <= r^2 in the lengthscale gradient, so the
-// value used at r = 0 only needs to make that product vanish or be finite.
-inline double st_kappa(int code, double r) {
-  switch (code) {
-    case K_SE: return std::exp(-0.5 * r * r);
-    case K_MATERN12: return std::exp(-r);
-    case K_MATERN32: return (1.0 + SQRT3 * r) * std::exp(-SQRT3 * r);
-    case K_MATERN52: return (1.0 + SQRT5 * r + 5.0 * r * r / 3.0) * std::exp(-SQRT5 * r);
-    default: return 0.0;
-  }
-}
+// ---- stationary profiles ---------------------------------------------------
+//
+// A stationary leaf is v kappa(r) with r^2 = sum_d t_d^2, t_d = (x_d - y_d) / l_d. Its
+// profile maps r^2 to kappa(r) (kappa(0) = 1) and g(r) = -kappa'(r) / r, from which
+//   d kappa / d log l_d = g(r) t_d^2,   d kappa / d y_d = g(r) (x_d - y_d) / l_d^2.
+// Profiles take r^2, so those that need no r (SE) take no square root. g multiplies
+// t_d^2 <= r^2 or x_d - y_d, both zero at r = 0, so g(0) only has to be finite.
 
-inline double st_g(int code, double r) {
-  switch (code) {
-    case K_SE: return std::exp(-0.5 * r * r);
-    case K_MATERN12: return r > 0 ? std::exp(-r) / r : 0.0;
-    case K_MATERN32: return 3.0 * std::exp(-SQRT3 * r);
-    case K_MATERN52: return (5.0 / 3.0) * (1.0 + SQRT5 * r) * std::exp(-SQRT5 * r);
-    default: return 0.0;
-  }
-}
-
-inline bool is_stationary(int code) { return code >= K_SE && code <= K_MATERN52; }
-
-struct Value {
-  Eigen::MatrixXd K;
-  std::vector<Eigen::MatrixXd> G;
+struct Profile {
+  double kappa, g;
 };
+
+inline Profile prof_se(double r2) {
+  const double k = std::exp(-0.5 * r2);
+  return {k, k};
+}
+
+inline Profile prof_matern12(double r2) {
+  const double r = std::sqrt(r2);
+  const double e = std::exp(-r);
+  return {e, r > 0 ? e / r : 0.0};
+}
+
+inline Profile prof_matern32(double r2) {
+  const double r = std::sqrt(r2);
+  const double e = std::exp(-SQRT3 * r);
+  return {(1.0 + SQRT3 * r) * e, 3.0 * e};
+}
+
+inline Profile prof_matern52(double r2) {
+  const double r = std::sqrt(r2);
+  const double e = std::exp(-SQRT5 * r);
+  return {(1.0 + SQRT5 * r + 5.0 * r * r / 3.0) * e, (5.0 / 3.0) * (1.0 + SQRT5 * r) * e};
+}
+
+// ---- shared pieces -----------------------------------------------------------
+
+// One leaf of the program: its code, number of lengthscales, the offset of its first
+// parameter in theta and a pointer to its parameters (log variance, log lengthscale(s),
+// then the family's extra parameters).
+struct Leaf {
+  int code, nls, pos;
+  const double* th;
+};
+
+// A value (matrix or vector) and a list of derivatives of it.
+template <class T>
+struct Val {
+  T K;
+  std::vector<T> G;
+};
+
+using MatVal = Val<Eigen::MatrixXd>;
+using VecVal = Val<Eigen::VectorXd>;
 
 // Per-dimension inverse lengthscales (a single lengthscale is shared by all d).
 Eigen::VectorXd inv_lengthscales(const double* logl, int nls, int d) {
@@ -65,291 +95,470 @@ inline double scaled_sq_dist(const Eigen::MatrixXd& x, int i, const Eigen::Matri
   return s;
 }
 
-void leaf_stationary(int code, const double* th, int nls, const Eigen::MatrixXd& x,
-                     const Eigen::MatrixXd& y, bool sym, bool want_grad, Value& out) {
-  const int n = x.rows(), m = y.rows(), d = x.cols();
-  const double v = std::exp(th[0]);
-  const Eigen::VectorXd il = inv_lengthscales(th + 1, nls, d);
-  out.K.resize(n, m);
-  Eigen::MatrixXd gmat;
-  if (want_grad) gmat.resize(n, m);
-  // sym (y is x): the lower triangle, mirrored (half the kernel evaluations).
-  for (int j = 0; j < m; ++j) {
-    for (int i = sym ? j : 0; i < n; ++i) {
-      const double r2 = scaled_sq_dist(x, i, y, j, il);
-      const double kij = code == K_SE ? std::exp(-0.5 * r2) : st_kappa(code, std::sqrt(r2));
-      out.K(i, j) = v * kij;
-      if (want_grad) gmat(i, j) = code == K_SE ? v * kij : v * st_g(code, std::sqrt(r2));
-      if (sym && i != j) {
-        out.K(j, i) = out.K(i, j);
-        if (want_grad) gmat(j, i) = gmat(i, j);
+// ---- leaf families -----------------------------------------------------------
+//
+// Every family provides, for one leaf:
+//   extra                    number of parameters after the lengthscales;
+//   eval(L, x, y, sym, g, v) K(x, y) and (g) its log-parameter derivatives; sym: y is x;
+//   input(L, x, z, g, v)     K(x, z) and (g) dK / dz_c for every input column c;
+//   diag(L, x, g, v)         k(x_i, x_i) and (g) its log-parameter derivatives;
+//   contract(L, x, M, out)   out_j = sum(M o dK / d theta_j) for its parameters.
+
+// Linear and periodic leaves contract their explicit derivative matrices.
+template <class F>
+void contract_explicit(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& M,
+                       double* out) {
+  MatVal v;
+  F::eval(L, x, x, true, true, v);
+  for (std::size_t j = 0; j < v.G.size(); ++j) out[j] = M.cwiseProduct(v.G[j]).sum();
+}
+
+template <Profile (*P)(double)>
+struct Stationary {
+  static constexpr int extra = 0;
+
+  static void eval(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& y, bool sym,
+                   bool want_grad, MatVal& out) {
+    const int n = x.rows(), m = y.rows(), d = x.cols();
+    const double v = std::exp(L.th[0]);
+    const Eigen::VectorXd il = inv_lengthscales(L.th + 1, L.nls, d);
+    out.K.resize(n, m);
+    Eigen::MatrixXd gmat;
+    if (want_grad) gmat.resize(n, m);
+    // sym (y is x): the lower triangle, mirrored (half the kernel evaluations).
+    for (int j = 0; j < m; ++j) {
+      for (int i = sym ? j : 0; i < n; ++i) {
+        const Profile p = P(scaled_sq_dist(x, i, y, j, il));
+        out.K(i, j) = v * p.kappa;
+        if (want_grad) gmat(i, j) = v * p.g;
+        if (sym && i != j) {
+          out.K(j, i) = out.K(i, j);
+          if (want_grad) gmat(j, i) = gmat(i, j);
+        }
       }
     }
-  }
-  if (!want_grad) return;
-  out.G.push_back(out.K);  // d/d log variance
-  if (nls == 1) {
-    Eigen::MatrixXd g(n, m);
-    for (int j = 0; j < m; ++j)
-      for (int i = 0; i < n; ++i) g(i, j) = gmat(i, j) * scaled_sq_dist(x, i, y, j, il);
-    out.G.push_back(g);
-  } else {
-    for (int k = 0; k < d; ++k) {
+    if (!want_grad) return;
+    out.G.push_back(out.K);  // d/d log variance
+    if (L.nls == 1) {
       Eigen::MatrixXd g(n, m);
       for (int j = 0; j < m; ++j)
-        for (int i = 0; i < n; ++i) {
-          const double t = (x(i, k) - y(j, k)) * il[k];
-          g(i, j) = gmat(i, j) * t * t;
+        for (int i = 0; i < n; ++i) g(i, j) = gmat(i, j) * scaled_sq_dist(x, i, y, j, il);
+      out.G.push_back(std::move(g));
+    } else {
+      for (int k = 0; k < d; ++k) {
+        Eigen::MatrixXd g(n, m);
+        for (int j = 0; j < m; ++j)
+          for (int i = 0; i < n; ++i) {
+            const double t = (x(i, k) - y(j, k)) * il[k];
+            g(i, j) = gmat(i, j) * t * t;
+          }
+        out.G.push_back(std::move(g));
+      }
+    }
+  }
+
+  static void input(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& z,
+                    bool want_grad, MatVal& out) {
+    const int n = x.rows(), m = z.rows(), d = x.cols();
+    const double v = std::exp(L.th[0]);
+    const Eigen::VectorXd il = inv_lengthscales(L.th + 1, L.nls, d);
+    const Eigen::VectorXd w = il.array().square();
+    out.K.resize(n, m);
+    if (want_grad) out.G.assign(d, Eigen::MatrixXd(n, m));
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i < n; ++i) {
+        const Profile p = P(scaled_sq_dist(x, i, z, j, il));
+        out.K(i, j) = v * p.kappa;
+        if (want_grad) {
+          const double g = v * p.g;
+          for (int k = 0; k < d; ++k) out.G[k](i, j) = g * (x(i, k) - z(j, k)) * w[k];
         }
-      out.G.push_back(g);
-    }
-  }
-}
-
-void leaf_linear(const double* th, int nls, const Eigen::MatrixXd& x, const Eigen::MatrixXd& y,
-                 bool want_grad, Value& out) {
-  const int d = x.cols();
-  const double v = std::exp(th[0]);
-  const Eigen::VectorXd il = inv_lengthscales(th + 1, nls, d);
-  const Eigen::VectorXd w = il.array().square();
-  out.K = v * (x * w.asDiagonal() * y.transpose());
-  if (!want_grad) return;
-  out.G.push_back(out.K);
-  if (nls == 1) {
-    out.G.push_back(-2.0 * out.K);
-  } else {
-    for (int k = 0; k < d; ++k)
-      out.G.push_back(-2.0 * v * w[k] * (x.col(k) * y.col(k).transpose()));
-  }
-}
-
-void leaf_periodic(const double* th, int nls, const Eigen::MatrixXd& x, const Eigen::MatrixXd& y,
-                   bool want_grad, Value& out) {
-  const int n = x.rows(), m = y.rows(), d = x.cols();
-  const double v = std::exp(th[0]);
-  const Eigen::VectorXd il = inv_lengthscales(th + 1, nls, d);
-  const double p = std::exp(th[1 + nls]);
-  out.K.resize(n, m);
-  for (int j = 0; j < m; ++j)
-    for (int i = 0; i < n; ++i) {
-      double s = 0.0;
-      for (int k = 0; k < d; ++k) {
-        const double sn = std::sin(PI * (x(i, k) - y(j, k)) / p) * il[k];
-        s += sn * sn;
       }
-      out.K(i, j) = v * std::exp(-2.0 * s);
+  }
+
+  static void diag(const Leaf& L, const Eigen::MatrixXd& x, bool want_grad, VecVal& out) {
+    const int n = x.rows();
+    inv_lengthscales(L.th + 1, L.nls, x.cols());  // validates the layout
+    out.K = Eigen::VectorXd::Constant(n, std::exp(L.th[0]) * P(0.0).kappa);
+    if (!want_grad) return;
+    out.G.push_back(out.K);
+    for (int k = 0; k < L.nls; ++k) out.G.push_back(Eigen::VectorXd::Zero(n));
+  }
+
+  // One pass over the pairs i < k (the derivative matrices are symmetric, so only
+  // S = M + M' matters off the diagonal).
+  static void contract(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& M,
+                       double* out) {
+    const int n = x.rows(), d = x.cols();
+    const double v = std::exp(L.th[0]);
+    const Eigen::VectorXd il = inv_lengthscales(L.th + 1, L.nls, d);
+    const bool ard = L.nls != 1;
+    double g_var = v * P(0.0).kappa * M.diagonal().sum();
+    double g_iso = 0.0;
+    Eigen::MatrixXd H;
+    Eigen::VectorXd rs;
+    if (ard) {
+      H = Eigen::MatrixXd::Zero(n, n);
+      rs = Eigen::VectorXd::Zero(n);
     }
-  if (!want_grad) return;
-  out.G.push_back(out.K);
-  const int nl = (nls == 1) ? 1 : d;
-  std::vector<Eigen::MatrixXd> gl(nl, Eigen::MatrixXd::Zero(n, m));
-  Eigen::MatrixXd gp = Eigen::MatrixXd::Zero(n, m);
-  for (int j = 0; j < m; ++j)
-    for (int i = 0; i < n; ++i) {
-      const double kij = out.K(i, j);
-      for (int k = 0; k < d; ++k) {
-        const double delta = x(i, k) - y(j, k);
-        const double sn = std::sin(PI * delta / p);
-        const double il2 = il[k] * il[k];
-        gl[nls == 1 ? 0 : k](i, j) += kij * 4.0 * sn * sn * il2;
-        gp(i, j) += kij * 2.0 * PI * delta * std::sin(2.0 * PI * delta / p) * il2 / p;
+    for (int k = 0; k < n; ++k) {
+      for (int i = k + 1; i < n; ++i) {
+        const double r2 = scaled_sq_dist(x, i, x, k, il);
+        const Profile p = P(r2);
+        const double sik = M(i, k) + M(k, i);
+        g_var += sik * v * p.kappa;
+        const double h = sik * v * p.g;
+        if (ard) {
+          H(i, k) = 0.5 * h;
+          rs[i] += 0.5 * h;
+          rs[k] += 0.5 * h;
+        } else {
+          g_iso += h * r2;
+        }
       }
     }
-  for (int k = 0; k < nl; ++k) out.G.push_back(gl[k]);
-  out.G.push_back(gp);
+    out[0] = g_var;
+    if (!ard) {
+      out[1] = g_iso;
+      return;
+    }
+    // sum_ik H_ik (x_i - x_k)^2 = 2 (sum_i x_i^2 rs_i - x' H x) for symmetric H, zero diagonal.
+    const Eigen::MatrixXd HX = H.selfadjointView<Eigen::Lower>() * x;
+    for (int c = 0; c < d; ++c) {
+      const double quad = x.col(c).dot(HX.col(c));
+      const double lin = x.col(c).cwiseProduct(x.col(c)).dot(rs);
+      out[1 + c] = 2.0 * il[c] * il[c] * (lin - quad);
+    }
+  }
+};
+
+// v sum_d x_d y_d / l_d^2.
+struct Linear {
+  static constexpr int extra = 0;
+
+  static void eval(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& y, bool,
+                   bool want_grad, MatVal& out) {
+    const int d = x.cols();
+    const double v = std::exp(L.th[0]);
+    const Eigen::VectorXd il = inv_lengthscales(L.th + 1, L.nls, d);
+    const Eigen::VectorXd w = il.array().square();
+    out.K = v * (x * w.asDiagonal() * y.transpose());
+    if (!want_grad) return;
+    out.G.push_back(out.K);
+    if (L.nls == 1) {
+      out.G.push_back(-2.0 * out.K);
+    } else {
+      for (int k = 0; k < d; ++k)
+        out.G.push_back(-2.0 * v * w[k] * (x.col(k) * y.col(k).transpose()));
+    }
+  }
+
+  static void input(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& z,
+                    bool want_grad, MatVal& out) {
+    const int m = z.rows(), d = x.cols();
+    const double v = std::exp(L.th[0]);
+    const Eigen::VectorXd il = inv_lengthscales(L.th + 1, L.nls, d);
+    const Eigen::VectorXd w = il.array().square();
+    out.K = v * (x * w.asDiagonal() * z.transpose());
+    if (!want_grad) return;
+    for (int k = 0; k < d; ++k) out.G.push_back((v * w[k] * x.col(k)).replicate(1, m));
+  }
+
+  static void diag(const Leaf& L, const Eigen::MatrixXd& x, bool want_grad, VecVal& out) {
+    const int d = x.cols();
+    const double v = std::exp(L.th[0]);
+    const Eigen::VectorXd il = inv_lengthscales(L.th + 1, L.nls, d);
+    const Eigen::VectorXd w = il.array().square();
+    out.K = v * (x.array().square().matrix() * w);
+    if (!want_grad) return;
+    out.G.push_back(out.K);
+    if (L.nls == 1) {
+      out.G.push_back(-2.0 * out.K);
+    } else {
+      for (int k = 0; k < d; ++k)
+        out.G.push_back(-2.0 * v * w[k] * x.col(k).array().square().matrix());
+    }
+  }
+
+  static void contract(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& M,
+                       double* out) {
+    contract_explicit<Linear>(L, x, M, out);
+  }
+};
+
+// v exp(-2 sum_d sin^2(pi (x_d - y_d) / p) / l_d^2); the log period follows the lengthscales.
+struct Periodic {
+  static constexpr int extra = 1;
+
+  static void eval(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& y, bool,
+                   bool want_grad, MatVal& out) {
+    const int n = x.rows(), m = y.rows(), d = x.cols(), nls = L.nls;
+    const double v = std::exp(L.th[0]);
+    const Eigen::VectorXd il = inv_lengthscales(L.th + 1, nls, d);
+    const double p = std::exp(L.th[1 + nls]);
+    out.K.resize(n, m);
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i < n; ++i) {
+        double s = 0.0;
+        for (int k = 0; k < d; ++k) {
+          const double sn = std::sin(PI * (x(i, k) - y(j, k)) / p) * il[k];
+          s += sn * sn;
+        }
+        out.K(i, j) = v * std::exp(-2.0 * s);
+      }
+    if (!want_grad) return;
+    out.G.push_back(out.K);
+    const int nl = (nls == 1) ? 1 : d;
+    std::vector<Eigen::MatrixXd> gl(nl, Eigen::MatrixXd::Zero(n, m));
+    Eigen::MatrixXd gp = Eigen::MatrixXd::Zero(n, m);
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i < n; ++i) {
+        const double kij = out.K(i, j);
+        for (int k = 0; k < d; ++k) {
+          const double delta = x(i, k) - y(j, k);
+          const double sn = std::sin(PI * delta / p);
+          const double il2 = il[k] * il[k];
+          gl[nls == 1 ? 0 : k](i, j) += kij * 4.0 * sn * sn * il2;
+          gp(i, j) += kij * 2.0 * PI * delta * std::sin(2.0 * PI * delta / p) * il2 / p;
+        }
+      }
+    for (int k = 0; k < nl; ++k) out.G.push_back(std::move(gl[k]));
+    out.G.push_back(std::move(gp));
+  }
+
+  static void input(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& z,
+                    bool want_grad, MatVal& out) {
+    const int n = x.rows(), m = z.rows(), d = x.cols(), nls = L.nls;
+    const double v = std::exp(L.th[0]);
+    const Eigen::VectorXd il = inv_lengthscales(L.th + 1, nls, d);
+    const Eigen::VectorXd w = il.array().square();
+    const double p = std::exp(L.th[1 + nls]);
+    out.K.resize(n, m);
+    if (want_grad) out.G.assign(d, Eigen::MatrixXd(n, m));
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i < n; ++i) {
+        double s = 0.0;
+        for (int k = 0; k < d; ++k) {
+          const double sn = std::sin(PI * (x(i, k) - z(j, k)) / p) * il[k];
+          s += sn * sn;
+        }
+        const double kij = v * std::exp(-2.0 * s);
+        out.K(i, j) = kij;
+        if (want_grad)
+          for (int k = 0; k < d; ++k)
+            out.G[k](i, j) = kij * 2.0 * PI * w[k] * std::sin(2.0 * PI * (x(i, k) - z(j, k)) / p) / p;
+      }
+  }
+
+  static void diag(const Leaf& L, const Eigen::MatrixXd& x, bool want_grad, VecVal& out) {
+    const int n = x.rows();
+    inv_lengthscales(L.th + 1, L.nls, x.cols());  // validates the layout
+    out.K = Eigen::VectorXd::Constant(n, std::exp(L.th[0]));
+    if (!want_grad) return;
+    out.G.push_back(out.K);
+    for (int k = 0; k < L.nls + extra; ++k) out.G.push_back(Eigen::VectorXd::Zero(n));
+  }
+
+  static void contract(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& M,
+                       double* out) {
+    contract_explicit<Periodic>(L, x, M, out);
+  }
+};
+
+// ---- registry ------------------------------------------------------------------
+
+template <int Code, class Family>
+struct Entry {
+  static constexpr int code = Code;
+  using type = Family;
+};
+
+template <class... E>
+struct Registry {};
+
+// The leaf kernels, keyed by code. A stationary kernel is its profile plus one line here.
+using Leaves = Registry<Entry<K_SE, Stationary<prof_se>>,
+                        Entry<K_MATERN12, Stationary<prof_matern12>>,
+                        Entry<K_MATERN32, Stationary<prof_matern32>>,
+                        Entry<K_MATERN52, Stationary<prof_matern52>>,
+                        Entry<K_LINEAR, Linear>,
+                        Entry<K_PERIODIC, Periodic>>;
+
+// Calls f(Family()) for the family registered under code; false if there is none.
+template <class F>
+bool dispatch(int, F&, Registry<>) {
+  return false;
 }
 
-Value run(const KernelSpec& spec, const Eigen::MatrixXd& x, const Eigen::MatrixXd& y,
-          bool want_grad) {
-  if (x.cols() != y.cols()) throw std::invalid_argument("x and y have different numbers of columns");
+template <class F, class E, class... Rest>
+bool dispatch(int code, F& f, Registry<E, Rest...>) {
+  if (code == E::code) {
+    f(typename E::type());
+    return true;
+  }
+  return dispatch(code, f, Registry<Rest...>());
+}
+
+template <class F>
+void with_leaf(int code, F&& f) {
+  if (!dispatch(code, f, Leaves()))
+    throw std::invalid_argument("unknown kernel code " + std::to_string(code));
+}
+
+// ---- the postfix walker --------------------------------------------------------
+
+// Validates the program and calls leaf(const Leaf&) for every leaf and
+// combine(is_sum) for every operator, in program order.
+template <class LeafFn, class CombineFn>
+void walk(const KernelSpec& spec, LeafFn&& leaf, CombineFn&& combine) {
   if (spec.code.size() != spec.nls.size()) throw std::invalid_argument("malformed kernel spec");
-  std::vector<Value> stack;
   std::size_t pos = 0;
-  const bool sym = &x == &y || (x.rows() == y.rows() && x == y);
+  int depth = 0;
   for (std::size_t node = 0; node < spec.code.size(); ++node) {
     const int code = spec.code[node];
     if (code == K_SUM || code == K_PROD) {
-      if (stack.size() < 2) throw std::invalid_argument("malformed kernel spec");
-      Value b = std::move(stack.back());
-      stack.pop_back();
-      Value a = std::move(stack.back());
-      stack.pop_back();
-      Value c;
-      if (code == K_SUM) {
-        c.K = a.K + b.K;
-        if (want_grad) {
-          for (auto& g : a.G) c.G.push_back(std::move(g));
-          for (auto& g : b.G) c.G.push_back(std::move(g));
-        }
-      } else {
-        c.K = a.K.cwiseProduct(b.K);
-        if (want_grad) {
-          for (auto& g : a.G) c.G.push_back(g.cwiseProduct(b.K));
-          for (auto& g : b.G) c.G.push_back(g.cwiseProduct(a.K));
-        }
-      }
-      stack.push_back(std::move(c));
+      if (depth < 2) throw std::invalid_argument("malformed kernel spec");
+      combine(code == K_SUM);
+      --depth;
       continue;
     }
     const int nls = spec.nls[node];
-    const int np = 1 + nls + (code == K_PERIODIC ? 1 : 0);
+    int extra = 0;
+    with_leaf(code, [&](auto fam) { extra = decltype(fam)::extra; });
+    const std::size_t np = 1 + nls + extra;
     if (nls < 1 || pos + np > spec.theta.size()) throw std::invalid_argument("malformed kernel spec");
-    const double* th = spec.theta.data() + pos;
+    leaf(Leaf{code, nls, static_cast<int>(pos), spec.theta.data() + pos});
     pos += np;
-    Value v;
-    if (is_stationary(code)) {
-      leaf_stationary(code, th, nls, x, y, sym, want_grad, v);
-    } else if (code == K_LINEAR) {
-      leaf_linear(th, nls, x, y, want_grad, v);
-    } else if (code == K_PERIODIC) {
-      leaf_periodic(th, nls, x, y, want_grad, v);
-    } else {
-      throw std::invalid_argument("unknown kernel code " + std::to_string(code));
-    }
-    stack.push_back(std::move(v));
+    ++depth;
   }
-  if (stack.size() != 1 || pos != spec.theta.size())
-    throw std::invalid_argument("malformed kernel spec");
-  return std::move(stack.back());
+  if (depth != 1 || pos != spec.theta.size()) throw std::invalid_argument("malformed kernel spec");
 }
 
-// ---- gradient contraction -------------------------------------------------
+// Evaluates the program on a stack of values: leaf(const Leaf&, Val<T>&) fills a leaf's
+// value, combine(a, b, is_sum) joins the two top ones.
+template <class T, class LeafFn, class CombineFn>
+Val<T> fold(const KernelSpec& spec, LeafFn&& leaf, CombineFn&& combine) {
+  std::vector<Val<T>> st;
+  walk(
+      spec,
+      [&](const Leaf& L) {
+        st.emplace_back();
+        leaf(L, st.back());
+      },
+      [&](bool is_sum) {
+        Val<T> b = std::move(st.back());
+        st.pop_back();
+        Val<T> a = std::move(st.back());
+        st.pop_back();
+        st.push_back(combine(std::move(a), std::move(b), is_sum));
+      });
+  return std::move(st.back());
+}
 
-// The postfix program as a tree: leaves carry their parameter offset.
+// Log-parameter derivatives: every parameter belongs to one leaf, so a sum
+// concatenates its children's derivatives and a product multiplies each by the other
+// child's value.
+template <class T>
+Val<T> combine_params(Val<T>&& a, Val<T>&& b, bool is_sum) {
+  Val<T> c;
+  if (is_sum) {
+    c.K = a.K + b.K;
+    for (auto& g : a.G) c.G.push_back(std::move(g));
+    for (auto& g : b.G) c.G.push_back(std::move(g));
+  } else {
+    c.K = a.K.cwiseProduct(b.K);
+    for (auto& g : a.G) c.G.push_back(g.cwiseProduct(b.K));
+    for (auto& g : b.G) c.G.push_back(g.cwiseProduct(a.K));
+  }
+  return c;
+}
+
+// Input derivatives: shared by all leaves; a sum adds them, a product follows the
+// product rule.
+MatVal combine_inputs(MatVal&& a, MatVal&& b, bool is_sum) {
+  MatVal c;
+  if (is_sum) {
+    c.K = a.K + b.K;
+    for (std::size_t k = 0; k < a.G.size(); ++k) c.G.push_back(a.G[k] + b.G[k]);
+  } else {
+    c.K = a.K.cwiseProduct(b.K);
+    for (std::size_t k = 0; k < a.G.size(); ++k)
+      c.G.push_back(a.G[k].cwiseProduct(b.K) + a.K.cwiseProduct(b.G[k]));
+  }
+  return c;
+}
+
+// ---- gradient contraction ------------------------------------------------------
+
+// The program as a tree: operators point to their children, leaves carry their Leaf.
 struct Node {
-  int code, nls, pos, left, right;
+  int code, left, right;
+  Leaf leaf;
 };
 
 std::vector<Node> build_tree(const KernelSpec& spec, int* root) {
-  if (spec.code.size() != spec.nls.size()) throw std::invalid_argument("malformed kernel spec");
   std::vector<Node> nodes;
   std::vector<int> stack;
-  int pos = 0;
-  for (std::size_t k = 0; k < spec.code.size(); ++k) {
-    const int code = spec.code[k];
-    Node nd{code, 0, -1, -1, -1};
-    if (code == K_SUM || code == K_PROD) {
-      if (stack.size() < 2) throw std::invalid_argument("malformed kernel spec");
-      nd.right = stack.back();
-      stack.pop_back();
-      nd.left = stack.back();
-      stack.pop_back();
-    } else {
-      nd.nls = spec.nls[k];
-      const int np = 1 + nd.nls + (code == K_PERIODIC ? 1 : 0);
-      if (nd.nls < 1 || pos + np > spec.n_params()) throw std::invalid_argument("malformed kernel spec");
-      nd.pos = pos;
-      pos += np;
-    }
-    nodes.push_back(nd);
-    stack.push_back(static_cast<int>(nodes.size()) - 1);
-  }
-  if (stack.size() != 1 || pos != spec.n_params()) throw std::invalid_argument("malformed kernel spec");
+  walk(
+      spec,
+      [&](const Leaf& L) {
+        nodes.push_back(Node{L.code, -1, -1, L});
+        stack.push_back(static_cast<int>(nodes.size()) - 1);
+      },
+      [&](bool is_sum) {
+        const int right = stack.back();
+        stack.pop_back();
+        const int left = stack.back();
+        stack.pop_back();
+        nodes.push_back(Node{is_sum ? K_SUM : K_PROD, left, right, Leaf{0, 0, 0, nullptr}});
+        stack.push_back(static_cast<int>(nodes.size()) - 1);
+      });
   *root = stack.back();
   return nodes;
 }
 
-void leaf_value(const Node& nd, const KernelSpec& spec, const Eigen::MatrixXd& x, bool want_grad,
-                Value& v) {
-  const double* th = spec.theta.data() + nd.pos;
-  if (is_stationary(nd.code)) {
-    leaf_stationary(nd.code, th, nd.nls, x, x, true, want_grad, v);
-  } else if (nd.code == K_LINEAR) {
-    leaf_linear(th, nd.nls, x, x, want_grad, v);
-  } else if (nd.code == K_PERIODIC) {
-    leaf_periodic(th, nd.nls, x, x, want_grad, v);
-  } else {
-    throw std::invalid_argument("unknown kernel code " + std::to_string(nd.code));
-  }
-}
-
-Eigen::MatrixXd tree_value(const std::vector<Node>& nodes, int k, const KernelSpec& spec,
-                           const Eigen::MatrixXd& x) {
+Eigen::MatrixXd tree_value(const std::vector<Node>& nodes, int k, const Eigen::MatrixXd& x) {
   const Node& nd = nodes[k];
-  if (nd.code == K_SUM) return tree_value(nodes, nd.left, spec, x) + tree_value(nodes, nd.right, spec, x);
+  if (nd.code == K_SUM) return tree_value(nodes, nd.left, x) + tree_value(nodes, nd.right, x);
   if (nd.code == K_PROD)
-    return tree_value(nodes, nd.left, spec, x).cwiseProduct(tree_value(nodes, nd.right, spec, x));
-  Value v;
-  leaf_value(nd, spec, x, false, v);
+    return tree_value(nodes, nd.left, x).cwiseProduct(tree_value(nodes, nd.right, x));
+  MatVal v;
+  with_leaf(nd.code, [&](auto fam) { decltype(fam)::eval(nd.leaf, x, x, true, false, v); });
   return std::move(v.K);
 }
 
-// Stationary leaf: one pass over the pairs i < k (the derivative matrices are
-// symmetric, so only S = M + M' matters off the diagonal).
-void contract_stationary(const Node& nd, const KernelSpec& spec, const Eigen::MatrixXd& x,
-                         const Eigen::MatrixXd& M, double* out) {
-  const int n = x.rows(), d = x.cols();
-  const double* th = spec.theta.data() + nd.pos;
-  const double v = std::exp(th[0]);
-  const Eigen::VectorXd il = inv_lengthscales(th + 1, nd.nls, d);
-  const bool ard = nd.nls != 1;
-  double g_var = v * M.diagonal().sum();  // kappa(0) = 1
-  double g_iso = 0.0;
-  Eigen::MatrixXd H;
-  Eigen::VectorXd rs;
-  if (ard) {
-    H = Eigen::MatrixXd::Zero(n, n);
-    rs = Eigen::VectorXd::Zero(n);
-  }
-  for (int k = 0; k < n; ++k) {
-    for (int i = k + 1; i < n; ++i) {
-      const double r2 = scaled_sq_dist(x, i, x, k, il);
-      const double r = std::sqrt(r2);
-      const double sik = M(i, k) + M(k, i);
-      g_var += sik * v * st_kappa(nd.code, r);
-      const double h = sik * v * st_g(nd.code, r);
-      if (ard) {
-        H(i, k) = 0.5 * h;
-        rs[i] += 0.5 * h;
-        rs[k] += 0.5 * h;
-      } else {
-        g_iso += h * r2;
-      }
-    }
-  }
-  out[0] = g_var;
-  if (!ard) {
-    out[1] = g_iso;
-    return;
-  }
-  // sum_ik H_ik (x_i - x_k)^2 = 2 (sum_i x_i^2 rs_i - x' H x) for symmetric H, zero diagonal.
-  const Eigen::MatrixXd HX = H.selfadjointView<Eigen::Lower>() * x;
-  for (int c = 0; c < d; ++c) {
-    const double quad = x.col(c).dot(HX.col(c));
-    const double lin = x.col(c).cwiseProduct(x.col(c)).dot(rs);
-    out[1 + c] = 2.0 * il[c] * il[c] * (lin - quad);
-  }
-}
-
-void contract_rec(const std::vector<Node>& nodes, int k, const KernelSpec& spec,
-                  const Eigen::MatrixXd& x, const Eigen::MatrixXd& M, std::vector<double>& g) {
+void contract_rec(const std::vector<Node>& nodes, int k, const Eigen::MatrixXd& x,
+                  const Eigen::MatrixXd& M, std::vector<double>& g) {
   const Node& nd = nodes[k];
   if (nd.code == K_SUM) {
-    contract_rec(nodes, nd.left, spec, x, M, g);
-    contract_rec(nodes, nd.right, spec, x, M, g);
+    contract_rec(nodes, nd.left, x, M, g);
+    contract_rec(nodes, nd.right, x, M, g);
     return;
   }
   if (nd.code == K_PROD) {
-    const Eigen::MatrixXd Ka = tree_value(nodes, nd.left, spec, x);
-    const Eigen::MatrixXd Kb = tree_value(nodes, nd.right, spec, x);
-    contract_rec(nodes, nd.left, spec, x, M.cwiseProduct(Kb), g);
-    contract_rec(nodes, nd.right, spec, x, M.cwiseProduct(Ka), g);
+    const Eigen::MatrixXd Ka = tree_value(nodes, nd.left, x);
+    const Eigen::MatrixXd Kb = tree_value(nodes, nd.right, x);
+    contract_rec(nodes, nd.left, x, M.cwiseProduct(Kb), g);
+    contract_rec(nodes, nd.right, x, M.cwiseProduct(Ka), g);
     return;
   }
-  if (is_stationary(nd.code)) {
-    contract_stationary(nd, spec, x, M, g.data() + nd.pos);
-    return;
-  }
-  Value v;  // linear, periodic: explicit derivative matrices of this leaf only
-  leaf_value(nd, spec, x, true, v);
-  for (std::size_t j = 0; j < v.G.size(); ++j) g[nd.pos + j] = M.cwiseProduct(v.G[j]).sum();
+  with_leaf(nd.code,
+            [&](auto fam) { decltype(fam)::contract(nd.leaf, x, M, g.data() + nd.leaf.pos); });
 }
 
 }  // namespace
 
 Eigen::MatrixXd kernel_eval(const KernelSpec& spec, const Eigen::MatrixXd& x,
                             const Eigen::MatrixXd& y, std::vector<Eigen::MatrixXd>* grads) {
-  Value v = run(spec, x, y, grads != nullptr);
+  if (x.cols() != y.cols()) throw std::invalid_argument("x and y have different numbers of columns");
+  const bool sym = &x == &y || (x.rows() == y.rows() && x == y);
+  const bool want = grads != nullptr;
+  MatVal v = fold<Eigen::MatrixXd>(
+      spec,
+      [&](const Leaf& L, MatVal& out) {
+        with_leaf(L.code, [&](auto fam) { decltype(fam)::eval(L, x, y, sym, want, out); });
+      },
+      combine_params<Eigen::MatrixXd>);
   if (grads) *grads = std::move(v.G);
   return std::move(v.K);
 }
@@ -361,17 +570,35 @@ std::vector<double> kernel_grad_contract(const KernelSpec& spec, const Eigen::Ma
   int root = -1;
   const std::vector<Node> nodes = build_tree(spec, &root);
   std::vector<double> g(spec.theta.size(), 0.0);
-  contract_rec(nodes, root, spec, x, M, g);
+  contract_rec(nodes, root, x, M, g);
   return g;
 }
 
-Eigen::VectorXd kernel_diag(const KernelSpec& spec, const Eigen::MatrixXd& x) {
-  Eigen::VectorXd out(x.rows());
-  for (int i = 0; i < x.rows(); ++i) {
-    const Eigen::MatrixXd xi = x.row(i);
-    out[i] = run(spec, xi, xi, false).K(0, 0);
-  }
-  return out;
+Eigen::VectorXd kernel_diag(const KernelSpec& spec, const Eigen::MatrixXd& x,
+                            std::vector<Eigen::VectorXd>* grads) {
+  const bool want = grads != nullptr;
+  VecVal v = fold<Eigen::VectorXd>(
+      spec,
+      [&](const Leaf& L, VecVal& out) {
+        with_leaf(L.code, [&](auto fam) { decltype(fam)::diag(L, x, want, out); });
+      },
+      combine_params<Eigen::VectorXd>);
+  if (grads) *grads = std::move(v.G);
+  return std::move(v.K);
+}
+
+Eigen::MatrixXd kernel_input_grad(const KernelSpec& spec, const Eigen::MatrixXd& x,
+                                  const Eigen::MatrixXd& z, std::vector<Eigen::MatrixXd>* dz) {
+  if (x.cols() != z.cols()) throw std::invalid_argument("x and z have different numbers of columns");
+  const bool want = dz != nullptr;
+  MatVal v = fold<Eigen::MatrixXd>(
+      spec,
+      [&](const Leaf& L, MatVal& out) {
+        with_leaf(L.code, [&](auto fam) { decltype(fam)::input(L, x, z, want, out); });
+      },
+      combine_inputs);
+  if (dz) *dz = std::move(v.G);
+  return std::move(v.K);
 }
 
 }  // namespace augp

@@ -1,10 +1,18 @@
-// Covariance kernels for the C++ core (no R API here).
+// Covariance kernels for the C++ core (no R API here), used by the dense and the
+// sparse code alike.
 //
 // A kernel arrives as a postfix program: each node has a code, and leaves carry
 // their parameters on the log scale (log variance, log lengthscale(s) and, for the
 // periodic kernel, log period). Sums and products combine the two previous values
-// on the stack. Every stationary kernel is one function kappa(r) of the scaled
-// distance r = sqrt(sum_d ((x_d - y_d) / l_d)^2), evaluated by one distance routine.
+// on the stack. Every stationary kernel is v kappa(r) with one profile kappa of the
+// scaled distance r = sqrt(sum_d ((x_d - y_d) / l_d)^2); kernel.cpp holds the
+// profiles and a registry of the leaf kernels keyed by KernelCode.
+//
+// The module answers, for any program:
+//   kernel_eval            K(x, y) and dK / d theta_j (one matrix per log parameter);
+//   kernel_grad_contract   sum_ik M_ik dK(x_i, x_k) / d theta_j without those matrices;
+//   kernel_diag            k(x_i, x_i) and, optionally, its log-parameter derivatives;
+//   kernel_input_grad      K(x, z) and dK(x_i, z_j) / dz_jc (inducing-point gradients).
 #ifndef AUGP_KERNEL_H
 #define AUGP_KERNEL_H
 
@@ -50,8 +58,16 @@ Eigen::MatrixXd kernel_eval(const KernelSpec& spec, const Eigen::MatrixXd& x,
 std::vector<double> kernel_grad_contract(const KernelSpec& spec, const Eigen::MatrixXd& x,
                                          const Eigen::MatrixXd& M);
 
-// Diagonal k(x_i, x_i) only.
-Eigen::VectorXd kernel_diag(const KernelSpec& spec, const Eigen::MatrixXd& x);
+// Diagonal k(x_i, x_i); if grads != nullptr, also its derivative in every log
+// parameter (postfix order, one n-vector each).
+Eigen::VectorXd kernel_diag(const KernelSpec& spec, const Eigen::MatrixXd& x,
+                            std::vector<Eigen::VectorXd>* grads = nullptr);
+
+// K(x, z); if dz != nullptr, also the derivatives in the second input set:
+// (*dz)[c](i, j) = dK(x_i, z_j) / dz_jc for every input column c (n x m each).
+// x: n x d, z: m x d.
+Eigen::MatrixXd kernel_input_grad(const KernelSpec& spec, const Eigen::MatrixXd& x,
+                                  const Eigen::MatrixXd& z, std::vector<Eigen::MatrixXd>* dz);
 
 }  // namespace augp
 

@@ -301,9 +301,9 @@ List sparse_kernel_extra_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd z) {
   try {
     const augp::KernelSpec s = augp::kernel_spec_from_list(spec);
     std::vector<Eigen::VectorXd> gd;
-    const Eigen::VectorXd kd = augp::sparse_kdiag(s, x, &gd);
+    const Eigen::VectorXd kd = augp::kernel_diag(s, x, &gd);
     std::vector<Eigen::MatrixXd> D;
-    const Eigen::MatrixXd K = augp::sparse_kinput(s, x, z, &D);
+    const Eigen::MatrixXd K = augp::kernel_input_grad(s, x, z, &D);
     List gdl(gd.size()), Dl(D.size());
     for (std::size_t k = 0; k < gd.size(); ++k) gdl[k] = Rcpp::wrap(gd[k]);
     for (std::size_t k = 0; k < D.size(); ++k) Dl[k] = Rcpp::wrap(D[k]);

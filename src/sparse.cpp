@@ -10,201 +10,6 @@
 
 namespace augp {
 
-namespace {
-
-constexpr double SP_PI = 3.141592653589793238462643383279502884;
-
-// Unit-variance stationary profile rho(r) and s(r) = -rho'(r) / r.
-double prof(int code, double r) {
-  switch (code) {
-    case K_SE: return std::exp(-0.5 * r * r);
-    case K_MATERN12: return std::exp(-r);
-    case K_MATERN32: return (1.0 + std::sqrt(3.0) * r) * std::exp(-std::sqrt(3.0) * r);
-    case K_MATERN52:
-      return (1.0 + std::sqrt(5.0) * r + 5.0 * r * r / 3.0) * std::exp(-std::sqrt(5.0) * r);
-    default: return 0.0;
-  }
-}
-
-double prof_slope(int code, double r) {
-  switch (code) {
-    case K_SE: return std::exp(-0.5 * r * r);
-    case K_MATERN12: return r > 0 ? std::exp(-r) / r : 0.0;
-    case K_MATERN32: return 3.0 * std::exp(-std::sqrt(3.0) * r);
-    case K_MATERN52: return (5.0 / 3.0) * (1.0 + std::sqrt(5.0) * r) * std::exp(-std::sqrt(5.0) * r);
-    default: return 0.0;
-  }
-}
-
-bool stationary(int code) { return code >= K_SE && code <= K_MATERN52; }
-
-Eigen::VectorXd inv_ls(const double* logl, int nls, int d) {
-  if (nls != 1 && nls != d) throw std::invalid_argument("kernel lengthscales do not match the input columns");
-  Eigen::VectorXd il(d);
-  for (int k = 0; k < d; ++k) il[k] = std::exp(-logl[nls == 1 ? 0 : k]);
-  return il;
-}
-
-// Walks the postfix program, calling leaf(code, theta pointer, nls) and
-// combine(is_sum) in order. Validates the layout like kernel.cpp does.
-template <class Leaf, class Combine>
-void walk(const KernelSpec& spec, Leaf leaf, Combine combine) {
-  if (spec.code.size() != spec.nls.size()) throw std::invalid_argument("malformed kernel spec");
-  std::size_t pos = 0;
-  int depth = 0;
-  for (std::size_t node = 0; node < spec.code.size(); ++node) {
-    const int code = spec.code[node];
-    if (code == K_SUM || code == K_PROD) {
-      if (depth < 2) throw std::invalid_argument("malformed kernel spec");
-      combine(code == K_SUM);
-      --depth;
-      continue;
-    }
-    const int nls = spec.nls[node];
-    const int np = 1 + nls + (code == K_PERIODIC ? 1 : 0);
-    if (nls < 1 || pos + np > spec.theta.size()) throw std::invalid_argument("malformed kernel spec");
-    if (!stationary(code) && code != K_LINEAR && code != K_PERIODIC)
-      throw std::invalid_argument("unknown kernel code " + std::to_string(code));
-    leaf(code, spec.theta.data() + pos, nls);
-    pos += np;
-    ++depth;
-  }
-  if (depth != 1 || pos != spec.theta.size()) throw std::invalid_argument("malformed kernel spec");
-}
-
-}  // namespace
-
-Eigen::VectorXd sparse_kdiag(const KernelSpec& spec, const Eigen::MatrixXd& x,
-                             std::vector<Eigen::VectorXd>* grads) {
-  struct DV {
-    Eigen::VectorXd k;
-    std::vector<Eigen::VectorXd> G;
-  };
-  std::vector<DV> st;
-  const int n = x.rows(), d = x.cols();
-  auto leaf = [&](int code, const double* th, int nls) {
-    DV v;
-    const double var = std::exp(th[0]);
-    const Eigen::VectorXd il = inv_ls(th + 1, nls, d);
-    if (code == K_LINEAR) {
-      const Eigen::VectorXd w = il.array().square();
-      v.k = var * (x.array().square().matrix() * w);
-      if (grads) {
-        v.G.push_back(v.k);
-        if (nls == 1) {
-          v.G.push_back(-2.0 * v.k);
-        } else {
-          for (int k = 0; k < d; ++k) v.G.push_back(-2.0 * var * w[k] * x.col(k).array().square().matrix());
-        }
-      }
-    } else {
-      v.k = Eigen::VectorXd::Constant(n, var);
-      if (grads) {
-        v.G.push_back(v.k);
-        for (int k = 0; k < nls; ++k) v.G.push_back(Eigen::VectorXd::Zero(n));
-        if (code == K_PERIODIC) v.G.push_back(Eigen::VectorXd::Zero(n));
-      }
-    }
-    st.push_back(std::move(v));
-  };
-  auto combine = [&](bool is_sum) {
-    DV b = std::move(st.back());
-    st.pop_back();
-    DV a = std::move(st.back());
-    st.pop_back();
-    DV c;
-    if (is_sum) {
-      c.k = a.k + b.k;
-      for (auto& g : a.G) c.G.push_back(std::move(g));
-      for (auto& g : b.G) c.G.push_back(std::move(g));
-    } else {
-      c.k = a.k.cwiseProduct(b.k);
-      for (auto& g : a.G) c.G.push_back(g.cwiseProduct(b.k));
-      for (auto& g : b.G) c.G.push_back(g.cwiseProduct(a.k));
-    }
-    st.push_back(std::move(c));
-  };
-  walk(spec, leaf, combine);
-  if (grads) *grads = std::move(st.back().G);
-  return std::move(st.back().k);
-}
-
-Eigen::MatrixXd sparse_kinput(const KernelSpec& spec, const Eigen::MatrixXd& x,
-                              const Eigen::MatrixXd& z, std::vector<Eigen::MatrixXd>* dz) {
-  struct KV {
-    Eigen::MatrixXd K;
-    std::vector<Eigen::MatrixXd> D;
-  };
-  std::vector<KV> st;
-  const int n = x.rows(), m = z.rows(), d = x.cols();
-  if (z.cols() != d) throw std::invalid_argument("x and z have different numbers of columns");
-  auto leaf = [&](int code, const double* th, int nls) {
-    KV v;
-    const double var = std::exp(th[0]);
-    const Eigen::VectorXd il = inv_ls(th + 1, nls, d);
-    const Eigen::VectorXd w = il.array().square();
-    v.K.resize(n, m);
-    if (dz) v.D.assign(d, Eigen::MatrixXd(n, m));
-    if (stationary(code)) {
-      for (int j = 0; j < m; ++j)
-        for (int i = 0; i < n; ++i) {
-          double s = 0.0;
-          for (int k = 0; k < d; ++k) {
-            const double t = (x(i, k) - z(j, k)) * il[k];
-            s += t * t;
-          }
-          const double r = std::sqrt(s);
-          v.K(i, j) = var * prof(code, r);
-          if (dz) {
-            const double g = var * prof_slope(code, r);
-            for (int k = 0; k < d; ++k) v.D[k](i, j) = g * (x(i, k) - z(j, k)) * w[k];
-          }
-        }
-    } else if (code == K_LINEAR) {
-      v.K = var * (x * w.asDiagonal() * z.transpose());
-      if (dz)
-        for (int k = 0; k < d; ++k) v.D[k] = (var * w[k] * x.col(k)).replicate(1, m);
-    } else {  // periodic
-      const double p = std::exp(th[1 + nls]);
-      for (int j = 0; j < m; ++j)
-        for (int i = 0; i < n; ++i) {
-          double s = 0.0;
-          for (int k = 0; k < d; ++k) {
-            const double sn = std::sin(SP_PI * (x(i, k) - z(j, k)) / p) * il[k];
-            s += sn * sn;
-          }
-          const double kij = var * std::exp(-2.0 * s);
-          v.K(i, j) = kij;
-          if (dz)
-            for (int k = 0; k < d; ++k)
-              v.D[k](i, j) = kij * 2.0 * SP_PI * w[k] * std::sin(2.0 * SP_PI * (x(i, k) - z(j, k)) / p) / p;
-        }
-    }
-    st.push_back(std::move(v));
-  };
-  auto combine = [&](bool is_sum) {
-    KV b = std::move(st.back());
-    st.pop_back();
-    KV a = std::move(st.back());
-    st.pop_back();
-    KV c;
-    if (is_sum) {
-      c.K = a.K + b.K;
-      if (dz)
-        for (int k = 0; k < d; ++k) c.D.push_back(a.D[k] + b.D[k]);
-    } else {
-      c.K = a.K.cwiseProduct(b.K);
-      if (dz)
-        for (int k = 0; k < d; ++k)
-          c.D.push_back(a.D[k].cwiseProduct(b.K) + a.K.cwiseProduct(b.D[k]));
-    }
-    st.push_back(std::move(c));
-  };
-  walk(spec, leaf, combine);
-  if (dz) *dz = std::move(st.back().D);
-  return std::move(st.back().K);
-}
-
 bool SparseGeom::setup() {
   Eigen::MatrixXd K = kernel_eval(spec, Z, Z, nullptr);
   const int m = K.rows();
@@ -343,7 +148,7 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
   std::vector<Eigen::MatrixXd> dK;
   std::vector<Eigen::VectorXd> dkd;
   const Eigen::MatrixXd Knm = kernel_eval(g.spec, Xb, g.Z, grad ? &dK : nullptr);
-  const Eigen::VectorXd kd = sparse_kdiag(g.spec, Xb, grad ? &dkd : nullptr);
+  const Eigen::VectorXd kd = kernel_diag(g.spec, Xb, grad ? &dkd : nullptr);
   const Eigen::MatrixXd Phi =
       g.Lm.triangularView<Eigen::Lower>().solve(Knm.transpose()).transpose();  // nb x m
   const Eigen::VectorXd ktil = (kd - Phi.rowwise().squaredNorm()).cwiseMax(0.0);
@@ -401,7 +206,7 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
   }
   if (zgrad) {
     std::vector<Eigen::MatrixXd> D;
-    sparse_kinput(g.spec, Xb, g.Z, &D);
+    kernel_input_grad(g.spec, Xb, g.Z, &D);
     for (int k = 0; k < d; ++k) acc.Zbar.col(k) += Kbar.cwiseProduct(D[k]).colwise().sum().transpose();
   }
 }
@@ -575,7 +380,7 @@ double sparse_finish_grad(const SparseGeom& g, const SparseQ& qs, const SparsePa
   }
   if (want_zgrad && gz) {
     std::vector<Eigen::MatrixXd> D;
-    sparse_kinput(g.spec, g.Z, g.Z, &D);
+    kernel_input_grad(g.spec, g.Z, g.Z, &D);
     const Eigen::MatrixXd Ks = Kmm_bar + Kmm_bar.transpose();
     gz->resize(m, g.Z.cols());
     for (int k = 0; k < g.Z.cols(); ++k)
@@ -588,7 +393,7 @@ void sparse_predict(const SparseGeom& g, const SparseQ& qs, const Eigen::MatrixX
                     const Eigen::MatrixXd& mu0new, Eigen::MatrixXd& mean, Eigen::MatrixXd& var) {
   const int n = Xnew.rows(), q = static_cast<int>(qs.Lam.size());
   const Eigen::MatrixXd Knm = kernel_eval(g.spec, Xnew, g.Z, nullptr);
-  const Eigen::VectorXd kd = sparse_kdiag(g.spec, Xnew, nullptr);
+  const Eigen::VectorXd kd = kernel_diag(g.spec, Xnew, nullptr);
   const Eigen::MatrixXd Phi = g.Lm.triangularView<Eigen::Lower>().solve(Knm.transpose()).transpose();
   const Eigen::VectorXd ktil = (kd - Phi.rowwise().squaredNorm()).cwiseMax(0.0);
   mean.resize(n, q);

@@ -104,14 +104,6 @@ double sparse_finish_grad(const SparseGeom& g, const SparseQ& qs, const SparsePa
                           bool want_grad, bool want_zgrad, std::vector<double>* gtheta,
                           Eigen::MatrixXd* gz);
 
-// Kernel helpers not provided by kernel.h: the diagonal with its log-parameter
-// gradients, and derivatives of K(x, z) with respect to the second argument's
-// coordinates (one n x m matrix per input dimension).
-Eigen::VectorXd sparse_kdiag(const KernelSpec& spec, const Eigen::MatrixXd& x,
-                             std::vector<Eigen::VectorXd>* grads);
-Eigen::MatrixXd sparse_kinput(const KernelSpec& spec, const Eigen::MatrixXd& x,
-                              const Eigen::MatrixXd& z, std::vector<Eigen::MatrixXd>* dz);
-
 // Stochastic variational inference: iteration t (1-based) visits the batch made of
 // blocks [starts[t-1], starts[t-1] + blocks_per_batch), updates q(u) by a natural-
 // gradient step rho_t = (t + tau)^-kappa and, if asked, takes an Adam step (learning
