@@ -42,6 +42,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   check_design(x, "x")
   likelihood <- check_likelihood(likelihood, y)
   resp <- encode_response(likelihood, y, weights)
+  kept <- which(resp$keep)
   if (!all(resp$keep)) {
     x <- x[resp$keep, , drop = FALSE]
     resp <- subset_response(likelihood, resp, which(resp$keep))
@@ -76,7 +77,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
     engine = eng, y = response_data(likelihood, resp), trials = resp$trials,
     levels = resp$levels, q = spec$q, x = std$x, x_raw = x, centre = std$centre,
     scale = std$scale, dropped = std$dropped, mean0 = mean0, control = control,
-    seed = seed, weighted = !is.null(weights), kept = which(resp$keep),
+    seed = seed, weighted = !is.null(weights), kept = kept,
     time = proc.time()[["elapsed"]] - t0
   )
 }

@@ -102,24 +102,26 @@ predict_parts <- function(object, newdata, type, se.fit, want_int, level) {
 # The latent posterior at the training inputs (newdata NULL) or at new inputs:
 # list(mean, var: r x q for the r rows with complete inputs; draws: S x r x q
 # posterior draws for Gibbs fits, NULL for variational fits; ok: which rows have
-# complete inputs; rownames of all rows). At new inputs the draws of Gibbs fits are
+# complete inputs; rownames: those of newdata's rows, NULL at the training inputs, so
+# that predictions there match fitted()). At new inputs the draws of Gibbs fits are
 # drawn with R's generator seeded from the fit (with_local_seed).
 latent_posterior <- function(object, newdata = NULL) {
   q <- object$q
   gibbs <- object$method == "gibbs"
   if (is.null(newdata)) {
-    X <- object$x
-    ok <- rep(TRUE, nrow(X))
+    ok <- rep(TRUE, object$n)
+    rn <- NULL
     pr <- object$engine
   } else {
     X <- new_design(object, newdata)
     ok <- stats::complete.cases(X)
+    rn <- rownames(X)
     pr <- with_local_seed(pred_seed(object),
                           augp_engine_predict(object$engine, X[ok, , drop = FALSE], draws = gibbs))
   }
   r <- sum(ok)
   list(mean = matrix(pr$mean, r, q), var = pmax(matrix(pr$var, r, q), 0),
-       draws = if (gibbs) latent_draw_array(pr$draws, r, q), ok = ok, rownames = rownames(X))
+       draws = if (gibbs) latent_draw_array(pr$draws, r, q), ok = ok, rownames = rn)
 }
 
 # Latent draws at r points as an S x r x q array. The engine gives draws with the
