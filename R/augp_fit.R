@@ -42,15 +42,10 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   check_design(x, "x")
   likelihood <- check_likelihood(likelihood, y)
   resp <- encode_response(likelihood, y, weights)
-  multi <- lik_is_multi(likelihood)
+  kept <- which(resp$keep)
   if (!all(resp$keep)) {
     x <- x[resp$keep, , drop = FALSE]
-    if (multi) {
-      resp$Y <- resp$Y[resp$keep, , drop = FALSE]
-    } else {
-      resp$y <- resp$y[resp$keep]
-      resp$trials <- resp$trials[resp$keep]
-    }
+    resp <- subset_response(likelihood, resp, which(resp$keep))
     if (nrow(x) < 2L) {
       stop("Fewer than 2 observations left after dropping rows with zero weight or trials.",
            call. = FALSE)
@@ -71,33 +66,91 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   } else {
     run_engine(std$x, spec, kernel, method, control, seed, mean0, inducing)
   }
-  if (learn_theta) likelihood$theta <- stats::setNames(eng$lik$theta, resp$levels)
   if (isTRUE(eng$jitter_increased) || isTRUE(eng$jitter > control$jitter * (1 + 1e-8))) {
     warning(sprintf(paste0("The kernel matrix was nearly singular (duplicate or very close ",
                            "inputs?): jitter raised to %.3g."), eng$jitter), call. = FALSE)
   }
-  obj <- list(
-    call = match.call(), method = method, likelihood = likelihood,
-    kernel = if (!is.null(eng$kernel)) eng$kernel else kernel,
-    kernel_init = kernel, engine = eng,
-    y = if (multi) resp$Y else resp$y,
-    trials = if (multi) rowSums(resp$Y) else resp$trials, levels = resp$levels,
-    q = spec$q, multi = multi,
-    x = std$x, centre = std$centre, scale = std$scale, dropped = std$dropped,
-    theta = if (identical(spec$type, "logistic_softmax"))
-      stats::setNames(if (learn_theta) eng$lik$theta else spec$theta, resp$levels),
-    x_names = colnames(x), mean0 = mean0, control = control, seed = seed,
-    n = nrow(x), weighted = !is.null(weights), kept = which(resp$keep),
+  new_augp_fit(
+    call = match.call(), method = method,
+    likelihood = lik_fitted(likelihood, eng$lik, resp$levels),
+    kernel = if (!is.null(eng$kernel)) eng$kernel else kernel, kernel_init = kernel,
+    engine = eng, y = response_data(likelihood, resp), trials = resp$trials,
+    levels = resp$levels, q = spec$q, x = std$x, x_raw = x, centre = std$centre,
+    scale = std$scale, dropped = std$dropped, mean0 = mean0, control = control,
+    seed = seed, weighted = !is.null(weights), kept = kept,
     time = proc.time()[["elapsed"]] - t0
   )
-  obj$x_raw <- x
-  class(obj) <- "augp"
-  obj$fitted <- if (multi) {
-    multi_prob_summary(obj, list(mean = eng$mean, var = eng$var), draws = eng$draws)$mean
-  } else {
-    augp_prob(obj, eng$mean, eng$var, training = TRUE)
-  }
-  obj
+}
+
+#' The augp fit object
+#'
+#' `new_augp_fit()` builds a fit (class `augp`) from its parts and computes the
+#' fitted values; `validate_augp_fit()` checks its structure. The fields:
+#'
+#' * `call`: the call of augp_fit() (augp() replaces it by its own).
+#' * `method`: `"vi"` or `"gibbs"`.
+#' * `likelihood`: the likelihood object (`augp_likelihood`) with its parameters as
+#'   fitted (the class weights `theta` of logistic_softmax(), fixed or learned).
+#' * `kernel`: the kernel as fitted (a list of kernels, one per latent column, with
+#'   `shared_hyper = FALSE`); `kernel_init`: the kernel as given.
+#' * `engine`: the engine fit (augp_engine() or augp_sparse_engine()): latent
+#'   posterior (`mean`, `var`; `draws` [iterations, chains, n * q] for Gibbs), the
+#'   engine likelihood list `lik` (engine_lik_spec(), with learned parameters), ELBO
+#'   trace, kernel, ...
+#' * `y`: the observed response as encoded (successes for Bernoulli/binomial, an
+#'   n x K count matrix otherwise; see response_data()); `trials`: trials per row;
+#'   `levels`: the K categories (failure and success for Bernoulli/binomial).
+#' * `q`: the number of latent columns.
+#' * `n`: the number of observations used (rows of `x`).
+#' * `x`: the standardised design (n x p); `x_raw`: the design before
+#'   standardising; `x_names`: the predictor names given; `centre`, `scale`: the
+#'   standardisation; `dropped`: predictors dropped for zero variance.
+#' * `mean0`: the prior mean of the latent functions (lik_prior_mean()).
+#' * `control`: the augp_control() settings; `seed`: the seed given (or NULL).
+#' * `weighted`: whether weights were given; `kept`: the rows of the data used.
+#' * `fitted`: the response mean at the training inputs (n x R matrix, one column
+#'   per response column); fitted() presents it.
+#' * `time`: the fitting time in seconds.
+#' * `theta`: the class weights of the likelihood (`likelihood$theta`), NULL when
+#'   it has none.
+#'
+#' augp() adds the formula parts `terms`, `xlevels`, `contrasts`, `na.action` and
+#' `model`.
+#' @noRd
+new_augp_fit <- function(call, method, likelihood, kernel, kernel_init, engine, y, trials,
+                         levels, q, x, x_raw, centre, scale, dropped, mean0, control, seed,
+                         weighted, kept, time) {
+  fit <- structure(list(
+    call = call, method = method, likelihood = likelihood, kernel = kernel,
+    kernel_init = kernel_init, engine = engine, y = y, trials = as.numeric(trials),
+    levels = levels, q = as.integer(q), n = nrow(x), x = x, x_raw = x_raw,
+    x_names = colnames(x_raw), centre = centre, scale = scale, dropped = dropped,
+    mean0 = mean0, control = control, seed = seed, weighted = weighted, kept = kept,
+    time = time, theta = likelihood$theta
+  ), class = "augp")
+  lp <- latent_posterior(fit)
+  fit$fitted <- response_summary(fit, lp)$mean
+  dimnames(fit$fitted) <- list(NULL, response_names(likelihood, levels))
+  validate_augp_fit(fit)
+}
+
+validate_augp_fit <- function(fit) {
+  stopifnot(
+    inherits(fit, "augp"),
+    fit$method %in% c("vi", "gibbs"),
+    inherits(fit$likelihood, "augp_likelihood"),
+    is.list(fit$engine), is.list(fit$engine$lik),
+    is.integer(fit$q), length(fit$q) == 1L, fit$q >= 1L,
+    identical(as.integer(fit$engine$lik$q), fit$q),
+    is.matrix(fit$x), nrow(fit$x) == fit$n,
+    NROW(fit$y) == fit$n, length(fit$trials) == fit$n,
+    is.character(fit$levels), length(fit$levels) >= 2L,
+    length(latent_names(fit$likelihood, fit$levels, fit$q)) == fit$q,
+    is.matrix(fit$fitted), nrow(fit$fitted) == fit$n,
+    ncol(fit$fitted) == length(response_names(fit$likelihood, fit$levels)),
+    length(fit$kept) == fit$n
+  )
+  fit
 }
 
 as_design_matrix <- function(x) {

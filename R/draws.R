@@ -22,6 +22,14 @@
 #' @name augp-draws
 NULL
 
+# Variable names of the latent draws: f[i] for one latent column, f[i,name] with the
+# column names of the likelihood for several.
+latent_var_names <- function(object, n = object$n) {
+  if (object$q == 1L) return(sprintf("f[%d]", seq_len(n)))
+  nm <- latent_names(object$likelihood, object$levels, object$q)
+  sprintf("f[%d,%s]", rep(seq_len(n), length(nm)), rep(nm, each = n))
+}
+
 gibbs_latent_draws <- function(x) {
   d <- x$engine$draws
   if (x$method != "gibbs" || is.null(d)) {

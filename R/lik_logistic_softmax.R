@@ -50,9 +50,8 @@
 #' warm-started. Neither block lowers the ELBO. The kernel hyperparameters stay
 #' at the values learned in the first fit. The likelihood depends only on the
 #' ratios of the weights, so they are reported with geometric mean 1. The
-#' learned weights are stored in the fit (`fit$theta`, and in
-#' `fit$likelihood$theta`, which predictions use). With `method = "gibbs"` the
-#' weights are learned by the variational fit first and then held fixed in the
+#' learned weights are stored in the fit's likelihood (`fit$likelihood$theta`,
+#' which predictions use). With `method = "gibbs"` the weights are learned by the variational fit first and then held fixed in the
 #' sampler (which starts from the prior, with the variational kernel). Sparse
 #' (`inducing`) fits do not support `learn_theta`.
 #' @return An object of class `c("augp_logistic_softmax", "augp_likelihood")`.
@@ -81,7 +80,7 @@ logistic_softmax <- function(bijective = FALSE, theta = NULL, learn_theta = FALS
     }
     theta <- as.double(theta)
   }
-  new_likelihood("logistic_softmax", family = "logistic_softmax", link = "logistic-softmax",
+  new_likelihood("logistic_softmax", family = c("logistic_softmax", "categorical"), link = "logistic-softmax",
                  bijective = bijective, theta = theta, learn_theta = learn_theta)
 }
 
@@ -127,39 +126,50 @@ encode_response.augp_logistic_softmax <- function(likelihood, y, weights = NULL)
   Y <- matrix(0, length(y), length(lev), dimnames = list(NULL, lev))
   ok <- !is.na(yi)
   Y[cbind(which(ok), yi[ok])] <- w[ok]
-  list(Y = Y, levels = lev, keep = ok & w > 0, theta = softmax_theta(likelihood, lev))
+  list(Y = Y, levels = lev, keep = ok & w > 0, trials = rowSums(Y),
+       theta = softmax_theta(likelihood, lev))
 }
 
 #' @export
 engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   K <- ncol(resp$Y)
-  list(type = "logistic_softmax", q = lik_n_latent(likelihood, K), Y = unname(resp$Y),
+  list(type = "logistic_softmax", q = softmax_n_latent(likelihood, K), Y = unname(resp$Y),
        bijective = isTRUE(likelihood$bijective),
        theta = unname(as.double(if (is.null(resp$theta)) rep(1, K) else resp$theta)))
+}
+
+softmax_n_latent <- function(likelihood, K) if (isTRUE(likelihood$bijective)) K - 1L else K
+
+# The class weights as fitted (fixed or learned), named by the classes.
+#' @export
+lik_fitted.augp_logistic_softmax <- function(likelihood, spec, levels) {
+  likelihood$theta <- stats::setNames(as.double(spec$theta), levels)
+  likelihood
 }
 
 #' @export
 lik_prior_mean.augp_logistic_softmax <- function(likelihood, resp) 0
 
+# P(y = k | f) = theta_k sigma(f_k) / sum_j theta_j sigma(f_j), with f_K = 0 in the
+# bijective version; the weights are the likelihood's (all 1 when NULL).
 #' @export
-lik_n_latent.augp_logistic_softmax <- function(likelihood, K) {
-  if (isTRUE(likelihood$bijective)) K - 1L else K
-}
-
-#' @export
-lik_prob.augp_logistic_softmax <- function(likelihood, F) {
-  F <- as.matrix(F)
-  if (isTRUE(likelihood$bijective)) F <- cbind(F, 0)
-  K <- ncol(F)
+lik_response_mean.augp_logistic_softmax <- function(likelihood, f) {
+  f <- as.matrix(f)
+  K <- ncol(f) + isTRUE(likelihood$bijective)
   th <- likelihood$theta
   if (is.null(th)) th <- rep(1, K)
   if (length(th) != K) {
     stop(sprintf("`theta` has %d weights but the latent draws imply %d classes.",
                  length(th), K), call. = FALSE)
   }
-  P <- stats::plogis(F) * rep(as.double(th), each = nrow(F))
-  P / rowSums(P)
+  spec <- list(type = "logistic_softmax", q = ncol(f), Y = matrix(0, 0, K),
+               bijective = isTRUE(likelihood$bijective), theta = unname(as.double(th)))
+  .lik_response_mean_cpp(spec, f)
 }
+
+# Each latent column belongs to a class; the bijective version has none for the last.
+#' @export
+latent_names.augp_logistic_softmax <- function(likelihood, levels, q) levels[seq_len(q)]
 
 #' @export
 print.augp_logistic_softmax <- function(x, ...) {

@@ -70,7 +70,7 @@ stick_breaking <- function(order = NULL, prior_mean = NULL) {
       (!is.numeric(prior_mean) || length(prior_mean) < 1L || any(!is.finite(prior_mean)))) {
     stop("`prior_mean` must be NULL or a finite numeric scalar or vector.", call. = FALSE)
   }
-  new_likelihood("stick_breaking", family = "stick_breaking", link = "stick-breaking logit",
+  new_likelihood("stick_breaking", family = c("stick_breaking", "categorical"), link = "stick-breaking logit",
                  order = order, prior_mean = prior_mean)
 }
 
@@ -102,17 +102,7 @@ pi_SB <- function(psi) {
     stop("`psi` must be a numeric vector or matrix of stick logits without NA.", call. = FALSE)
   }
   P <- if (vec) matrix(psi, nrow = 1L) else as.matrix(psi)
-  q <- ncol(P)
-  # log sigma(x) = -log(1 + e^-x), log sigma(-x) = -log(1 + e^x)
-  lpos <- -log1pexp(-P)
-  lneg <- -log1pexp(P)
-  out <- matrix(0, nrow(P), q + 1L)
-  rest <- numeric(nrow(P))
-  for (k in seq_len(q)) {
-    out[, k] <- exp(rest + lpos[, k])
-    rest <- rest + lneg[, k]
-  }
-  out[, q + 1L] <- exp(rest)
+  out <- lik_response_mean(stick_breaking(), P)
   if (vec) drop(out) else out
 }
 
@@ -234,23 +224,26 @@ sb_prior_mean <- function(K, prior_mean = NULL) {
   as.numeric(prior_mean)
 }
 
+# pi_k = sigma(psi_k) prod_{j<k} sigma(-psi_j), pi_K = prod_{j<K} sigma(-psi_j).
 #' @export
-lik_prob.augp_stick_breaking <- function(likelihood, F) {
-  F <- as.matrix(F)
-  pi_SB(F)
+lik_response_mean.augp_stick_breaking <- function(likelihood, f) {
+  f <- as.matrix(f)
+  spec <- list(type = "stick_breaking", q = ncol(f), Y = matrix(0, 0, ncol(f) + 1L))
+  .lik_response_mean_cpp(spec, f)
 }
 
+# One stick per category but the last.
 #' @export
-lik_n_latent.augp_stick_breaking <- function(likelihood, K) {
-  as.integer(K) - 1L
-}
+latent_names.augp_stick_breaking <- function(likelihood, levels, q) levels[seq_len(q)]
 
 #' Expected category counts for a given number of trials
 #'
-#' For a fit with several categories (such as [stick_breaking()]), the
-#' expected counts of each category when `size` trials are made at each
-#' input: `size` times the posterior predictive category probabilities of
+#' The expected counts of each response column when `size` trials are made at
+#' each input: `size` times the posterior predictive probabilities of
 #' [predict.augp()] (`type = "response"`), with optional credible intervals.
+#' For a fit with several categories (such as [stick_breaking()]) these are
+#' the expected counts of each category; for a binomial or Bernoulli fit, the
+#' expected number of successes.
 #'
 #' @inheritParams predict.augp
 #' @param size Number of trials per row: a single whole number or one per row
@@ -258,7 +251,8 @@ lik_n_latent.augp_stick_breaking <- function(likelihood, K) {
 #'   missing); the default for the training rows is their observed totals.
 #' @param interval `"none"` or `"credible"`: pointwise credible intervals of the
 #'   expected counts (from those of the probabilities).
-#' @return A matrix of expected counts (one column per category), or with an
+#' @return A matrix of expected counts (one column per category, or one
+#'   column of successes), or with an
 #'   interval a list of matrices `fit`, `lwr`, `upr`.
 #' @examples
 #' set.seed(1)
@@ -273,14 +267,9 @@ predict_counts <- function(object, newdata, size = NULL, interval = c("none", "c
                            level = 0.95) {
   if (!inherits(object, "augp")) stop("`object` must be a fit from augp() or augp_fit().", call. = FALSE)
   interval <- match.arg(interval)
-  if (!isTRUE(object$multi)) {
-    stop("`object`: predict_counts() needs a fit with several categories (e.g. stick_breaking()).",
-         call. = FALSE)
-  }
   nd <- if (missing(newdata)) NULL else newdata
-  pr <- predict(object, nd, type = "response", interval = interval, level = level)
-  P <- if (is.list(pr)) pr$fit else pr
-  n <- nrow(P)
+  pr <- predict_parts(object, nd, "response", FALSE, interval != "none", level)
+  n <- nrow(pr$fit)
   if (is.null(size)) {
     if (!is.null(nd)) stop("`size` is needed for `newdata` (the number of trials per row).",
                            call. = FALSE)
@@ -292,6 +281,6 @@ predict_counts <- function(object, newdata, size = NULL, interval = c("none", "c
          call. = FALSE)
   }
   size <- rep_len(as.numeric(size), n)
-  if (!is.list(pr)) return(P * size)
-  list(fit = pr$fit * size, lwr = pr$lwr * size, upr = pr$upr * size)
+  if (interval == "none") return(pr$fit * size)
+  lapply(pr, function(M) M * size)
 }

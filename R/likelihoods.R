@@ -25,14 +25,18 @@ NULL
 
 #' @rdname likelihoods
 #' @export
-bernoulli_logit <- function() new_likelihood("bernoulli_logit", family = "bernoulli")
+bernoulli_logit <- function() {
+  new_likelihood("bernoulli_logit", family = c("bernoulli", "binomial"))
+}
 
 #' @rdname likelihoods
 #' @export
 binomial_logit <- function() new_likelihood("binomial_logit", family = "binomial")
 
+# `family`: the classes, most specific first (a Bernoulli likelihood is a binomial
+# one with one trial per row and inherits its methods).
 new_likelihood <- function(name, family, link = "logit", ...) {
-  structure(list(name = name, family = family, link = link, ...),
+  structure(list(name = name, family = family[1], link = link, ...),
             class = c(paste0("augp_", family), "augp_likelihood"))
 }
 
@@ -77,19 +81,38 @@ check_likelihood <- function(likelihood, y) {
   likelihood
 }
 
+# ---- The likelihood interface of the front end ------------------------------------
+#
+# A likelihood object (class c("augp_<family>", "augp_likelihood")) answers, through
+# the generics below, everything fitting, predict(), fitted(), summary(), simulate()
+# and the plots need to know about the response. Each likelihood implements them in
+# its own file (R/lik_bernoulli.R, R/lik_logistic_softmax.R, R/lik_stick_breaking.R).
+# The numerics (response mean, its summaries, simulation) come from the C++
+# likelihood of the engine specification (`fit$engine$lik`, see src/likelihood.h).
+#
+# Terms: q latent columns (the GP values f, r x q at r points); the response mean has
+# R columns (1 for Bernoulli/binomial: the success probability; the K category
+# probabilities otherwise); the levels are the K categories of the observed response
+# (two for Bernoulli/binomial: failure, success).
+
 #' Encode a response for a likelihood
 #'
-#' Internal generic: returns `list(y = successes, trials, levels, keep)`,
-#' where `keep` marks rows that carry information (weight > 0, trials > 0).
+#' Internal generic: returns a list with at least `levels` (the categories),
+#' `keep` (rows that carry information: weight > 0, trials > 0) and `trials`
+#' (the number of trials per row), plus the likelihood's own encoding of the
+#' counts (`y`, successes, for Bernoulli/binomial; `Y`, n x K counts, otherwise).
 #' @noRd
 encode_response <- function(likelihood, y, weights = NULL) {
   UseMethod("encode_response")
 }
 
-# Hooks for likelihoods with several latent functions (q > 1). Each such
-# likelihood class implements encode_response() returning list(Y = n x K
-# counts, levels, keep) plus the four generics below; the binary likelihoods
-# use the binomial engine directly and need none of them.
+#' The rows `rows` of an encoded response (same fields, subset)
+#' @noRd
+subset_response <- function(likelihood, resp, rows) UseMethod("subset_response")
+
+#' The observed response as stored in the fit (`fit$y`) from an encoded response
+#' @noRd
+response_data <- function(likelihood, resp) UseMethod("response_data")
 
 #' The engine's likelihood list (type, q, data) for an encoded response
 #' @noRd
@@ -99,113 +122,68 @@ engine_lik_spec <- function(likelihood, resp) UseMethod("engine_lik_spec")
 #' @noRd
 lik_prior_mean <- function(likelihood, resp) UseMethod("lik_prior_mean")
 
-#' Category probabilities (K columns) from latent values (q columns, any rows)
+#' The response mean (inverse link) at latent values f (r x q): r x R
+#'
+#' From the likelihood's parameters alone (no data), through the C++ likelihood.
 #' @noRd
-lik_prob <- function(likelihood, F) UseMethod("lik_prob")
+lik_response_mean <- function(likelihood, f) UseMethod("lik_response_mean")
 
-#' Number of latent functions for K categories
+#' The likelihood with its parameters as fitted (`spec`: the engine's likelihood
+#' list after the fit; `levels`: the categories)
 #' @noRd
-lik_n_latent <- function(likelihood, K) UseMethod("lik_n_latent")
+lik_fitted <- function(likelihood, spec, levels) UseMethod("lik_fitted")
 
+# Likelihoods without parameters learned by the fit are unchanged.
 #' @export
-engine_lik_spec.default <- function(likelihood, resp) {
-  list(type = "binomial", q = 1L, y = as.double(resp$y), trials = as.double(resp$trials))
+lik_fitted.augp_likelihood <- function(likelihood, spec, levels) likelihood
+
+#' Names of the q latent columns
+#' @noRd
+latent_names <- function(likelihood, levels, q) UseMethod("latent_names")
+
+#' Names of the R response columns
+#' @noRd
+response_names <- function(likelihood, levels) UseMethod("response_names")
+
+#' How predict() and fitted() present a summary
+#'
+#' `parts`: named list of r x C matrices with dimnames (fit, and as asked
+#' se.fit, lwr, upr). Returns the user-facing value: a vector or data frame for a
+#' single response column, as glm() does; a matrix or list of matrices otherwise.
+#' @noRd
+present_response <- function(likelihood, parts) UseMethod("present_response")
+
+#' Probabilities of the K levels (r x K) from the response mean (r x R)
+#' @noRd
+category_prob <- function(likelihood, mean, levels) UseMethod("category_prob")
+
+#' Observed counts of the K levels (n x K) from the fit's response (`fit$y`, `fit$trials`)
+#' @noRd
+observed_counts <- function(likelihood, y, trials, levels) UseMethod("observed_counts")
+
+#' The observed response as the plots show it: a factor of levels, or proportions
+#' @noRd
+observed_response <- function(likelihood, y, trials, levels) UseMethod("observed_response")
+
+#' How simulate() presents simulated counts
+#'
+#' `counts`: S x r x R array for the r rows with complete inputs (`ok`);
+#' `size`: trials per row (all rows); `rownames`: names of all rows or NULL.
+#' @noRd
+present_simulation <- function(likelihood, counts, size, ok, levels, rownames) {
+  UseMethod("present_simulation")
 }
 
-#' @export
-lik_n_latent.default <- function(likelihood, K) 1L
-
-#' @export
-lik_prior_mean.default <- function(likelihood, resp) {
-  rate <- sum(resp$y) / sum(resp$trials)
-  stats::qlogis(min(max(rate, 0.02), 0.98))
+#' The predictive plot of a fit (autoplot type "predictive")
+#' @noRd
+plot_predictive_lik <- function(likelihood, object, inp, dat, grid, level) {
+  UseMethod("plot_predictive_lik")
 }
 
-#' @export
-lik_prob.default <- function(likelihood, F) {
-  p <- stats::plogis(as.numeric(F))
-  cbind(1 - p, p)
-}
-
-# Does this likelihood have a count-matrix response and several latent functions?
-lik_is_multi <- function(likelihood) {
-  !inherits(likelihood, c("augp_bernoulli", "augp_binomial"))
-}
-
-#' @export
-encode_response.default <- function(likelihood, y, weights = NULL) {
-  stop(sprintf("The likelihood `%s` is not yet supported by augp().", likelihood$name),
-       call. = FALSE)
-}
-
-#' @export
-encode_response.augp_bernoulli <- function(likelihood, y, weights = NULL) {
-  if (is.matrix(y) || is.data.frame(y)) {
-    stop("`y` (the response) must be a vector for bernoulli_logit(); use ",
-         "binomial_logit() for cbind(successes, failures).", call. = FALSE)
-  }
-  if (anyNA(y)) stop("`y` (the response) contains NA.", call. = FALSE)
-  if (is.character(y)) y <- factor(y)
-  if (is.factor(y)) {
-    y <- droplevels(y)
-    lev <- levels(y)
-    if (length(lev) > 2L) {
-      stop(sprintf(paste0("`y` (the response) has %d classes but bernoulli_logit() ",
-                          "needs exactly 2 (use logistic_softmax() for more)."),
-                   length(lev)), call. = FALSE)
-    }
-    s <- as.integer(y) - 1
-  } else if (is.logical(y)) {
-    lev <- c("FALSE", "TRUE")
-    s <- as.numeric(y)
-  } else if (is.numeric(y)) {
-    if (any(!is.finite(y)) || any(!(y %in% c(0, 1)))) {
-      stop("`y` (the response) must be 0/1, logical or a two-level factor for ",
-           "bernoulli_logit().", call. = FALSE)
-    }
-    lev <- c("0", "1")
-    s <- as.numeric(y)
-  } else {
-    stop(sprintf("`y` (the response) has an unsupported type: %s.", class(y)[1]),
-         call. = FALSE)
-  }
-  if (length(unique(s)) < 2L) {
-    stop(sprintf("`y` (the response) has only one class ('%s'): need at least two classes.",
-                 if (is.factor(y)) as.character(y[1]) else as.character(s[1])),
-         call. = FALSE)
-  }
-  trials <- rep(1, length(s))
-  w <- check_weights(weights, length(s))
-  list(y = s * w, trials = trials * w, levels = lev, keep = w > 0)
-}
-
-#' @export
-encode_response.augp_binomial <- function(likelihood, y, weights = NULL) {
-  if (is.data.frame(y)) y <- as.matrix(y)
-  if (!is.matrix(y) || ncol(y) != 2L || !is.numeric(y)) {
-    stop("`y` (the response) must be cbind(successes, failures) for binomial_logit().",
-         call. = FALSE)
-  }
-  if (anyNA(y) || any(!is.finite(y))) {
-    stop("`y` (the response) counts contain NA or Inf.", call. = FALSE)
-  }
-  if (any(y < 0)) {
-    stop("`y` (the response) counts must be non-negative.", call. = FALSE)
-  }
-  if (any(abs(y - round(y)) > 1e-8)) {
-    stop("`y` (the response) counts must be whole numbers.", call. = FALSE)
-  }
-  s <- unname(round(y[, 1]))
-  n <- s + unname(round(y[, 2]))
-  w <- check_weights(weights, length(s))
-  keep <- w > 0 & n > 0
-  if (sum(s[keep] * w[keep]) == 0 || sum((n - s)[keep] * w[keep]) == 0) {
-    stop("`y` (the response) has only one class: all successes or all failures.",
-         call. = FALSE)
-  }
-  lev <- colnames(y)
-  if (is.null(lev) || any(!nzchar(lev))) lev <- c("success", "failure")
-  list(y = s * w, trials = n * w, levels = rev(lev), keep = keep)
+# The predicted class (a factor with the fit's levels): the most probable level.
+predicted_class <- function(likelihood, mean, levels) {
+  P <- category_prob(likelihood, mean, levels)
+  factor(levels[max.col(P, ties.method = "first")], levels = levels)
 }
 
 # Frequency weights: non-negative whole numbers that multiply trials and successes.

@@ -46,7 +46,7 @@ print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   }
   cat(sprintf("Likelihood: %s | method: %s | n = %d, inputs = %d\n",
               x$likelihood$name, method_label(x$method), x$n, ncol(x$x)))
-  print_class_weights(x$theta, x$likelihood, digits)
+  print_class_weights(x$likelihood$theta, x$likelihood, digits)
   cat(if (is_kernel_list(x$kernel)) "Kernel hyperparameters (one row per latent function):\n"
       else "Kernel hyperparameters:\n")
   print(coef(x), digits = digits)
@@ -62,25 +62,15 @@ print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
 #' @rdname augp-methods
 #' @export
 summary.augp <- function(object, ...) {
-  n <- object$trials
-  if (isTRUE(object$multi)) {
-    st <- multi_fit_stats(object)
-    logloss <- st$logloss
-    acc <- st$accuracy
-  } else {
-    p <- object$fitted
-    s <- object$y
-    pc <- pmin(pmax(p, 1e-12), 1 - 1e-12)
-    logloss <- -sum(s * log(pc) + (n - s) * log1p(-pc)) / sum(n)
-    acc <- sum(ifelse(p > 0.5, s, n - s)) / sum(n)
-  }
+  st <- fit_stats(object)
   out <- list(call = object$call, likelihood = object$likelihood$name,
-              method = object$method, n = object$n, trials = sum(n),
+              method = object$method, n = object$n, trials = sum(object$trials),
               inputs = colnames(object$x), dropped = object$dropped,
               kernel = object$kernel, coef = coef(object),
-              accuracy = acc, logloss = logloss, time = object$time,
-              levels = object$levels, q = if (is.null(object$q)) 1L else object$q,
-              theta = object$theta, theta_learned = isTRUE(object$likelihood$learn_theta),
+              accuracy = st$accuracy, logloss = st$logloss, time = object$time,
+              levels = object$levels, q = object$q,
+              theta = object$likelihood$theta,
+              theta_learned = isTRUE(object$likelihood$learn_theta),
               theta_rounds = object$engine$theta_rounds)
   if (object$method == "vi") {
     out$elbo <- final_elbo(object)
@@ -143,14 +133,24 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
 #' @export
 fitted.augp <- function(object, type = c("response", "link"), ...) {
   type <- match.arg(type)
-  if (type == "link") {
-    if (isTRUE(object$multi)) {
-      return(matrix(object$engine$mean, ncol = object$q,
-                    dimnames = list(NULL, latent_names(object))))
-    }
-    return(as.numeric(object$engine$mean))
+  fit <- if (type == "link") {
+    matrix(object$engine$mean, ncol = object$q,
+           dimnames = list(NULL, latent_names(object$likelihood, object$levels, object$q)))
+  } else {
+    object$fitted
   }
-  object$fitted
+  present_response(object$likelihood, list(fit = fit))
+}
+
+# Training accuracy (share of the counts in the most probable level) and log loss per
+# count (trial), from the fitted response mean.
+fit_stats <- function(object) {
+  lik <- object$likelihood
+  P <- pmax(category_prob(lik, object$fitted, object$levels), 1e-12)
+  Y <- observed_counts(lik, object$y, object$trials, object$levels)
+  top <- max.col(P, ties.method = "first")
+  list(accuracy = sum(Y[cbind(seq_len(nrow(Y)), top)]) / sum(Y),
+       logloss = -sum(Y * log(P)) / sum(Y))
 }
 
 #' @rdname augp-methods
@@ -170,8 +170,7 @@ logLik.augp <- function(object, ...) {
 coef.augp <- function(object, ...) {
   if (!is_kernel_list(object$kernel)) return(kernel_hyper(object$kernel))
   M <- do.call(rbind, lapply(object$kernel, kernel_hyper))
-  rownames(M) <- if (isTRUE(object$multi)) latent_names(object) else
-    paste0("f", seq_len(nrow(M)))
+  rownames(M) <- latent_names(object$likelihood, object$levels, object$q)
   M
 }
 

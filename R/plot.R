@@ -82,7 +82,7 @@ plot_trace <- function(object, which = NULL) {
   n <- dim(d)[3]
   vn <- latent_var_names(object, object$n)
   if (is.null(which)) {
-    q <- if (is.null(object$q)) 1L else object$q
+    q <- object$q
     which <- if (q > 1) {
       # one panel per class (or stick): the first observation's latent value in each
       # latent column (column j of point i is at i + n (j - 1)), at most 8 columns
@@ -108,23 +108,35 @@ plot_trace <- function(object, which = NULL) {
          title = "Trace of the latent function") + theme_minimal()
 }
 
+# Posterior mean and interval of the latent values at the training points, one
+# panel per latent column when there are several.
 plot_latent <- function(object, level = 0.95) {
-  if (isTRUE(object$multi)) return(plot_latent_multi(object, level))
-  m <- as.numeric(object$engine$mean)
-  s <- sqrt(pmax(as.numeric(object$engine$var), 0))
+  q <- object$q
+  m <- matrix(object$engine$mean, ncol = q)
+  s <- sqrt(pmax(matrix(object$engine$var, ncol = q), 0))
   z <- stats::qnorm(1 - (1 - level) / 2)
-  obs <- object$y / object$trials
-  df <- data.frame(rank = rank(m, ties.method = "first"), mean = m, lwr = m - z * s,
-                   upr = m + z * s,
-                   response = if (all(object$trials == 1)) {
-                     factor(object$levels[obs + 1], levels = object$levels)
-                   } else obs)
-  ggplot(df, aes(x = .data$rank, y = .data$mean, ymin = .data$lwr, ymax = .data$upr,
-                 colour = .data$response)) +
+  nm <- latent_names(object$likelihood, object$levels, q)
+  obs <- plot_observed(object)
+  df <- do.call(rbind, lapply(seq_len(q), function(j) {
+    data.frame(rank = rank(m[, j], ties.method = "first"), mean = m[, j],
+               lwr = m[, j] - z * s[, j], upr = m[, j] + z * s[, j], response = obs,
+               latent = nm[j])
+  }))
+  df$latent <- factor(df$latent, levels = nm)
+  p <- ggplot(df, aes(x = .data$rank, y = .data$mean, ymin = .data$lwr, ymax = .data$upr,
+                      colour = .data$response)) +
     geom_pointrange(size = 0.15) +
-    labs(x = "Observation (ordered by posterior mean)", y = "Latent f",
-         colour = "Response", title = "Posterior of the latent function") +
+    labs(x = "Observation (ordered by posterior mean)", y = "Latent f", colour = "Response",
+         title = if (q > 1) "Posterior of the latent functions" else
+           "Posterior of the latent function") +
     theme_minimal()
+  if (q > 1) p <- p + facet_wrap(~latent, scales = "free_y")
+  p
+}
+
+# The observed response of the training rows as the plots show it.
+plot_observed <- function(object) {
+  observed_response(object$likelihood, object$y, object$trials, object$levels)
 }
 
 # The numeric input variables the user can vary, with their observed values.
@@ -150,10 +162,18 @@ plot_predictive <- function(object, grid = 60L, level = 0.95) {
   }
   dat <- inp$data
   if (nrow(dat) != object$n && !is.null(object$kept)) dat <- dat[object$kept, , drop = FALSE]
-  if (isTRUE(object$multi)) return(plot_predictive_multi(object, inp, dat, grid, level))
-  obs <- object$y / object$trials
-  binary <- all(object$trials == 1)
-  response <- if (binary) factor(object$levels[obs + 1], levels = object$levels) else obs
+  plot_predictive_lik(object$likelihood, object, inp, dat, grid, level)
+}
+
+# The predictive plot for one response column (the success probability): its curve
+# with a credible band against one input, or its surface over two inputs, with the
+# data.
+plot_predictive_probability <- function(object, inp, dat, grid = 60L, level = 0.95) {
+  lik <- object$likelihood
+  Y <- observed_counts(lik, object$y, object$trials, object$levels)
+  obs <- Y[, 2] / rowSums(Y)
+  response <- plot_observed(object)
+  ylab <- sprintf("P(%s)", response_names(lik, object$levels))
   mk_new <- function(g) {
     if (is.null(object$terms)) as.matrix(g) else g
   }
@@ -174,7 +194,7 @@ plot_predictive <- function(object, grid = 60L, level = 0.95) {
       geom_line(aes(y = .data$prob), colour = "steelblue", linewidth = 0.8) +
       geom_point(data = pts, aes(x = .data$x, y = .data$y, colour = .data$response),
                  alpha = 0.6) +
-      labs(y = sprintf("P(%s)", object$levels[2]), colour = "Response",
+      labs(y = ylab, colour = "Response",
            title = "Predictive probability") + theme_minimal()
   } else {
     v1 <- inp$vars[1]
@@ -189,10 +209,60 @@ plot_predictive <- function(object, grid = 60L, level = 0.95) {
       geom_contour(aes(z = .data$prob), breaks = 0.5, colour = "black") +
       scale_fill_gradient2(low = "#2166ac", mid = "white", high = "#b2182b",
                            midpoint = 0.5, limits = c(0, 1),
-                           name = sprintf("P(%s)", object$levels[2])) +
+                           name = ylab) +
       geom_point(data = pts, aes(x = .data$x1, y = .data$x2, shape = .data$response),
                  inherit.aes = FALSE, size = 1.6) +
       labs(shape = "Response", title = "Predictive probability surface") +
       theme_minimal()
+  }
+}
+
+# The predictive plot for category probabilities: one curve with its band per
+# category against one input, or the map of the most probable category over two.
+plot_predictive_categories <- function(object, inp, dat, grid = 60L, level = 0.95) {
+  mk_new <- function(g) if (is.null(object$terms)) as.matrix(g) else g
+  lev <- object$levels
+  rng <- lapply(inp$vars, function(v) range(dat[[v]]))
+  names(rng) <- inp$vars
+  if (length(inp$vars) == 1L) {
+    v <- inp$vars
+    g <- data.frame(seq(rng[[v]][1], rng[[v]][2], length.out = max(grid, 100L)))
+    names(g) <- v
+    pr <- predict(object, mk_new(g), type = "response", interval = "credible", level = level)
+    df <- data.frame(x = rep(g[[v]], length(lev)),
+                     category = factor(rep(lev, each = nrow(g)), levels = lev),
+                     prob = as.numeric(pr$fit), lwr = as.numeric(pr$lwr),
+                     upr = as.numeric(pr$upr))
+    Y <- observed_counts(object$likelihood, object$y, object$trials, lev)
+    tot <- rowSums(Y)
+    pts <- data.frame(x = rep(dat[[v]], length(lev)),
+                      category = factor(rep(lev, each = nrow(Y)), levels = lev),
+                      prop = as.numeric(Y / ifelse(tot > 0, tot, NA)),
+                      weight = rep(tot, length(lev)))
+    ggplot(df, aes(x = .data$x, colour = .data$category, fill = .data$category)) +
+      geom_ribbon(aes(ymin = .data$lwr, ymax = .data$upr), alpha = 0.2, colour = NA) +
+      geom_line(aes(y = .data$prob), linewidth = 0.8) +
+      geom_point(data = pts, aes(x = .data$x, y = .data$prop, colour = .data$category),
+                 inherit.aes = FALSE, alpha = 0.4, size = 1) +
+      labs(x = v, y = "Probability", colour = "Category", fill = "Category",
+           title = sprintf("Predictive category probabilities (%g%% bands)", 100 * level)) +
+      theme_minimal()
+  } else {
+    v1 <- inp$vars[1]
+    v2 <- inp$vars[2]
+    g <- expand.grid(seq(rng[[v1]][1], rng[[v1]][2], length.out = grid),
+                     seq(rng[[v2]][1], rng[[v2]][2], length.out = grid))
+    names(g) <- c(v1, v2)
+    P <- predict(object, mk_new(g[c(v1, v2)]), type = "response")
+    g$class <- factor(lev[max.col(P, ties.method = "first")], levels = lev)
+    g$confidence <- apply(P, 1, max)
+    pts <- data.frame(x1 = dat[[v1]], x2 = dat[[v2]], response = plot_observed(object))
+    ggplot(g, aes(x = .data[[v1]], y = .data[[v2]])) +
+      geom_raster(aes(fill = .data$class, alpha = .data$confidence)) +
+      ggplot2::scale_alpha(range = c(0.15, 0.6), name = "P(class)") +
+      geom_point(data = pts, aes(x = .data$x1, y = .data$x2, colour = .data$response),
+                 inherit.aes = FALSE, size = 1.4) +
+      labs(fill = "Predicted class", colour = "Observed",
+           title = "Predictive class map") + theme_minimal()
   }
 }

@@ -48,88 +48,118 @@ predict.augp <- function(object, newdata, type = c("response", "link", "class"),
   if (!is.numeric(level) || length(level) != 1 || !(level > 0 && level < 1)) {
     stop("`level` must be a single number between 0 and 1.", call. = FALSE)
   }
-  if (isTRUE(object$multi)) {
-    return(predict_multi(object, if (missing(newdata)) NULL else newdata, type, se.fit,
-                         interval, level))
+  nd <- if (missing(newdata)) NULL else newdata
+  lik <- object$likelihood
+  if (type == "class") {
+    fit <- predict_parts(object, nd, "response", FALSE, FALSE, level)$fit
+    out <- predicted_class(lik, fit, object$levels)
+    names(out) <- rownames(fit)
+    return(out)
   }
-  want_draws <- object$method == "gibbs" && (type != "link")
-  if (missing(newdata) || is.null(newdata)) {
-    X <- object$x
-    ok <- rep(TRUE, nrow(X))
-    pr <- if (want_draws || interval != "none") {
-      with_local_seed(pred_seed(object),
-                      augp_engine_predict(object$engine, X, draws = object$method == "gibbs"))
-    } else {
-      list(mean = object$engine$mean, var = object$engine$var)
+  present_response(lik, predict_parts(object, nd, type, se.fit, interval != "none", level))
+}
+
+# The summaries predict() presents, as a named list of matrices (one row per row of
+# newdata or per training row, NA for incomplete inputs; one column per latent column
+# for type "link", per response column for "response"): fit, and as asked se.fit,
+# lwr, upr.
+predict_parts <- function(object, newdata, type, se.fit, want_int, level) {
+  lik <- object$likelihood
+  lp <- latent_posterior(object, newdata)
+  alpha <- (1 - level) / 2
+  if (type == "link") {
+    cols <- latent_names(lik, object$levels, object$q)
+    parts <- list(fit = lp$mean)
+    if (se.fit) parts$se.fit <- sqrt(lp$var)
+    if (want_int) {
+      if (!is.null(lp$draws)) {
+        q7 <- function(p) apply(lp$draws, c(2, 3), stats::quantile, probs = p, names = FALSE)
+        parts$lwr <- q7(alpha)
+        parts$upr <- q7(1 - alpha)
+      } else {
+        z <- stats::qnorm(1 - alpha)
+        parts$lwr <- lp$mean - z * sqrt(lp$var)
+        parts$upr <- lp$mean + z * sqrt(lp$var)
+      }
     }
+  } else {
+    cols <- response_names(lik, object$levels)
+    rs <- response_summary(object, lp, if (want_int) level else 0)
+    parts <- list(fit = rs$mean)
+    if (se.fit) parts$se.fit <- rs$sd
+    if (want_int) {
+      parts$lwr <- rs$lwr
+      parts$upr <- rs$upr
+    }
+  }
+  lapply(parts, function(M) {
+    out <- matrix(NA_real_, length(lp$ok), ncol(M), dimnames = list(lp$rownames, cols))
+    out[lp$ok, ] <- M
+    out
+  })
+}
+
+# The latent posterior at the training inputs (newdata NULL) or at new inputs:
+# list(mean, var: r x q for the r rows with complete inputs; draws: S x r x q
+# posterior draws for Gibbs fits, NULL for variational fits; ok: which rows have
+# complete inputs; rownames: those of newdata's rows, NULL at the training inputs, so
+# that predictions there match fitted()). At new inputs the draws of Gibbs fits are
+# drawn with R's generator seeded from the fit (with_local_seed).
+latent_posterior <- function(object, newdata = NULL) {
+  q <- object$q
+  gibbs <- object$method == "gibbs"
+  if (is.null(newdata)) {
+    ok <- rep(TRUE, object$n)
+    rn <- NULL
+    pr <- object$engine
   } else {
     X <- new_design(object, newdata)
     ok <- stats::complete.cases(X)
+    rn <- rownames(X)
     pr <- with_local_seed(pred_seed(object),
-                          augp_engine_predict(object$engine, X[ok, , drop = FALSE],
-                                              draws = object$method == "gibbs"))
+                          augp_engine_predict(object$engine, X[ok, , drop = FALSE], draws = gibbs))
   }
-  fill <- function(v) {
-    out <- rep(NA_real_, length(ok))
-    out[ok] <- v
-    out
-  }
-  m <- as.numeric(pr$mean)
-  v <- pmax(as.numeric(pr$var), 0)
-  alpha <- (1 - level) / 2
-  if (type == "link") {
-    fit <- m
-    se <- sqrt(v)
-    if (object$method == "gibbs" && !is.null(pr$draws)) {
-      lwr <- apply(pr$draws, 2, stats::quantile, probs = alpha, names = FALSE)
-      upr <- apply(pr$draws, 2, stats::quantile, probs = 1 - alpha, names = FALSE)
-    } else {
-      z <- stats::qnorm(1 - alpha)
-      lwr <- m - z * se
-      upr <- m + z * se
-    }
-  } else {
-    if (object$method == "gibbs" && !is.null(pr$draws)) {
-      p <- stats::plogis(pr$draws)
-      fit <- colMeans(p)
-      se <- apply(p, 2, stats::sd)
-      lwr <- apply(p, 2, stats::quantile, probs = alpha, names = FALSE)
-      upr <- apply(p, 2, stats::quantile, probs = 1 - alpha, names = FALSE)
-    } else {
-      fit <- expected_sigmoid(m, v)
-      se <- sqrt(pmax(expected_sigmoid(m, v, power = 2) - fit^2, 0))
-      z <- stats::qnorm(1 - alpha)
-      lwr <- stats::plogis(m - z * sqrt(v))
-      upr <- stats::plogis(m + z * sqrt(v))
-    }
-  }
-  if (type == "class") {
-    cls <- factor(object$levels[1 + (fill(fit) > 0.5)], levels = object$levels)
-    return(cls)
-  }
-  if (!se.fit && interval == "none") {
-    out <- fill(fit)
-    names(out) <- rownames(X)
-    return(out)
-  }
-  out <- data.frame(fit = fill(fit))
-  if (se.fit) out$se.fit <- fill(se)
-  if (interval != "none") {
-    out$lwr <- fill(lwr)
-    out$upr <- fill(upr)
-  }
-  out
+  r <- sum(ok)
+  list(mean = matrix(pr$mean, r, q), var = pmax(matrix(pr$var, r, q), 0),
+       draws = if (gibbs) latent_draw_array(pr$draws, r, q), ok = ok, rownames = rn)
 }
 
-# Probabilities at the training inputs (used for fitted values).
-augp_prob <- function(object, mean, var, training = FALSE) {
-  if (object$method == "gibbs" && !is.null(object$engine$draws)) {
-    d <- object$engine$draws
-    n <- dim(d)[3]
-    return(colMeans(matrix(stats::plogis(d), ncol = n)))
-  }
-  expected_sigmoid(mean, var)
+# Latent draws at r points as an S x r x q array. The engine gives draws with the
+# draw index varying fastest: the fit's [iterations, chains, r * q] array, or from
+# augp_engine_predict() an S x r matrix (q = 1) or S x r x q array.
+latent_draw_array <- function(draws, r, q) {
+  array(draws, c(length(draws) / (r * q), r, q))
 }
+
+# Summary of the response mean (list of r x R matrices mean, sd, and for level > 0
+# lwr, upr) from the latent posterior `lp` of latent_posterior(): over the posterior
+# draws of a Gibbs fit, or under the Gaussian marginals of a variational fit, with the
+# likelihood's rule (exact quadrature, or an average over control$pred_draws standard
+# normal draws seeded from the fit so that repeated calls agree).
+response_summary <- function(object, lp, level = 0) {
+  lik <- object$engine$lik
+  if (!is.null(lp$draws)) return(.lik_response_draws_cpp(lik, lp$draws, level))
+  S <- object$control$pred_draws
+  if (is.null(S)) S <- 1000L
+  q <- object$q
+  Z <- with_local_seed(pred_seed(object), matrix(stats::rnorm(S * q), S, q))
+  .lik_response_cpp(lik, lp$mean, lp$var, Z, level, resolve_threads(object$control$threads))
+}
+
+# Evaluate expr with R's RNG seeded from `seed`, leaving the user's stream as it was.
+with_local_seed <- function(seed, expr) {
+  genv <- globalenv()
+  had <- exists(".Random.seed", envir = genv, inherits = FALSE)
+  old <- if (had) get(".Random.seed", envir = genv, inherits = FALSE) else NULL
+  on.exit(if (had) assign(".Random.seed", old, envir = genv) else
+    rm(".Random.seed", envir = genv), add = TRUE)
+  set.seed(seed)
+  expr
+}
+
+# Seed of the Monte Carlo draws behind predictions: the fit's seed, so repeated
+# predictions agree and the user's random number stream is left alone.
+pred_seed <- function(object) if (is.null(object$seed)) 1L else object$seed
 
 # Rebuild the standardised design for new data exactly as in training.
 new_design <- function(object, newdata) {
@@ -197,35 +227,4 @@ new_design <- function(object, newdata) {
   X <- sweep(sweep(X, 2, object$centre[keep], "-"), 2, object$scale[keep], "/")
   storage.mode(X) <- "double"
   X
-}
-
-# Gauss-Hermite rule for a standard normal weight, by the Golub-Welsch method:
-# the nodes are the eigenvalues of the Jacobi matrix of the (probabilists')
-# Hermite recurrence, the weights the squared first components of its
-# normalised eigenvectors.
-gh_golub_welsch <- function(n) {
-  if (n == 1L) return(list(x = 0, w = 1))
-  J <- matrix(0, n, n)
-  off <- sqrt(seq_len(n - 1))
-  J[cbind(1:(n - 1), 2:n)] <- off
-  J[cbind(2:n, 1:(n - 1))] <- off
-  e <- eigen(J, symmetric = TRUE)
-  o <- order(e$values)
-  list(x = e$values[o], w = e$vectors[1, o]^2)
-}
-
-gh_cache <- new.env(parent = emptyenv())
-
-gh_rule <- function(n = 40L) {
-  key <- as.character(n)
-  if (is.null(gh_cache[[key]])) gh_cache[[key]] <- gh_golub_welsch(n)
-  gh_cache[[key]]
-}
-
-# E[sigma(f)^power] for f ~ N(m, v), elementwise.
-expected_sigmoid <- function(m, v, power = 1, n = 40L) {
-  r <- gh_rule(n)
-  s <- sqrt(pmax(v, 0))
-  f <- outer(m, rep(1, n)) + outer(s, r$x)
-  as.numeric(stats::plogis(f)^power %*% r$w)
 }

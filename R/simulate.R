@@ -23,9 +23,10 @@
 #'   response follows its pointwise posterior predictive distribution (the
 #'   correlation between rows is not reproduced). Gibbs fits use joint
 #'   posterior draws.
-#' @return For multi-category likelihoods (such as [stick_breaking()]): an
-#'   array of counts with dimensions `c(rows, K, nsim)`, the categories (in the
-#'   order of the fit) as column names. For binary likelihoods: a data frame
+#' @return For likelihoods of counts over several categories (such as
+#'   [stick_breaking()]): an array of counts with dimensions `c(rows, K, nsim)`,
+#'   the categories (in the order of the fit) as column names. For Bernoulli and
+#'   binomial likelihoods: a data frame
 #'   with `nsim` columns `sim_1`, ... holding the number of successes out of
 #'   `size` (a factor with the response levels when every row has one trial).
 #'   The result has an attribute `"seed"` as in [stats::simulate()].
@@ -74,50 +75,14 @@ simulate.augp <- function(object, nsim = 1, seed = NULL, newdata = NULL, size = 
     }
     size <- rep_len(as.numeric(size), n)
   }
-  q <- ld$q
-  levels <- object$levels
-  multi <- q > 1 || length(levels) > 2
-  if (multi) {
-    K <- length(levels)
-    out <- array(NA_real_, c(n, K, nsim),
-                 dimnames = list(ld$rownames, levels, paste0("sim_", seq_len(nsim))))
-    for (s in seq_len(nsim)) {
-      P <- lik_prob(object$likelihood, matrix(ld$F[s, , ], sum(ld$ok), q))
-      cnt <- draw_multinomial(P, size[ld$ok])
-      out[ld$ok, , s] <- cnt
-    }
-  } else {
-    out <- matrix(NA_real_, n, nsim, dimnames = list(ld$rownames, paste0("sim_", seq_len(nsim))))
-    for (s in seq_len(nsim)) {
-      p <- stats::plogis(ld$F[s, , 1])
-      out[ld$ok, s] <- stats::rbinom(sum(ld$ok), size[ld$ok], p)
-    }
-    out <- as.data.frame(out)
-    if (all(size == 1) && length(levels) == 2) {
-      out[] <- lapply(out, function(v) factor(levels[v + 1], levels = levels))
-    }
-  }
+  counts <- .lik_simulate_cpp(object$engine$lik, ld$F, size[ld$ok], new_seed())
+  out <- present_simulation(object$likelihood, counts, size, ld$ok, object$levels, ld$rownames)
   attr(out, "seed") <- rng_state
   out
 }
 
-# One multinomial draw per row of P with the given totals.
-draw_multinomial <- function(P, size) {
-  K <- ncol(P)
-  out <- matrix(0, nrow(P), K)
-  for (i in seq_len(nrow(P))) {
-    if (size[i] > 0) out[i, ] <- stats::rmultinom(1, size[i], pmax(P[i, ], 0))
-  }
-  out
-}
-
 # Totals of the training rows used in the fit.
-training_totals <- function(object) {
-  Y <- object$engine$lik$Y
-  if (!is.null(Y)) return(rowSums(Y))
-  if (!is.null(object$trials)) return(as.numeric(object$trials))
-  rep(1, nrow(object$x))
-}
+training_totals <- function(object) as.numeric(object$trials)
 
 # S draws of the latent function(s) at the training inputs (newdata NULL) or at
 # new inputs: list(F = S x (rows with complete inputs) x q array, ok, q, rownames).
@@ -125,7 +90,7 @@ training_totals <- function(object) {
 # the number stored); variational fits: independent draws from the marginals.
 latent_draws <- function(object, newdata = NULL, S = 200) {
   eng <- object$engine
-  q <- if (is.null(eng$q)) 1L else as.integer(eng$q)
+  q <- object$q
   if (is.null(newdata)) {
     X <- object$x
     ok <- rep(TRUE, nrow(X))
@@ -140,11 +105,9 @@ latent_draws <- function(object, newdata = NULL, S = 200) {
   Xo <- X[ok, , drop = FALSE]
   if (object$method == "gibbs") {
     if (is.null(newdata)) {
-      d <- dim(eng$draws)
-      all <- array(eng$draws, c(d[1] * d[2], nrow(X), q))
+      all <- latent_draw_array(eng$draws, nrow(X), q)
     } else {
-      all <- augp_engine_predict(eng, Xo, draws = TRUE)$draws
-      all <- array(all, c(dim(all)[1], m, q))
+      all <- latent_draw_array(augp_engine_predict(eng, Xo, draws = TRUE)$draws, m, q)
     }
     pick <- if (S <= dim(all)[1]) sample.int(dim(all)[1], S) else
       sample.int(dim(all)[1], S, replace = TRUE)

@@ -1,10 +1,10 @@
-test_that("Golub-Welsch Gauss-Hermite rule integrates normal moments", {
-  r <- gh_golub_welsch(20)
-  expect_equal(sum(r$w), 1, tolerance = 1e-12)
-  expect_equal(sum(r$w * r$x^2), 1, tolerance = 1e-10)
-  expect_equal(sum(r$w * r$x^4), 3, tolerance = 1e-10)
+test_that("Bernoulli response under a Gaussian latent: Gauss-Hermite quadrature", {
+  spec <- list(type = "binomial", q = 1L, y = numeric(0), trials = numeric(0))
+  r <- .lik_response_cpp(spec, matrix(1.2), matrix(4), matrix(0, 0, 1), 0)
   ref <- integrate(function(f) plogis(f) * dnorm(f, 1.2, 2), -Inf, Inf)$value
-  expect_equal(expected_sigmoid(1.2, 4), ref, tolerance = 1e-7)
+  expect_equal(r$mean[1, 1], ref, tolerance = 1e-7)
+  ref2 <- integrate(function(f) plogis(f)^2 * dnorm(f, 1.2, 2), -Inf, Inf)$value
+  expect_equal(r$sd[1, 1]^2 + r$mean[1, 1]^2, ref2, tolerance = 1e-6)
 })
 
 test_that("predictions lie in [0, 1] and are sensible on separable data", {

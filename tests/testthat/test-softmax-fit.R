@@ -142,7 +142,7 @@ test_that("Gibbs agrees with an independent elliptical slice sampler", {
     expect_true(all(abs(z2) < 4.5), info = paste(round(z2, 2), collapse = " "))
     # posterior mean class probabilities
     lp <- smf_ns$logistic_softmax(bijective = bij, theta = theta)
-    pr <- function(D) sapply(1:4, function(i) colMeans(smf_ns$lik_prob.augp_logistic_softmax(
+    pr <- function(D) sapply(1:4, function(i) colMeans(smf_ns$lik_response_mean(
       lp, D[, i + 4 * (seq_len(q) - 1), drop = FALSE])))
     expect_lt(max(abs(pr(gd) - pr(ref))), 0.02)
   }
@@ -159,12 +159,12 @@ test_that("VI and long Gibbs agree on predictive class probabilities", {
   set.seed(1)
   S <- 4000
   pvi <- Reduce(`+`, lapply(seq_len(S), function(s) {
-    smf_ns$lik_prob.augp_logistic_softmax(lp, pv$mean + sqrt(pv$var) * matrix(stats::rnorm(9), 3))
+    smf_ns$lik_response_mean(lp, pv$mean + sqrt(pv$var) * matrix(stats::rnorm(9), 3))
   })) / S
   g <- smf_ns$augp_engine(d$X, kernel = k, method = "gibbs", lik = smf_lik(d$Y, FALSE), seed = 2,
                           control = list(learn_hyper = FALSE, threads = 1, iter = 3300, warmup = 300))
   pg <- smf_ns$augp_engine_predict(g, Xn, draws = TRUE)
-  pgi <- apply(pg$draws, 1, function(Fs) smf_ns$lik_prob.augp_logistic_softmax(lp, Fs))
+  pgi <- apply(pg$draws, 1, function(Fs) smf_ns$lik_response_mean(lp, Fs))
   pgi <- matrix(rowMeans(pgi), 3)
   # mean-field VI is an approximation: agreement within 0.05 in every probability
   expect_lt(max(abs(pvi - pgi)), 0.05)
@@ -213,7 +213,7 @@ test_that("K = 2 works and the response encoding handles bad input", {
   for (bij in c(FALSE, TRUE)) {
     fit <- smf_ns$augp_engine(d$X, kernel = k, method = "vi", lik = smf_lik(Y2, bij),
                               control = list(learn_hyper = FALSE, threads = 1))
-    P <- smf_ns$lik_prob.augp_logistic_softmax(smf_ns$logistic_softmax(bijective = bij),
+    P <- smf_ns$lik_response_mean(smf_ns$logistic_softmax(bijective = bij),
                                                as.matrix(fit$mean))
     expect_equal(rowSums(P), rep(1, 30))
     expect_gt(mean(max.col(P) == 2 - Y2[, 1]), 0.8)

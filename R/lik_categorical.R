@@ -1,0 +1,57 @@
+# Responses of counts over K >= 2 categories (the logistic-softmax and stick-breaking
+# likelihoods, class augp_categorical): the encoded response is an n x K count matrix
+# `Y` with row totals `trials`; the response mean has K columns, the category
+# probabilities, which predict(), fitted() and simulate() return as matrices (one
+# column per category). The link-specific methods (engine specification, prior mean,
+# response mean, latent names) are in each likelihood's file.
+
+#' @export
+subset_response.augp_categorical <- function(likelihood, resp, rows) {
+  resp$Y <- resp$Y[rows, , drop = FALSE]
+  resp$trials <- resp$trials[rows]
+  resp$keep <- resp$keep[rows]
+  resp
+}
+
+#' @export
+response_data.augp_categorical <- function(likelihood, resp) resp$Y
+
+#' @export
+response_names.augp_categorical <- function(likelihood, levels) levels
+
+# A matrix (one column per category), or a list of matrices fit, se.fit, lwr, upr.
+#' @export
+present_response.augp_categorical <- function(likelihood, parts) {
+  if (length(parts) == 1L) parts[[1]] else parts
+}
+
+#' @export
+category_prob.augp_categorical <- function(likelihood, mean, levels) {
+  dimnames(mean) <- list(rownames(mean), levels)
+  mean
+}
+
+#' @export
+observed_counts.augp_categorical <- function(likelihood, y, trials, levels) y
+
+# The observed category of each row: the most frequent one.
+#' @export
+observed_response.augp_categorical <- function(likelihood, y, trials, levels) {
+  factor(levels[max.col(y, ties.method = "first")], levels = levels)
+}
+
+# An array of counts: rows x categories x simulations.
+#' @export
+present_simulation.augp_categorical <- function(likelihood, counts, size, ok, levels,
+                                                rownames) {
+  nsim <- dim(counts)[1]
+  out <- array(NA_real_, c(length(ok), length(levels), nsim),
+               dimnames = list(rownames, levels, paste0("sim_", seq_len(nsim))))
+  out[ok, , ] <- aperm(counts, c(2, 3, 1))
+  out
+}
+
+#' @export
+plot_predictive_lik.augp_categorical <- function(likelihood, object, inp, dat, grid, level) {
+  plot_predictive_categories(object, inp, dat, grid, level)
+}
