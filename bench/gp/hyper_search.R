@@ -3,7 +3,8 @@
 # run: every case runs `reps` times per build, alternating builds, each run in a fresh
 # R process (the figure is the median). Also checks that both builds end at the same
 # kernel and ELBO path.
-# Usage: Rscript bench/gp/hyper_search.R BEFORE_LIB AFTER_LIB [reps]
+# Usage: Rscript bench/gp/hyper_search.R BEFORE_LIB AFTER_LIB [reps] [cases]
+#   (cases: comma-separated, of spam1000, spam2000, vehicle4, sparse5000; default all)
 #   (each LIB an R library holding an installed augmentedGP, e.g. from
 #    R CMD INSTALL -l LIB .)
 args <- commandArgs(trailingOnly = TRUE)
@@ -30,8 +31,10 @@ if (length(args) >= 1 && args[1] == "--case") {
   } else if (case == "vehicle4") {
     env <- environment()
     data("Vehicle", package = "mlbench", envir = env)
-    X <- scale(as.matrix(env$Vehicle[, 1:18]))
-    Y <- unname(stats::model.matrix(~ Class - 1, env$Vehicle))
+    set.seed(1)
+    tr <- sample(nrow(env$Vehicle))[1:600]
+    X <- scale(as.matrix(env$Vehicle[tr, 1:18]))
+    Y <- unname(stats::model.matrix(~ Class - 1, env$Vehicle[tr, ]))
     attributes(Y) <- list(dim = dim(Y))
     n <- nrow(X)
     lik <- list(type = "logistic_softmax", q = 4L, Y = Y, bijective = FALSE, theta = rep(1, 4))
@@ -62,7 +65,8 @@ before <- args[1]
 after <- args[2]
 reps <- if (length(args) >= 3) as.integer(args[3]) else 3L
 script <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-cases <- c("spam1000", "spam2000", "vehicle4", "sparse5000")
+cases <- if (length(args) >= 4) strsplit(args[4], ",")[[1]] else
+  c("spam1000", "spam2000", "vehicle4", "sparse5000")
 rows <- list()
 for (case in cases) {
   for (r in seq_len(reps)) {
