@@ -85,6 +85,38 @@
     .Call(`_augmentedGP_lik_learn_params_cpp`, lik, m, v)
 }
 
+.model_dense_new <- function(X, lik, mu0, jitter, specs, maxit, tol, threads) {
+    .Call(`_augmentedGP_model_dense_new`, X, lik, mu0, jitter, specs, maxit, tol, threads)
+}
+
+.model_dense_level <- function(model, rows, warm) {
+    .Call(`_augmentedGP_model_dense_level`, model, rows, warm)
+}
+
+.model_dense_eval <- function(model, theta) {
+    .Call(`_augmentedGP_model_dense_eval`, model, theta)
+}
+
+.model_dense_state <- function(model) {
+    .Call(`_augmentedGP_model_dense_state`, model)
+}
+
+.model_sparse_new <- function(X, mu0, lik, block_size, spec, threads) {
+    .Call(`_augmentedGP_model_sparse_new`, X, mu0, lik, block_size, spec, threads)
+}
+
+.model_sparse_cavi <- function(model, theta, Z, jitter, from_best, maxit, tol, accelerate) {
+    .Call(`_augmentedGP_model_sparse_cavi`, model, theta, Z, jitter, from_best, maxit, tol, accelerate)
+}
+
+.model_sparse_eval <- function(model, theta, Z, maxit, tol, grad, zgrad) {
+    .Call(`_augmentedGP_model_sparse_eval`, model, theta, Z, maxit, tol, grad, zgrad)
+}
+
+.model_sparse_state <- function(model) {
+    .Call(`_augmentedGP_model_sparse_state`, model)
+}
+
 .sparse_cavi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads, accelerate = FALSE) {
     .Call(`_augmentedGP_sparse_cavi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads, accelerate)
 }

@@ -187,18 +187,19 @@ engine_cavi <- function(K, lik, mean0, kappa, omega, maxit, tol, threads = 1L) {
 
 # Kernel hyperparameters by maximising the profiled ELBO
 #   L*(theta) = max_q ELBO(q, theta)
-# with L-BFGS-B. Each evaluation runs CAVI to convergence at theta, warm-started
-# from the best state seen so far; at the CAVI fixed point the gradient of L* equals
-# the gradient of the collapsed bound for the converged q(omega) (envelope theorem),
-# which one call of the collapsed bound returns. For n above `level_min` the search
-# runs first on nested, evenly spaced subsets of half the size (a cheap start: the
-# cost is cubic in the subset size); each level starts from the previous optimum and
-# the full data set only polishes it. CAVI at each evaluation stops at a relative ELBO
-# change of min(tol, 1e-6): tighter (1e-8) gave the same optimum on spam (n = 2000) and
-# Vehicle (n = 600, K = 4) to 4 digits in the lengthscale, at 1.1-1.5x the sweeps.
+# with L-BFGS-B (hyper_optimise). The evaluations run in a persistent C++ model
+# (engine_model) holding X, the likelihood, the prior mean and the best CAVI state:
+# each builds K at theta and runs CAVI to convergence, warm-started from the best state
+# seen so far; at the CAVI fixed point the gradient of L* equals the gradient of the
+# collapsed bound for the converged q(omega) (envelope theorem). For n above
+# `level_min` the search runs first on nested, evenly spaced subsets of half the size
+# (a cheap start: the cost is cubic in the subset size); each level starts from the
+# previous optimum and the full data set only polishes it. CAVI at each evaluation
+# stops at a relative ELBO change of min(tol, 1e-6): tighter (1e-8) gave the same
+# optimum on spam (n = 2000) and Vehicle (n = 600, K = 4) to 4 digits in the
+# lengthscale, at 1.1-1.5x the sweeps.
 engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 400,
                                polish = 0) {
-  prev <- NULL
   path <- numeric(0)  # increasing ELBO values of the improving evaluations on all n
   n <- nrow(X)
   sizes <- n
@@ -211,93 +212,40 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
   lower <- th - 8
   upper <- th + 8
   evals <- 0L
-  state <- NULL
+  model <- engine_model(X, lik, kernel, mean0, jitter, ctl)
+  # The profiled ELBO of the kernel engine_set_params() makes of par (its log
+  # parameters as the kernel object stores them, which the search returns).
+  eval <- function(par) .model_dense_eval(model, unname(engine_get_params(engine_set_params(kernel, par))))
   for (lev in seq_along(sizes)) {
     m <- sizes[lev]
     idx <- if (m < n) unique(round(seq(1, n, length.out = m))) else seq_len(n)
-    Xs <- X[idx, , drop = FALSE]
-    m0 <- mean0[idx, , drop = FALSE]
-    lik_s <- engine_lik_subset(lik, idx, n)
-    best <- new.env(parent = emptyenv())
-    best$value <- -Inf
-    best$th <- th
-    if (!is.null(state) && m == n) best$state <- state
-    cache <- new.env(parent = emptyenv())
-    eval_at <- function(par) {
-      if (identical(cache$th, par)) return(cache$v)
-      k <- engine_set_params(kernel, par)
-      K <- engine_K(k, Xs, jitter)
-      st <- best$state
-      res <- tryCatch(engine_cavi(K, lik_s, m0, st$kappa, st$omega, as.integer(ctl$maxit),
-                                  min(ctl$tol, 1e-6), ctl$threads),
-                      error = function(e) NULL)
-      evals <<- evals + 1L
-      v <- NULL
-      if (!is.null(res) && length(res$elbo)) {
-        val <- res$elbo[length(res$elbo)]
-        g <- attr(augp_engine_elbo_grad(k, Xs, res$kappa, res$omega, m0, jitter,
-                                        threads = ctl$threads), "gradient")
-        if (is.finite(val) && all(is.finite(g))) {
-          v <- structure(val, gradient = g)
-          if (val > best$value) {
-            best$value <- val
-            best$th <- par
-            best$state <- list(kappa = res$kappa, omega = res$omega)
-            best$res <- res
-            if (m == n) path <<- c(path, val)
-          }
-        }
-      }
-      if (is.null(v)) v <- structure(-1e300, gradient = rep(0, length(par)))
-      if (ctl$verbose) {
-        message(sprintf("VI: hyperparameter search (n = %d), evaluation %d, ELBO %.6f",
-                        m, evals, as.numeric(v)))
-      }
-      cache$th <- par
-      cache$v <- v
-      v
-    }
-    final <- lev == length(sizes)
-    if (final && length(sizes) > 1) {
-      # Full data: start q from the last subset fit's predictions, then polish
-      # theta with at most `polish` L-BFGS iterations (0: keep the subset optimum).
-      state <- engine_warm_sites(prev, X, lik, mean0, jitter)
-      if (polish < 1) break
-      best$state <- state
-    }
-    f0 <- as.numeric(eval_at(th))
-    if (lev > 1 && !identical(th, th_start)) {
-      # The previous level's optimum can be a poor start on more data (its CAVI
-      # fit worse than the starting kernel's); take the better of the two.
-      f_start <- as.numeric(eval_at(th_start))
-      if (f_start > f0) {
-        th <- th_start
-        f0 <- f_start
-      }
-    }
-    # L-BFGS-B's first trial point is the Cauchy point of a unit-Hessian model, a step
-    # of the size of the gradient: from the median-distance start that is often the
-    # edge of the +-8 box (a poor kernel whose CAVI fit costs many sweeps). Scaling the
-    # objective by the largest starting gradient component makes the first step about
-    # one unit in log scale. factr keeps the stopping rule an absolute ELBO change of
-    # hyper_stop() nats: the relative reduction test uses max(|f| / fnscale, 1).
-    g0 <- attr(eval_at(th), "gradient")
-    fscale <- max(1, abs(g0[is.finite(g0)]))
-    factr <- hyper_stop(ctl, f0) / (max(fscale, abs(f0)) * .Machine$double.eps)
-    tryCatch(
-      stats::optim(th, function(par) -as.numeric(eval_at(par)),
-                   function(par) -attr(eval_at(par), "gradient"), method = "L-BFGS-B",
-                   lower = lower, upper = upper,
-                   control = list(maxit = if (final && length(sizes) > 1) polish else
-                     ctl$hyper_maxit, factr = factr, pgtol = 0, fnscale = fscale)),
-      error = function(e) NULL)
-    th <- best$th
-    prev <- list(kernel = engine_set_params(kernel, th), X = Xs, mean0 = m0, res = best$res,
-                 jitter = jitter)
-    if (final) state <- best$state
+    # Full data after subset levels: q starts from the last subset fit's predictions,
+    # then at most `polish` L-BFGS iterations polish theta (0: keep the subset optimum).
+    warm <- lev == length(sizes) && length(sizes) > 1
+    .model_dense_level(model, idx, warm)
+    if (warm && polish < 1) break
+    # The previous level's optimum can be a poor start on more data (its CAVI fit
+    # worse than the starting kernel's): the search starts from the better of the two.
+    opt <- hyper_optimise(eval, th, lower, upper, ctl,
+                          maxit = if (warm) polish else ctl$hyper_maxit,
+                          alt = if (lev > 1 && !identical(th, th_start)) th_start,
+                          label = sprintf("VI: hyperparameter search (n = %d)", m), evals = evals)
+    evals <- opt$evals
+    if (m == n) path <- c(path, opt$path)
+    th <- opt$par
   }
-  list(kernel = engine_set_params(kernel, th), state = state, evals = evals,
+  list(kernel = engine_set_params(kernel, th), state = .model_dense_state(model), evals = evals,
        levels = sizes, path = path)
+}
+
+# The persistent C++ model of the exact search: X, the likelihood and the prior mean
+# (n x q) cross to C++ once; the kernel (one shared, or an augp_kernels list of one
+# per latent column) gives the structure whose log parameters the evaluations set.
+engine_model <- function(X, lik, kernel, mean0, jitter, ctl) {
+  specs <- if (is_kernel_list(kernel)) lapply(kernel, kernel_flatten) else list(kernel_flatten(kernel))
+  storage.mode(X) <- storage.mode(mean0) <- "double"
+  .model_dense_new(X, lik, mean0, jitter, specs, as.integer(ctl$maxit), min(ctl$tol, 1e-6),
+                   as.integer(ctl$threads))
 }
 
 # The hyperparameter search's stopping rule: an L-BFGS-B iteration that raises the
@@ -308,56 +256,6 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
 # with hyper_tol alone).
 hyper_stop <- function(ctl, f0) {
   max(ctl$hyper_tol, min(ctl$tol, 1e-6) * abs(f0))
-}
-
-# The engine likelihood list restricted to the observations idx (rows of its
-# per-observation vectors and matrices).
-engine_lik_subset <- function(lik, idx, n) {
-  if (length(idx) == n) return(lik)
-  for (nm in names(lik)) {
-    if (nm %in% c("type", "q")) next
-    el <- lik[[nm]]
-    if (is.matrix(el) && nrow(el) == n) {
-      lik[[nm]] <- el[idx, , drop = FALSE]
-    } else if (nm %in% c("y", "trials") && length(el) == n) {
-      lik[[nm]] <- el[idx]
-    }
-  }
-  lik
-}
-
-# Variational sites (kappa, E omega) on the full data from a subset fit: q(f) at the
-# subset's optimum predicted at every input (VI predictive mean and variance).
-engine_warm_sites <- function(prev, X, lik, mean0, jitter) {
-  if (is.null(prev$res)) return(NULL)
-  n <- nrow(X)
-  q <- ncol(mean0)
-  percol <- is_kernel_list(prev$kernel)
-  om <- as.matrix(prev$res$omega_q)
-  al <- as.matrix(prev$res$alpha)
-  mu <- v <- matrix(0, n, q)
-  for (j in seq_len(q)) {
-    if (j == 1 || percol) {
-      kj <- engine_kernel_at(prev$kernel, j)
-      Ks <- kernel_matrix(kj, prev$X, X)
-      K <- engine_K(kj, prev$X, prev$jitter)
-      kss <- kernel_diag(kj, X) + jitter
-    }
-    if (percol) {
-      mu[, j] <- mean0[, j] + crossprod(Ks, al[, j])
-    } else if (j == 1) {
-      mu <- mean0 + crossprod(Ks, al)
-    }
-    sw <- sqrt(pmax(om[, j], 0))
-    B <- sw * K * rep(sw, each = length(sw))
-    diag(B) <- diag(B) + 1
-    R <- tryCatch(chol(B), error = function(e) NULL)
-    if (is.null(R)) return(NULL)
-    V <- backsolve(R, sw * Ks, transpose = TRUE)
-    v[, j] <- pmax(kss - colSums(V * V), 1e-12)
-  }
-  e <- .gp_lik_eval_cpp(lik, mu, v, mu)
-  list(kappa = e$kappa, omega = e$omega)
 }
 
 # Per-column kernels requested (shared_hyper = FALSE or a kernel list) and q > 1:

@@ -91,91 +91,56 @@ sparse_lik_subset <- function(lik, idx) {
 
 # Full-data fit. Kernel hyperparameters (and Z, if learned) maximise the profiled ELBO
 #   L*(theta) = max_q(u) ELBO(q(u), theta)
-# with L-BFGS-B, as in the exact engine: each evaluation re-expresses the best q(u) so
-# far under the new kernel and Z (q(u) itself unchanged) and runs CAVI with SQUAREM to
-# a relative change of min(tol, 1e-6); at that fixed point the gradient with q(u) held
-# fixed is the gradient of L* (envelope theorem). The first L-BFGS-B step is about one
-# unit in log scale (objective scaled by the largest starting gradient component).
-# Then CAVI at the best kernel for up to maxit more sweeps. Against the earlier scheme
-# (5 CAVI sweeps alternating with L-BFGS-B steps at fixed q(u), 30 rounds), the letters
-# fit (n = 2000, K = 26, m = 200) ends at ELBO -3501 instead of -3698 in 43 s instead
-# of 96-115 s, and ringnorm (n = 1e4, m = 100) takes 5.7 s instead of 16.4 s with the
-# same held-out error. The recorded trace: the improving evaluations, then the final
-# sweeps (non-decreasing).
+# with L-BFGS-B (hyper_optimise), as in the exact engine. The evaluations run in a
+# persistent C++ model holding the data (X, mu0, the likelihood's blocks) and the best
+# q(u) so far: each re-expresses that q(u) under the new kernel and Z (q(u) itself
+# unchanged) and runs CAVI with SQUAREM to a relative change of min(tol, 1e-6); at that
+# fixed point the gradient with q(u) held fixed is the gradient of L* (envelope
+# theorem). Then CAVI at the best kernel for up to maxit more sweeps. Against the
+# earlier scheme (5 CAVI sweeps alternating with L-BFGS-B steps at fixed q(u), 30
+# rounds), the letters fit (n = 2000, K = 26, m = 200) ends at ELBO -3501 instead of
+# -3698 in 43 s instead of 96-115 s, and ringnorm (n = 1e4, m = 100) takes 5.7 s
+# instead of 16.4 s with the same held-out error. The recorded trace: the improving
+# evaluations, then the final sweeps (non-decreasing).
 sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z) {
-  bs <- as.integer(ctl$block_size)
-  thr <- as.integer(ctl$threads)
-  res <- .sparse_cavi_cpp(X, mu0, lik, bs, kernel_flatten(kernel), Z, jitter, NULL, 1L, ctl$tol, thr)
+  storage.mode(X) <- storage.mode(mu0) <- "double"
+  model <- .model_sparse_new(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel),
+                             as.integer(ctl$threads))
+  th0 <- kernel_get_params(kernel)
+  # One sweep from the prior: the starting q(u) (and the jitter K_mm needs).
+  res <- .model_sparse_cavi(model, unname(th0), Z, jitter, FALSE, 1L, ctl$tol, FALSE)
   jitter <- res$jitter
-  state <- res$state
   learn <- (learn_hyper || learn_z) && ctl$hyper_maxit > 0
   path <- numeric(0)
   evals <- 0L
   if (learn) {
-    spec0 <- kernel_flatten(kernel)
-    th0 <- kernel_get_params(kernel)
     nth <- length(th0)
     unpack <- function(p) {
-      th <- if (learn_hyper) p[seq_len(nth)] else th0
-      zz <- if (learn_z) matrix(p[(if (learn_hyper) nth else 0) + seq_along(Z)], nrow(Z)) else Z
-      list(spec = utils::modifyList(spec0, list(theta = unname(th))), Z = zz, th = th)
+      list(th = if (learn_hyper) p[seq_len(nth)] else th0,
+           Z = if (learn_z) matrix(p[(if (learn_hyper) nth else 0) + seq_along(Z)], nrow(Z)) else Z)
     }
-    # q(u) of the best evaluation so far (whitened under its own geometry) starts the
-    # next evaluation's CAVI.
-    best <- new.env(parent = emptyenv())
-    best$value <- -Inf
-    best$state <- state
-    best$spec <- spec0
-    best$Z <- Z
-    best$th <- th0
-    cache <- new.env(parent = emptyenv())
     ev <- function(p) {
-      if (!identical(cache$p, p)) {
-        u <- unpack(p)
-        o <- tryCatch(.sparse_profile_cpp(X, mu0, lik, bs, best$spec, best$Z, u$spec, u$Z, jitter,
-                                          best$state, as.integer(ctl$maxit), min(ctl$tol, 1e-6),
-                                          learn_hyper, learn_z, thr), error = function(e) NULL)
-        evals <<- evals + 1L
-        if (is.null(o) || !is.finite(o$elbo) || !all(is.finite(c(o$grad, o$gz)))) {
-          o <- list(elbo = -1e300, grad = rep(0, nth), gz = Z * 0)
-        } else if (o$elbo > best$value) {
-          best$value <- o$elbo
-          best$state <- o$state
-          best$spec <- u$spec
-          best$Z <- u$Z
-          best$th <- u$th
-          path <<- c(path, o$elbo)
-        }
-        if (ctl$verbose) message(sprintf("Sparse VI: hyperparameter search, evaluation %d, ELBO %.6f",
-                                         evals, o$elbo))
-        cache$p <- p
-        cache$o <- o
-      }
-      cache$o
-    }
-    gr <- function(p) {
-      o <- ev(p)
-      -c(if (learn_hyper) o$grad, if (learn_z) as.numeric(o$gz))
+      u <- unpack(p)
+      o <- .model_sparse_eval(model, unname(u$th), u$Z, as.integer(ctl$maxit), min(ctl$tol, 1e-6),
+                              learn_hyper, learn_z)
+      list(value = if (o$ok) o$elbo else NA_real_,
+           gradient = c(if (learn_hyper) o$grad, if (learn_z) as.numeric(o$gz)))
     }
     p0 <- c(if (learn_hyper) th0, if (learn_z) as.numeric(Z))
-    o0 <- ev(p0)
-    g0 <- gr(p0)
-    fscale <- max(1, abs(g0[is.finite(g0)]))
-    factr <- hyper_stop(ctl, o0$elbo) / (max(fscale, abs(o0$elbo)) * .Machine$double.eps)
     lo <- c(if (learn_hyper) th0 - 8, if (learn_z) rep(-Inf, length(Z)))
     up <- c(if (learn_hyper) th0 + 8, if (learn_z) rep(Inf, length(Z)))
-    tryCatch(stats::optim(p0, function(p) -ev(p)$elbo, gr, method = "L-BFGS-B", lower = lo,
-                          upper = up, control = list(maxit = ctl$hyper_maxit, factr = factr,
-                                                     pgtol = 0, fnscale = fscale)),
-             error = function(e) NULL)
-    if (is.finite(best$value)) {
-      kernel <- kernel_set_params(kernel, best$th)
-      Z <- best$Z
-      state <- best$state
+    opt <- hyper_optimise(ev, p0, lo, up, ctl, label = "Sparse VI: hyperparameter search")
+    evals <- opt$evals
+    path <- opt$path
+    if (is.finite(opt$value)) {
+      u <- unpack(opt$par)
+      kernel <- kernel_set_params(kernel, u$th)
+      Z <- u$Z
     }
   }
-  res <- .sparse_cavi_cpp(X, mu0, lik, bs, kernel_flatten(kernel), Z, jitter, state,
-                          as.integer(ctl$maxit), ctl$tol, thr, accelerate = TRUE)
+  # The model's best q(u) is whitened under (kernel, Z).
+  res <- .model_sparse_cavi(model, unname(kernel_get_params(kernel)), Z, jitter, TRUE,
+                            as.integer(ctl$maxit), ctl$tol, TRUE)
   trace <- c(path[path <= res$elbo[1]], res$elbo)
   if (ctl$verbose) message(sprintf("Sparse VI: %d sweeps, ELBO %.6f", length(res$elbo), trace[length(trace)]))
   list(kernel = kernel, Z = Z, jitter = jitter, state = res$state, elbo = trace,

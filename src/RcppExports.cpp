@@ -316,6 +316,122 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// model_dense_new
+SEXP model_dense_new(Eigen::MatrixXd X, List lik, Eigen::MatrixXd mu0, double jitter, List specs, int maxit, double tol, int threads);
+RcppExport SEXP _augmentedGP_model_dense_new(SEXP XSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP jitterSEXP, SEXP specsSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< List >::type specs(specsSEXP);
+    Rcpp::traits::input_parameter< int >::type maxit(maxitSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(model_dense_new(X, lik, mu0, jitter, specs, maxit, tol, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// model_dense_level
+bool model_dense_level(SEXP model, Rcpp::IntegerVector rows, bool warm);
+RcppExport SEXP _augmentedGP_model_dense_level(SEXP modelSEXP, SEXP rowsSEXP, SEXP warmSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< bool >::type warm(warmSEXP);
+    rcpp_result_gen = Rcpp::wrap(model_dense_level(model, rows, warm));
+    return rcpp_result_gen;
+END_RCPP
+}
+// model_dense_eval
+List model_dense_eval(SEXP model, std::vector<double> theta);
+RcppExport SEXP _augmentedGP_model_dense_eval(SEXP modelSEXP, SEXP thetaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< std::vector<double> >::type theta(thetaSEXP);
+    rcpp_result_gen = Rcpp::wrap(model_dense_eval(model, theta));
+    return rcpp_result_gen;
+END_RCPP
+}
+// model_dense_state
+SEXP model_dense_state(SEXP model);
+RcppExport SEXP _augmentedGP_model_dense_state(SEXP modelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type model(modelSEXP);
+    rcpp_result_gen = Rcpp::wrap(model_dense_state(model));
+    return rcpp_result_gen;
+END_RCPP
+}
+// model_sparse_new
+SEXP model_sparse_new(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, int threads);
+RcppExport SEXP _augmentedGP_model_sparse_new(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< int >::type block_size(block_sizeSEXP);
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(model_sparse_new(X, mu0, lik, block_size, spec, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// model_sparse_cavi
+List model_sparse_cavi(SEXP model, std::vector<double> theta, Eigen::MatrixXd Z, double jitter, bool from_best, int maxit, double tol, bool accelerate);
+RcppExport SEXP _augmentedGP_model_sparse_cavi(SEXP modelSEXP, SEXP thetaSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP from_bestSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP accelerateSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< std::vector<double> >::type theta(thetaSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< bool >::type from_best(from_bestSEXP);
+    Rcpp::traits::input_parameter< int >::type maxit(maxitSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< bool >::type accelerate(accelerateSEXP);
+    rcpp_result_gen = Rcpp::wrap(model_sparse_cavi(model, theta, Z, jitter, from_best, maxit, tol, accelerate));
+    return rcpp_result_gen;
+END_RCPP
+}
+// model_sparse_eval
+List model_sparse_eval(SEXP model, std::vector<double> theta, Eigen::MatrixXd Z, int maxit, double tol, bool grad, bool zgrad);
+RcppExport SEXP _augmentedGP_model_sparse_eval(SEXP modelSEXP, SEXP thetaSEXP, SEXP ZSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP gradSEXP, SEXP zgradSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< std::vector<double> >::type theta(thetaSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
+    Rcpp::traits::input_parameter< int >::type maxit(maxitSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< bool >::type grad(gradSEXP);
+    Rcpp::traits::input_parameter< bool >::type zgrad(zgradSEXP);
+    rcpp_result_gen = Rcpp::wrap(model_sparse_eval(model, theta, Z, maxit, tol, grad, zgrad));
+    return rcpp_result_gen;
+END_RCPP
+}
+// model_sparse_state
+List model_sparse_state(SEXP model);
+RcppExport SEXP _augmentedGP_model_sparse_state(SEXP modelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type model(modelSEXP);
+    rcpp_result_gen = Rcpp::wrap(model_sparse_state(model));
+    return rcpp_result_gen;
+END_RCPP
+}
 // sparse_cavi_cpp
 List sparse_cavi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, int maxit, double tol, int threads, bool accelerate);
 RcppExport SEXP _augmentedGP_sparse_cavi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP accelerateSEXP) {
@@ -588,6 +704,14 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_lik_simulate_cpp", (DL_FUNC) &_augmentedGP_lik_simulate_cpp, 4},
     {"_augmentedGP_lik_loglik_obs_cpp", (DL_FUNC) &_augmentedGP_lik_loglik_obs_cpp, 2},
     {"_augmentedGP_lik_learn_params_cpp", (DL_FUNC) &_augmentedGP_lik_learn_params_cpp, 3},
+    {"_augmentedGP_model_dense_new", (DL_FUNC) &_augmentedGP_model_dense_new, 8},
+    {"_augmentedGP_model_dense_level", (DL_FUNC) &_augmentedGP_model_dense_level, 3},
+    {"_augmentedGP_model_dense_eval", (DL_FUNC) &_augmentedGP_model_dense_eval, 2},
+    {"_augmentedGP_model_dense_state", (DL_FUNC) &_augmentedGP_model_dense_state, 1},
+    {"_augmentedGP_model_sparse_new", (DL_FUNC) &_augmentedGP_model_sparse_new, 6},
+    {"_augmentedGP_model_sparse_cavi", (DL_FUNC) &_augmentedGP_model_sparse_cavi, 8},
+    {"_augmentedGP_model_sparse_eval", (DL_FUNC) &_augmentedGP_model_sparse_eval, 7},
+    {"_augmentedGP_model_sparse_state", (DL_FUNC) &_augmentedGP_model_sparse_state, 1},
     {"_augmentedGP_sparse_cavi_cpp", (DL_FUNC) &_augmentedGP_sparse_cavi_cpp, 12},
     {"_augmentedGP_sparse_profile_cpp", (DL_FUNC) &_augmentedGP_sparse_profile_cpp, 15},
     {"_augmentedGP_sparse_obj_cpp", (DL_FUNC) &_augmentedGP_sparse_obj_cpp, 13},

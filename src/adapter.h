@@ -10,6 +10,7 @@
 
 #include "kernel.h"
 #include "likelihood.h"
+#include "sparse.h"
 
 namespace augp {
 
@@ -48,6 +49,19 @@ inline LikSpec lik_spec_from_list(const Rcpp::List& lik) {
 // The likelihood of an R likelihood list, through the one registry.
 inline std::unique_ptr<Likelihood> likelihood_from_list(const Rcpp::List& lik) {
   return make_likelihood(lik_spec_from_list(lik));
+}
+
+// A sparse q(u) as an R list: Lam, h, mv, Sv (one element per latent column) and kl.
+inline Rcpp::List wrap_sparse_q(const SparseQ& qs) {
+  Rcpp::List L(qs.Lam.size()), h(qs.h.size()), mv(qs.mv.size()), Sv(qs.Sv.size());
+  for (std::size_t j = 0; j < qs.Lam.size(); ++j) {
+    L[j] = Rcpp::wrap(qs.Lam[j]);
+    h[j] = Rcpp::wrap(qs.h[j]);
+    mv[j] = Rcpp::wrap(qs.mv[j]);
+    Sv[j] = Rcpp::wrap(qs.Sv[j]);
+  }
+  return Rcpp::List::create(Rcpp::Named("Lam") = L, Rcpp::Named("h") = h, Rcpp::Named("mv") = mv,
+                            Rcpp::Named("Sv") = Sv, Rcpp::Named("kl") = qs.kl());
 }
 
 }  // namespace augp

@@ -12,6 +12,7 @@
 #include "adapter.h"
 #include "kernel.h"
 #include "likelihood.h"
+#include "model.h"
 #include "sparse.h"
 
 // [[Rcpp::depends(RcppEigen, RcppParallel)]]
@@ -25,24 +26,7 @@ namespace {
 void make_data(const Eigen::MatrixXd& X, const Eigen::MatrixXd& mu0, const List& lik, int block_size,
                augp::SparseData& data) {
   const std::unique_ptr<augp::Likelihood> full = augp::likelihood_from_list(lik);
-  const int n = X.rows();
-  if (full->n_obs() != n) throw std::invalid_argument("the likelihood data and X differ in their number of rows");
-  if (block_size < 1) throw std::invalid_argument("block_size must be >= 1");
-  data.X = X;
-  data.n = n;
-  for (int b = 0; b < n; b += block_size) {
-    augp::SparseBlock blk;
-    blk.begin = b;
-    blk.end = std::min(n, b + block_size);
-    std::vector<int> rows(blk.end - blk.begin);
-    for (int i = 0; i < blk.end - blk.begin; ++i) rows[i] = blk.begin + i;
-    blk.lik = full->subset(rows);
-    data.blocks.push_back(std::move(blk));
-  }
-  data.q = full->n_latent();
-  if (mu0.rows() != n || mu0.cols() != data.q)
-    throw std::invalid_argument("mu0 must be an n x q matrix");
-  data.mu0 = mu0;
+  augp::make_sparse_data(X, mu0, *full, block_size, data);
 }
 
 augp::SparseGeom make_geom(const List& spec, const Eigen::MatrixXd& Z, double jitter, bool strict) {
@@ -73,18 +57,6 @@ augp::SparseQ make_q(Rcpp::Nullable<List> state, int m, int q) {
   }
   if (!qs.refresh()) throw std::runtime_error("state precision is not positive definite");
   return qs;
-}
-
-List wrap_q(const augp::SparseQ& qs) {
-  List L(qs.Lam.size()), h(qs.h.size()), mv(qs.mv.size()), Sv(qs.Sv.size());
-  for (std::size_t j = 0; j < qs.Lam.size(); ++j) {
-    L[j] = Rcpp::wrap(qs.Lam[j]);
-    h[j] = Rcpp::wrap(qs.h[j]);
-    mv[j] = Rcpp::wrap(qs.mv[j]);
-    Sv[j] = Rcpp::wrap(qs.Sv[j]);
-  }
-  return List::create(Rcpp::Named("Lam") = L, Rcpp::Named("h") = h, Rcpp::Named("mv") = mv,
-                      Rcpp::Named("Sv") = Sv, Rcpp::Named("kl") = qs.kl());
 }
 
 struct FnWorker : public RcppParallel::Worker {
@@ -130,7 +102,7 @@ List elbo_grad_at(const augp::SparseGeom& g, const augp::SparseQ& qs, const augp
   Eigen::MatrixXd gz;
   const double val = augp::sparse_finish_grad(g, qs, p, 1.0, grad, zgrad, &gth, &gz);
   return List::create(Rcpp::Named("elbo") = val, Rcpp::Named("grad") = gth, Rcpp::Named("gz") = gz,
-                      Rcpp::Named("state") = wrap_q(qs));
+                      Rcpp::Named("state") = augp::wrap_sparse_q(qs));
 }
 
 }  // namespace
@@ -151,7 +123,7 @@ List sparse_cavi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block
     std::vector<double> trace;
     const bool converged = augp::sparse_cavi(g, qs, data, maxit, tol, accelerate, pf, trace,
                                              []() { Rcpp::checkUserInterrupt(); });
-    return List::create(Rcpp::Named("state") = wrap_q(qs), Rcpp::Named("elbo") = trace,
+    return List::create(Rcpp::Named("state") = augp::wrap_sparse_q(qs), Rcpp::Named("elbo") = trace,
                         Rcpp::Named("converged") = converged, Rcpp::Named("jitter") = g.jitter);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
@@ -173,16 +145,13 @@ List sparse_profile_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int bl
     augp::SparseData data;
     make_data(X, mu0, lik, block_size, data);
     const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
-    augp::SparseQ qs = rewhitened_q(state, spec_from, Z_from, g, data.q);
-    const augp::ParallelFor pf = make_pf(threads);
-    std::vector<double> trace;
-    const bool converged = augp::sparse_cavi(g, qs, data, maxit, tol, true, pf, trace,
-                                             []() { Rcpp::checkUserInterrupt(); });
-    // One more pass at the final q(u): its ELBO (the last recorded one) and gradients.
-    List out = elbo_grad_at(g, qs, data, grad, zgrad, pf);
-    out["trace"] = trace;
-    out["converged"] = converged;
-    return out;
+    const augp::SparseGeom g0 = make_geom(spec_from, Z_from, g.jitter, true);
+    augp::SparseQ qs = make_q(state, g.Z.rows(), data.q);
+    augp::SparseProfile o;
+    augp::sparse_profile(g0, g, qs, data, maxit, tol, grad, zgrad, make_pf(threads), []() { Rcpp::checkUserInterrupt(); }, o);
+    return List::create(Rcpp::Named("elbo") = o.elbo, Rcpp::Named("grad") = o.grad, Rcpp::Named("gz") = o.gz,
+                        Rcpp::Named("state") = augp::wrap_sparse_q(qs), Rcpp::Named("trace") = o.trace,
+                        Rcpp::Named("converged") = o.converged);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
@@ -238,7 +207,7 @@ List sparse_svi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_
         Rcpp::Rcout << "SVI: iteration " << t << " / " << total << ", ELBO estimate " << trace.back() << "\n";
     };
     augp::sparse_svi(g, qs, data, opt, make_pf(threads), trace, tick);
-    return List::create(Rcpp::Named("state") = wrap_q(qs), Rcpp::Named("elbo") = trace,
+    return List::create(Rcpp::Named("state") = augp::wrap_sparse_q(qs), Rcpp::Named("elbo") = trace,
                         Rcpp::Named("theta") = g.spec.theta, Rcpp::Named("Z") = g.Z,
                         Rcpp::Named("jitter") = g.jitter);
   } catch (std::exception& e) {
@@ -270,7 +239,7 @@ List sparse_batch_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int bloc
     augp::SparseQ target = qs;
     if (!augp::sparse_global_step(p, scale, 1.0, target)) throw std::runtime_error("q(u) target is not positive definite");
     return List::create(Rcpp::Named("elbo") = val, Rcpp::Named("grad") = gth, Rcpp::Named("gz") = gz,
-                        Rcpp::Named("scale") = scale, Rcpp::Named("target") = wrap_q(target));
+                        Rcpp::Named("scale") = scale, Rcpp::Named("target") = augp::wrap_sparse_q(target));
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }

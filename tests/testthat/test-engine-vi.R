@@ -262,3 +262,33 @@ test_that("hyperparameter learning on subset levels is deterministic and reaches
   expect_equal(tail(fit0$elbo, 1), tail(cold$elbo, 1), tolerance = 1e-8)
   expect_lte(length(fit0$elbo), length(cold$elbo))
 })
+
+test_that("the persistent search model evaluates the profiled ELBO as CAVI plus the collapsed bound", {
+  set.seed(21)
+  n <- 120
+  X <- matrix(rnorm(n * 2), n)
+  y <- stats::rbinom(n, 1, stats::plogis(sin(2 * X[, 1])))
+  lik <- eng_ns$engine_lik(y, rep(1, n))
+  ctl <- eng_ns$engine_control(eng_fixed(tol = 1e-8))
+  k <- kernel_se(variance = 1.5, lengthscale = 0.8)
+  mod <- eng_ns$engine_model(X, lik, k, matrix(0.1, n, 1), 1e-8, ctl)
+  expect_null(eng_ns$.model_dense_state(mod))
+  th <- unname(eng_ns$kernel_get_params(k))
+  o <- eng_ns$.model_dense_eval(mod, th)
+  ref <- eng_ns$engine_cavi(eng_ns$engine_K(k, X, 1e-8), lik, 0.1, NULL, NULL, 200L, 1e-8)
+  g <- attr(eng_ns$augp_engine_elbo_grad(k, X, ref$kappa, ref$omega, 0.1, 1e-8), "gradient")
+  expect_equal(o$value, tail(ref$elbo, 1), tolerance = 1e-12)
+  expect_equal(o$gradient, as.numeric(g), tolerance = 1e-10)
+  expect_equal(eng_ns$.model_dense_state(mod)$kappa, ref$kappa, tolerance = 1e-12)
+  # a subset level: the same as the model built on those rows
+  idx <- seq(1, n, by = 2)
+  expect_false(eng_ns$.model_dense_level(mod, idx, FALSE))
+  sub <- eng_ns$engine_model(X[idx, ], list(type = "binomial", q = 1L, y = as.double(y[idx]),
+                                            trials = rep(1, length(idx))), k,
+                             matrix(0.1, length(idx), 1), 1e-8, ctl)
+  expect_identical(eng_ns$.model_dense_eval(mod, th + 0.1), eng_ns$.model_dense_eval(sub, th + 0.1))
+  # warm start at all rows from the subset's best fit
+  expect_true(eng_ns$.model_dense_level(mod, seq_len(n), TRUE))
+  expect_equal(dim(eng_ns$.model_dense_state(mod)$omega), c(n, 1L))
+  expect_error(eng_ns$.model_dense_eval(mod, 1), "theta")
+})

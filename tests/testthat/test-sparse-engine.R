@@ -287,3 +287,24 @@ test_that("q > 1 latent columns (independent binomial columns) equal separate fi
   }
   expect_identical(run(1)$mean, run(2)$mean)
 })
+
+test_that("the persistent sparse search model matches the one-shot profiled ELBO", {
+  dd <- sp_data(150, seed = 5)
+  lik <- list(type = "binomial", y = as.double(dd$y), trials = rep(1, 150))
+  mu0 <- matrix(0.1, 150, 1)
+  Z <- dd$X[seq(1, 150, by = 15), ]
+  sp <- sp_ns$kernel_flatten(kernel_se(variance = 1.5, lengthscale = c(0.8, 1.1)))
+  mod <- sp_ns$.model_sparse_new(dd$X, mu0, lik, 40L, sp, 2L)
+  st <- sp_ns$.model_sparse_cavi(mod, sp$theta, Z, 1e-6, FALSE, 2L, 0, FALSE)
+  expect_identical(st, sp_ns$.sparse_cavi_cpp(dd$X, mu0, lik, 40L, sp, Z, 1e-6, NULL, 2L, 0, 2L))
+  th <- unname(sp$theta) + c(0.2, -0.1, 0.1)
+  o <- sp_ns$.model_sparse_eval(mod, th, Z + 0.01, 500L, 1e-9, TRUE, TRUE)
+  ref <- sp_ns$.sparse_profile_cpp(dd$X, mu0, lik, 40L, sp, Z, utils::modifyList(sp, list(theta = th)),
+                                   Z + 0.01, st$jitter, st$state, 500L, 1e-9, TRUE, TRUE, 2L)
+  expect_true(o$ok)
+  expect_identical(o$elbo, ref$elbo)
+  expect_identical(o$grad, ref$grad)
+  expect_identical(o$gz, ref$gz)
+  # the better evaluation became the model's q(u)
+  expect_identical(sp_ns$.model_sparse_state(mod)$Lam, ref$state$Lam)
+})
