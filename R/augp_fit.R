@@ -56,13 +56,13 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   mean0 <- lik_prior_mean(likelihood, resp)
   spec <- engine_lik_spec(likelihood, resp)
   if (!is.null(inducing)) inducing <- sparse_front_inducing(inducing, std, colnames(x))
-  learn_theta <- isTRUE(likelihood$learn_theta) && identical(spec$type, "logistic_softmax")
-  if (learn_theta && !is.null(inducing)) {
-    stop("`learn_theta`: learning the class weights is not supported for sparse (`inducing`) fits.",
-         call. = FALSE)
+  learn_params <- lik_learns_params(likelihood)
+  if (learn_params && !is.null(inducing)) {
+    stop(sprintf("`likelihood`: learning %s is not supported for sparse (`inducing`) fits.",
+                 lik_params_label(likelihood)), call. = FALSE)
   }
-  eng <- if (learn_theta) {
-    softmax_fit_theta(std$x, spec, kernel, method, control, seed, mean0)
+  eng <- if (learn_params) {
+    engine_fit_lik_params(std$x, spec, likelihood, kernel, method, control, seed, mean0)
   } else {
     run_engine(std$x, spec, kernel, method, control, seed, mean0, inducing)
   }
@@ -111,8 +111,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
 #' * `fitted`: the response mean at the training inputs (n x R matrix, one column
 #'   per response column); fitted() presents it.
 #' * `time`: the fitting time in seconds.
-#' * `theta`: the class weights of the likelihood (`likelihood$theta`), NULL when
-#'   it has none.
+#' * the likelihood's parameters by name (lik_param_values(); e.g. `theta`, the
+#'   class weights of logistic_softmax()), copied from `likelihood`.
 #'
 #' augp() adds the formula parts `terms`, `xlevels`, `contrasts`, `na.action` and
 #' `model`.
@@ -126,8 +126,9 @@ new_augp_fit <- function(call, method, likelihood, kernel, kernel_init, engine, 
     levels = levels, q = as.integer(q), n = nrow(x), x = x, x_raw = x_raw,
     x_names = colnames(x_raw), centre = centre, scale = scale, dropped = dropped,
     mean0 = mean0, control = control, seed = seed, weighted = weighted, kept = kept,
-    time = time, theta = likelihood$theta
+    time = time
   ), class = "augp")
+  for (nm in names(pv <- lik_param_values(likelihood))) fit[[nm]] <- pv[[nm]]
   lp <- latent_posterior(fit)
   fit$fitted <- response_summary(fit, lp)$mean
   dimnames(fit$fitted) <- list(NULL, response_names(likelihood, levels))

@@ -181,90 +181,29 @@ print.augp_logistic_softmax <- function(x, ...) {
   invisible(x)
 }
 
-# ---- Learning the class weights theta by the ELBO --------------------------------
-#
-# The theta step (the weights maximising the ELBO with q(f) fixed) is the C++
-# likelihood's learn_params() (src/lik_logistic_softmax.cpp), reached through
-# .lik_learn_params_cpp().
+# The class weights are the likelihood's learned parameters (R/lik_params.R): the
+# step that maximises the ELBO over them with q(f) fixed is learn_params() of the C++
+# likelihood (src/lik_logistic_softmax.cpp).
 
-# Alternate the theta step and warm-started CAVI sweeps on a converged variational
-# engine fit `eng` (R/engine.R engine_vi). X: the engine's (standardised) inputs;
-# spec: the engine likelihood list; mean0: the prior mean. Returns the engine fit with
-# the final q(f), the engine likelihood at the learned weights, the ELBO trace extended
-# by one value after each theta step and the CAVI sweeps after it, and
-# theta_rounds / theta_converged.
-softmax_learn_theta <- function(eng, X, spec, mean0, max_rounds = 100L) {
-  ctl <- eng$control
-  q <- spec$q
-  n <- nrow(X)
-  m0 <- engine_mean0_matrix(mean0, n, q)
-  K <- engine_K(eng$kernel, X, eng$jitter)
-  m <- matrix(eng$mean, n, q)
-  v <- matrix(eng$var, n, q)
-  trace <- eng$elbo
-  e_cur <- trace[length(trace)]
-  converged <- FALSE
-  res <- NULL
-  rounds <- 0L
-  for (r in seq_len(max_rounds)) {
-    rounds <- r
-    step <- .lik_learn_params_cpp(spec, m, v)
-    gain_theta <- step$gain
-    if (!(gain_theta > 0)) {
-      converged <- TRUE
-      break
-    }
-    spec$theta <- as.numeric(step$params$theta)
-    e_theta <- e_cur + gain_theta
-    # the new weights' optimal q(n), q(omega) at the current q(f): the CAVI warm start
-    ev <- .gp_lik_eval_cpp(spec, m, v, m)
-    res <- engine_cavi(K, spec, m0, ev$kappa, ev$omega, as.integer(ctl$maxit), ctl$tol,
-                       ctl$threads)
-    trace <- c(trace, e_theta, res$elbo)
-    e_new <- res$elbo[length(res$elbo)]
-    m <- as.matrix(res$m)
-    v <- as.matrix(res$v)
-    gain <- e_new - e_cur
-    e_cur <- e_new
-    if (gain <= ctl$tol * abs(e_cur)) {
-      converged <- TRUE
-      break
-    }
-  }
-  if (!is.null(res)) {
-    eng$mean <- engine_shape(res$m, q)
-    eng$var <- engine_shape(res$v, q)
-    eng$alpha <- engine_shape(res$alpha, q)
-    eng$omega <- engine_shape(res$omega_q, q)
-    eng$kappa <- engine_shape(res$kappa, q)
-    eng$converged <- isTRUE(res$converged)
-  }
-  eng$elbo <- trace
-  eng$lik <- spec
-  eng$theta_rounds <- rounds
-  eng$theta_converged <- converged
-  eng
+#' @export
+lik_learns_params.augp_logistic_softmax <- function(likelihood) isTRUE(likelihood$learn_theta)
+
+#' @export
+lik_param_values.augp_logistic_softmax <- function(likelihood) list(theta = likelihood$theta)
+
+#' @export
+lik_params_label.augp_logistic_softmax <- function(likelihood) {
+  "the class weights, `learn_theta = TRUE`"
 }
 
-# Fit with learned class weights (augp_fit): a variational fit at the starting weights
-# (kernel hyperparameters learned there if asked), then softmax_learn_theta(); for
-# method = "gibbs" the sampler then runs with the learned weights and kernel, fixed.
-softmax_fit_theta <- function(X, spec, kernel, method, control, seed, mean0) {
-  vi <- run_engine(X, spec, kernel, "vi", control, seed, mean0)
-  vi <- softmax_learn_theta(vi, X, spec, mean0)
-  if (!isTRUE(vi$theta_converged)) {
-    warning(sprintf(paste0("`learn_theta`: the class weights had not converged after %d rounds ",
-                           "(ELBO still rising); the last weights are used."), vi$theta_rounds),
-            call. = FALSE)
-  }
-  if (method == "vi") return(vi)
-  ctl <- control
-  ctl$learn_hyper <- FALSE
-  g <- run_engine(X, vi$lik, vi$kernel, "gibbs", ctl, seed, mean0)
-  g$elbo <- vi$elbo
-  g$converged <- vi$converged
-  g$theta_rounds <- vi$theta_rounds
-  g$theta_converged <- vi$theta_converged
-  g$jitter <- max(g$jitter, vi$jitter)
-  g
+#' @export
+print_lik_params.augp_logistic_softmax <- function(likelihood, digits, rounds = NULL) {
+  theta <- likelihood$theta
+  if (is.null(theta)) return(invisible())
+  learned <- isTRUE(likelihood$learn_theta)
+  cat(sprintf("Class weights theta (%s):\n",
+              if (!learned) "fixed" else if (is.null(rounds)) "learned by the ELBO, geometric mean 1"
+              else sprintf("learned by the ELBO in %d round(s), geometric mean 1", rounds)))
+  print(theta, digits = digits)
+  invisible()
 }

@@ -46,7 +46,7 @@ print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   }
   cat(sprintf("Likelihood: %s | method: %s | n = %d, inputs = %d\n",
               x$likelihood$name, method_label(x$method), x$n, ncol(x$x)))
-  print_class_weights(x$likelihood$theta, x$likelihood, digits)
+  print_lik_params(x$likelihood, digits)
   cat(if (is_kernel_list(x$kernel)) "Kernel hyperparameters (one row per latent function):\n"
       else "Kernel hyperparameters:\n")
   print(coef(x), digits = digits)
@@ -69,9 +69,8 @@ summary.augp <- function(object, ...) {
               kernel = object$kernel, coef = coef(object),
               accuracy = st$accuracy, logloss = st$logloss, time = object$time,
               levels = object$levels, q = object$q,
-              theta = object$likelihood$theta,
-              theta_learned = isTRUE(object$likelihood$learn_theta),
-              theta_rounds = object$engine$theta_rounds)
+              lik = object$likelihood, param_rounds = object$engine$param_rounds)
+  out <- c(out, lik_param_values(object$likelihood))
   if (object$method == "vi") {
     out$elbo <- final_elbo(object)
     out$iterations <- length(object$engine$elbo)
@@ -103,7 +102,7 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
                 length(x$levels), paste(x$levels, collapse = ", "), x$q,
                 if (is_kernel_list(x$kernel)) "one kernel each" else "shared kernel"))
   }
-  print_class_weights(x$theta, list(learn_theta = x$theta_learned), digits, x$theta_rounds)
+  print_lik_params(x$lik, digits, x$param_rounds)
   cat("Kernel:", kernel_label(x$kernel), "\n")
   cat(if (is.matrix(x$coef)) "Hyperparameters (one row per latent function):\n" else
     "Hyperparameters:\n")
@@ -172,17 +171,6 @@ coef.augp <- function(object, ...) {
   M <- do.call(rbind, lapply(object$kernel, kernel_hyper))
   rownames(M) <- latent_names(object$likelihood, object$levels, object$q)
   M
-}
-
-# Logistic-softmax class weights, when the fit has them.
-print_class_weights <- function(theta, likelihood, digits, rounds = NULL) {
-  if (is.null(theta)) return(invisible())
-  learned <- isTRUE(likelihood$learn_theta)
-  cat(sprintf("Class weights theta (%s):\n",
-              if (!learned) "fixed" else if (is.null(rounds)) "learned by the ELBO, geometric mean 1"
-              else sprintf("learned by the ELBO in %d round(s), geometric mean 1", rounds)))
-  print(theta, digits = digits)
-  invisible()
 }
 
 method_label <- function(method) {

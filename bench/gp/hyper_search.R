@@ -14,7 +14,11 @@ if (length(args) >= 1 && args[1] == "--case") {
   suppressMessages(library(augmentedGP))
   ns <- asNamespace("augmentedGP")
   case <- args[2]
-  ctl <- ns$engine_control(list(threads = 1L))
+  # The same settings in both builds: the engine's own defaults of the older builds
+  # (engine_control), or the one control table of the newer ones with those values.
+  old_api <- exists("engine_control", envir = ns, inherits = FALSE)
+  ctl <- if (old_api) ns$engine_control(list(threads = 1L)) else
+    ns$as_augp_control(list(threads = 1L, tol = 1e-8, jitter = 1e-8, hyper_maxit = 50))
   if (case %in% c("spam1000", "spam2000")) {
     env <- environment()
     data("spam", package = "kernlab", envir = env)
@@ -46,7 +50,8 @@ if (length(args) >= 1 && args[1] == "--case") {
     X <- matrix(stats::rnorm(n * 6), n)
     y <- stats::rbinom(n, 1, stats::plogis(2 * sin(2 * X[, 1]) + X[, 2] - X[, 3]))
     lik <- ns$engine_lik(y, rep(1, n))
-    sctl <- ns$sparse_control(list(threads = 1L), n)
+    sctl <- if (old_api) ns$sparse_control(list(threads = 1L), n) else
+      ns$as_augp_control(list(threads = 1L, tol = 1e-8, hyper_maxit = 50))
     Z <- X[seq(1, n, length.out = 100), ]
     kernel <- kernel_se(lengthscale = rep(1, 6))
     t <- system.time(r <- ns$sparse_full(X, matrix(0, n, 1), lik, kernel, Z, 1e-6, sctl, TRUE, FALSE))

@@ -66,7 +66,7 @@ test_that("learning theta raises the ELBO, the trace never decreases and the rat
   expect_true(all(diff(e2) >= -1e-8 * abs(e2[-1])))
   # the first fit (theta = 1) is the start of the learned fit's trace
   expect_equal(e2[seq_along(e1)], e1)
-  expect_true(isTRUE(f2$engine$theta_converged))
+  expect_true(isTRUE(f2$engine$param_converged))
   th <- f2$theta
   expect_named(th, c("a", "b", "c"))
   expect_equal(mean(log(th)), 0, tolerance = 1e-10)
@@ -84,9 +84,9 @@ test_that("learning theta raises the ELBO, the trace never decreases and the rat
   expect_output(print(summary(f2)), "learned by the ELBO in [0-9]+ round")
   expect_output(print(f1), "Class weights theta \\(fixed")
   # one round from the theta = 1 fit: not converged, the ELBO still rose, trace monotone
-  one <- smt_ns$softmax_learn_theta(f1$engine, f1$x, f1$engine$lik, 0, max_rounds = 1L)
-  expect_false(one$theta_converged)
-  expect_equal(one$theta_rounds, 1L)
+  one <- smt_ns$engine_learn_lik_params(f1$engine, f1$x, f1$engine$lik, 0, max_rounds = 1L)
+  expect_false(one$param_converged)
+  expect_equal(one$param_rounds, 1L)
   expect_gt(one$elbo[length(one$elbo)], e1[length(e1)])
   expect_true(all(diff(one$elbo) >= -1e-8 * abs(one$elbo[-1])))
   # bijective: also monotone, and the learned weights beat theta = 1

@@ -1,0 +1,119 @@
+# Likelihood parameters learned by the ELBO (the logistic-softmax class weights, and
+# the dispersions and noise scales of likelihoods to come). The C++ likelihood owns
+# the maths: params() names the parameters by their spec fields and learn_params()
+# maximises the local ELBO over them with q(f) fixed (.lik_learn_params_cpp). Here:
+# the generics the front end asks, and the alternation of that step with CAVI.
+
+#' Does the likelihood learn parameters by the ELBO? (internal generic)
+#' @noRd
+lik_learns_params <- function(likelihood) UseMethod("lik_learns_params")
+
+#' @export
+lik_learns_params.augp_likelihood <- function(likelihood) FALSE
+
+#' What the learned parameters are, for messages (internal generic)
+#' @noRd
+lik_params_label <- function(likelihood) UseMethod("lik_params_label")
+
+#' @export
+lik_params_label.augp_likelihood <- function(likelihood) "its parameters"
+
+#' The likelihood's parameters by name, as fitted (internal generic): a named list,
+#' empty when the likelihood has none
+#' @noRd
+lik_param_values <- function(likelihood) UseMethod("lik_param_values")
+
+#' @export
+lik_param_values.augp_likelihood <- function(likelihood) list()
+
+#' Print the likelihood's parameters in print() and summary() (internal generic)
+#' @noRd
+print_lik_params <- function(likelihood, digits, rounds = NULL) UseMethod("print_lik_params")
+
+#' @export
+print_lik_params.augp_likelihood <- function(likelihood, digits, rounds = NULL) invisible()
+
+# Alternate the likelihood's parameter step and warm-started CAVI sweeps on a
+# converged variational engine fit `eng` (R/engine.R engine_vi). X: the engine's
+# (standardised) inputs; spec: the engine likelihood list; mean0: the prior mean. Each
+# round: the parameters maximising the ELBO at the current q(f) (a gain >= 0; none ends
+# the loop), then CAVI from the new parameters' optimal q(aux); the loop stops when a
+# round gains less than tol (relative) or after max_rounds. Neither step lowers the
+# ELBO. Returns the engine fit with the final q(f), the engine likelihood at the
+# learned parameters, the ELBO trace extended by one value after each parameter step
+# and the CAVI sweeps after it, and param_rounds / param_converged.
+engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = 100L) {
+  ctl <- eng$control
+  q <- spec$q
+  n <- nrow(X)
+  m0 <- engine_mean0_matrix(mean0, n, q)
+  K <- engine_K(eng$kernel, X, eng$jitter)
+  m <- matrix(eng$mean, n, q)
+  v <- matrix(eng$var, n, q)
+  trace <- eng$elbo
+  e_cur <- trace[length(trace)]
+  converged <- FALSE
+  res <- NULL
+  rounds <- 0L
+  for (r in seq_len(max_rounds)) {
+    rounds <- r
+    step <- .lik_learn_params_cpp(spec, m, v)
+    if (!(step$gain > 0)) {
+      converged <- TRUE
+      break
+    }
+    for (nm in names(step$params)) spec[[nm]] <- as.numeric(step$params[[nm]])
+    e_step <- e_cur + step$gain
+    # the new parameters' optimal q(aux) at the current q(f): the CAVI warm start
+    ev <- .gp_lik_eval_cpp(spec, m, v, m)
+    res <- engine_cavi(K, spec, m0, ev$kappa, ev$omega, as.integer(ctl$maxit), ctl$tol,
+                       ctl$threads)
+    trace <- c(trace, e_step, res$elbo)
+    e_new <- res$elbo[length(res$elbo)]
+    m <- as.matrix(res$m)
+    v <- as.matrix(res$v)
+    gain <- e_new - e_cur
+    e_cur <- e_new
+    if (gain <= ctl$tol * abs(e_cur)) {
+      converged <- TRUE
+      break
+    }
+  }
+  if (!is.null(res)) {
+    eng$mean <- engine_shape(res$m, q)
+    eng$var <- engine_shape(res$v, q)
+    eng$alpha <- engine_shape(res$alpha, q)
+    eng$omega <- engine_shape(res$omega_q, q)
+    eng$kappa <- engine_shape(res$kappa, q)
+    eng$converged <- isTRUE(res$converged)
+  }
+  eng$elbo <- trace
+  eng$lik <- spec
+  eng$param_rounds <- rounds
+  eng$param_converged <- converged
+  eng
+}
+
+# A fit whose likelihood learns parameters (augp_fit): a variational fit at the
+# starting parameters (kernel hyperparameters learned there if asked), then
+# engine_learn_lik_params(); for method = "gibbs" the sampler then runs with the
+# learned parameters and kernel, fixed.
+engine_fit_lik_params <- function(X, spec, likelihood, kernel, method, control, seed, mean0) {
+  vi <- run_engine(X, spec, kernel, "vi", control, seed, mean0)
+  vi <- engine_learn_lik_params(vi, X, spec, mean0)
+  if (!isTRUE(vi$param_converged)) {
+    warning(sprintf(paste0("`likelihood`: %s had not converged after %d rounds (ELBO still ",
+                           "rising); the last values are used."),
+                    lik_params_label(likelihood), vi$param_rounds), call. = FALSE)
+  }
+  if (method == "vi") return(vi)
+  ctl <- control
+  ctl$learn_hyper <- FALSE
+  g <- run_engine(X, vi$lik, vi$kernel, "gibbs", ctl, seed, mean0)
+  g$elbo <- vi$elbo
+  g$converged <- vi$converged
+  g$param_rounds <- vi$param_rounds
+  g$param_converged <- vi$param_converged
+  g$jitter <- max(g$jitter, vi$jitter)
+  g
+}
