@@ -269,7 +269,7 @@ test_that("the persistent search model evaluates the profiled ELBO as CAVI plus 
   X <- matrix(rnorm(n * 2), n)
   y <- stats::rbinom(n, 1, stats::plogis(sin(2 * X[, 1])))
   lik <- eng_ns$engine_lik(y, rep(1, n))
-  ctl <- eng_ns$engine_control(eng_fixed(tol = 1e-8))
+  ctl <- eng_ns$as_augp_control(eng_fixed(tol = 1e-8))
   k <- kernel_se(variance = 1.5, lengthscale = 0.8)
   mod <- eng_ns$engine_model(X, lik, k, matrix(0.1, n, 1), 1e-8, ctl)
   expect_null(eng_ns$.model_dense_state(mod))
