@@ -45,6 +45,18 @@
     .Call(`_augmentedGP_gp_cavi_cpp`, K_in, lik, mu0, kappa, omega, maxit, tol, prev_elbo, threads, accelerate)
 }
 
+.gp_cavi_kernel_cpp <- function(specs, X, jitter, lik, mu0, kappa, omega, maxit, tol, threads = 1L, accelerate = FALSE) {
+    .Call(`_augmentedGP_gp_cavi_kernel_cpp`, specs, X, jitter, lik, mu0, kappa, omega, maxit, tol, threads, accelerate)
+}
+
+.gp_find_jitter_cpp <- function(specs, X, jitter) {
+    .Call(`_augmentedGP_gp_find_jitter_cpp`, specs, X, jitter)
+}
+
+.gp_predict_cpp <- function(specs, X, Xnew, jitter, mu0new, gibbs, alpha, omega, draws, n_draws, mu0, z, threads = 1L) {
+    .Call(`_augmentedGP_gp_predict_cpp`, specs, X, Xnew, jitter, mu0new, gibbs, alpha, omega, draws, n_draws, mu0, z, threads)
+}
+
 .gp_hyper_obj_cpp <- function(spec, x, jitter, kappa, omega, mu0, gradient) {
     .Call(`_augmentedGP_gp_hyper_obj_cpp`, spec, x, jitter, kappa, omega, mu0, gradient)
 }
@@ -57,8 +69,8 @@
     .Call(`_augmentedGP_gp_lik_eval_cpp`, lik, m, v, f)
 }
 
-.gp_gibbs_cpp <- function(K_in, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose) {
-    .Call(`_augmentedGP_gp_gibbs_cpp`, K_in, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose)
+.gp_gibbs_cpp <- function(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose) {
+    .Call(`_augmentedGP_gp_gibbs_cpp`, specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose)
 }
 
 .lik_response_mean_cpp <- function(lik, f) {

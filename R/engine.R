@@ -23,9 +23,6 @@ new_kernel_list <- function(kernels) structure(unname(kernels), class = "augp_ke
 is_kernel_list <- function(x) inherits(x, "augp_kernels")
 kernel_replicate <- function(kernel, q) new_kernel_list(rep(list(kernel), q))
 
-# The kernel of latent column j (the shared kernel for every j when not per column).
-engine_kernel_at <- function(kernel, j) if (is_kernel_list(kernel)) kernel[[j]] else kernel
-
 # A single kernel, or a list of q kernels (made an augp_kernels list), checked
 # against the number of latent columns q and input dimension d.
 engine_check_kernel <- function(kernel, q, d) {
@@ -63,11 +60,16 @@ engine_set_params <- function(kernel, theta) {
   }))
 }
 
-# Smallest jitter (control$jitter times powers of ten) for which K + jitter I
-# has a Cholesky factor (for a list of matrices: the largest over them).
-engine_find_jitter <- function(K, jitter) {
-  if (is.list(K)) return(max(vapply(K, engine_find_jitter, 0, jitter = jitter)))
-  res <- .gp_chol_jitter_cpp(K, jitter)
+# The flattened kernel specs the C++ core takes: one kernel, or one per latent column.
+engine_specs <- function(kernel) {
+  if (is_kernel_list(kernel)) lapply(kernel, kernel_flatten) else list(kernel_flatten(kernel))
+}
+
+# Smallest jitter (`jitter` times powers of ten) for which k(X, X) + jitter I has a
+# Cholesky factor (per-column kernels: the largest over the columns' matrices). The
+# kernel matrices are built and factorised in C++.
+engine_find_jitter <- function(kernel, X, jitter) {
+  res <- .gp_find_jitter_cpp(engine_specs(kernel), X, jitter)
   if (!res$ok) {
     stop("The kernel matrix is not positive definite even with jitter ",
          format(res$jitter), ".", call. = FALSE)
@@ -163,8 +165,8 @@ engine_mean0_matrix <- function(mean0, n, q) {
 # Vectors for one latent column (the binary shapes), matrices otherwise.
 engine_shape <- function(M, q) if (q == 1) as.numeric(M) else M
 
-# The kernel matrix plus jitter I: one matrix, or a list of one per column for
-# per-column kernels.
+# The kernel matrix plus jitter I in R: one matrix, or a list of one per column for
+# per-column kernels (the fits build theirs in C++; this serves checks on small data).
 engine_K <- function(kernel, X, jitter) {
   if (is_kernel_list(kernel)) return(lapply(kernel, function(k) engine_K(k, X, jitter)))
   X <- kernel_as_matrix(X, "X")
@@ -183,6 +185,15 @@ engine_K <- function(kernel, X, jitter) {
 engine_cavi <- function(K, lik, mean0, kappa, omega, maxit, tol, threads = 1L) {
   .gp_cavi_cpp(K, lik, mean0, kappa, omega, as.integer(max(0, maxit)), tol, NA_real_,
                as.integer(threads), accelerate = TRUE)
+}
+
+# The same with K = k(X, X) + jitter I built in C++ from the kernel (one, or an
+# augp_kernels list of one per latent column): the n x n matrices stay there.
+# accelerate = FALSE: plain sweeps (maxit 0: the starting sites and the prior q(f)).
+engine_cavi_kernel <- function(kernel, X, jitter, lik, mean0, kappa, omega, maxit, tol,
+                               threads = 1L, accelerate = TRUE) {
+  .gp_cavi_kernel_cpp(engine_specs(kernel), X, jitter, lik, mean0, kappa, omega,
+                      as.integer(max(0, maxit)), tol, as.integer(threads), accelerate)
 }
 
 # Kernel hyperparameters by maximising the profiled ELBO
@@ -242,7 +253,7 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
 # (n x q) cross to C++ once; the kernel (one shared, or an augp_kernels list of one
 # per latent column) gives the structure whose log parameters the evaluations set.
 engine_model <- function(X, lik, kernel, mean0, jitter, ctl) {
-  specs <- if (is_kernel_list(kernel)) lapply(kernel, kernel_flatten) else list(kernel_flatten(kernel))
+  specs <- engine_specs(kernel)
   storage.mode(X) <- storage.mode(mean0) <- "double"
   .model_dense_new(X, lik, mean0, jitter, specs, as.integer(ctl$maxit), min(ctl$tol, 1e-6),
                    as.integer(ctl$threads))
@@ -271,15 +282,13 @@ engine_percol_kernel <- function(kernel, q, ctl) {
 engine_vi <- function(X, lik, kernel, ctl, mean0) {
   q <- lik$q
   kernel <- engine_percol_kernel(kernel, q, ctl)
-  jitter <- ctl$jitter
-  K <- engine_K(kernel, X, 0)
-  jitter <- engine_find_jitter(K, jitter)
-  K <- engine_add_jitter(K, jitter)
+  jitter <- engine_find_jitter(kernel, X, ctl$jitter)
   learn <- ctl$learn_hyper && ctl$hyper_maxit > 0
   state <- list(kappa = NULL, omega = NULL)
   hyper_evals <- 0L
   if (learn) {
-    init <- .gp_cavi_cpp(K, lik, mean0, NULL, NULL, 0L, ctl$tol, NA_real_, ctl$threads)
+    init <- engine_cavi_kernel(kernel, X, jitter, lik, mean0, NULL, NULL, 0L, ctl$tol,
+                               ctl$threads, accelerate = FALSE)
     # Between the given start and the median-distance one, keep the better bound
     # (column by column for per-column kernels).
     pick <- function(k, cols) {
@@ -301,10 +310,9 @@ engine_vi <- function(X, lik, kernel, ctl, mean0) {
     kernel <- hl$kernel
     hyper_evals <- hl$evals
     if (!is.null(hl$state)) state <- hl$state
-    K <- engine_K(kernel, X, jitter)
   }
-  res <- engine_cavi(K, lik, mean0, state$kappa, state$omega, as.integer(ctl$maxit), ctl$tol,
-                     ctl$threads)
+  res <- engine_cavi_kernel(kernel, X, jitter, lik, mean0, state$kappa, state$omega,
+                            as.integer(ctl$maxit), ctl$tol, ctl$threads)
   trace <- res$elbo
   if (learn && length(hl$path)) {
     # The search's improving ELBO values on the full data, then the final sweeps
@@ -321,23 +329,13 @@ engine_vi <- function(X, lik, kernel, ctl, mean0) {
        jitter = jitter, hyper_evals = hyper_evals)
 }
 
-engine_add_jitter <- function(K, jitter) {
-  if (is.list(K)) return(lapply(K, engine_add_jitter, jitter = jitter))
-  diag(K) <- diag(K) + jitter
-  K
-}
-
-# Kernel matrices without jitter (one, or a list of one per column).
-engine_kernel_matrix <- function(kernel, X) {
-  if (is_kernel_list(kernel)) return(lapply(kernel, function(k) kernel_matrix(k, X)))
-  kernel_matrix(kernel, X)
-}
-
 # Run Gibbs chains `ids` (0-based stream indices out of n_streams) with a fixed
-# kernel; the same seeds and ids give the same draws however the chains are split.
-engine_gibbs_chains <- function(K, lik, mean0, init_mean, init_sd, ctl, seeds, ids, n_streams,
-                                jitter) {
-  .gp_gibbs_cpp(K, lik, mean0, init_mean, init_sd,
+# kernel (one, or an augp_kernels list; K = k(X, X) is built in C++); the same seeds
+# and ids give the same draws however the chains are split. init_sd NULL: the prior
+# standard deviations.
+engine_gibbs_chains <- function(kernel, X, lik, mean0, init_mean, init_sd, ctl, seeds, ids,
+                                n_streams, jitter) {
+  .gp_gibbs_cpp(engine_specs(kernel), X, lik, mean0, init_mean, init_sd,
                 as.integer(ctl$warmup), control_kept_draws(ctl), as.integer(ctl$thin),
                 as.integer(ids), as.integer(n_streams), seeds, as.integer(ctl$threads),
                 jitter, ctl$verbose)
@@ -353,23 +351,19 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0) {
     kernel <- vi$kernel
   }
   n <- nrow(X)
-  K <- engine_kernel_matrix(kernel, X)
   if (!is.null(vi)) {
     init_mean <- matrix(vi$mean, n, q)
     init_sd <- matrix(sqrt(pmax(vi$var, 0)), n, q)
   } else {
     init_mean <- mean0
-    init_sd <- if (is.list(K)) {
-      vapply(K, function(Kj) sqrt(pmax(diag(Kj), 0)), numeric(n))
-    } else {
-      matrix(sqrt(pmax(diag(K), 0)), n, q)
-    }
+    init_sd <- NULL  # the prior standard deviations
   }
   jitter <- if (is.null(vi)) ctl$jitter else max(ctl$jitter, vi$jitter)
   res <- future_gibbs_chains(function(ids) {
     cc <- ctl
     if (ctl$parallel == "future") cc$threads <- 1L
-    engine_gibbs_chains(K, lik, mean0, init_mean, init_sd, cc, seeds, ids, ctl$chains, jitter)
+    engine_gibbs_chains(kernel, X, lik, mean0, init_mean, init_sd, cc, seeds, ids, ctl$chains,
+                        jitter)
   }, ctl$chains, ctl$parallel)
   draws <- res$draws
   kept <- control_kept_draws(ctl)
@@ -458,82 +452,28 @@ augp_engine_predict.augp_engine <- function(fit, Xnew, draws = FALSE, mean0 = NU
   n <- nrow(fit$X)
   nnew <- nrow(Xnew)
   m0new <- engine_mean0_new(fit, nnew, mean0)
-  percol <- is_kernel_list(fit$kernel)
-  # Kernel pieces of column j: computed once when the kernel is shared.
-  kmats <- function(j, vi) {
-    kj <- engine_kernel_at(fit$kernel, j)
-    out <- list(kernel = kj, Ks = kernel_matrix(kj, fit$X, Xnew), kss = kernel_diag(kj, Xnew))
-    if (vi) {
-      out$K <- engine_K(kj, fit$X, fit$jitter)
-    } else {
-      ch <- .gp_chol_jitter_cpp(kernel_matrix(kj, fit$X), fit$jitter)
-      if (!ch$ok) stop("The kernel matrix is not positive definite.", call. = FALSE)
-      out$R <- t(ch$L)
-      out$A <- backsolve(out$R, out$Ks, transpose = TRUE)
-      out$condvar <- pmax(out$kss - colSums(out$A * out$A), 0)
-    }
-    out
-  }
+  storage.mode(m0new) <- "double"
+  threads <- if (is.null(fit$control$threads)) 1L else as.integer(fit$control$threads)
+  specs <- engine_specs(fit$kernel)
+  # The predictive maths (predict_dense in src/predict.cpp): for VI fits from the sites
+  # and alpha; for Gibbs fits the conditional of f* given each posterior draw.
   if (fit$method == "vi") {
-    omega <- matrix(fit$omega, n, q)
-    alpha <- matrix(fit$alpha, n, q)
-    mu <- v <- matrix(0, nnew, q)
-    for (j in seq_len(q)) {
-      if (j == 1 || percol) {
-        km <- kmats(j, TRUE)
-        K <- km$K
-        Ks <- km$Ks
-        kss <- km$kss
-      }
-      sw <- sqrt(pmax(omega[, j], 0))
-      B <- sw * K * rep(sw, each = length(sw))
-      diag(B) <- diag(B) + 1
-      R <- chol(B)
-      V <- backsolve(R, sw * Ks, transpose = TRUE)
-      mu[, j] <- m0new[, j] + drop(crossprod(Ks, alpha[, j]))
-      v[, j] <- pmax(kss - colSums(V * V), 0)
-    }
-    return(list(mean = engine_shape(mu, q), var = engine_shape(v, q), draws = NULL))
+    res <- .gp_predict_cpp(specs, fit$X, Xnew, fit$jitter, m0new, FALSE,
+                           matrix(as.double(fit$alpha), n, q), matrix(as.double(fit$omega), n, q),
+                           NULL, 0L, NULL, NULL, threads)
+    return(list(mean = engine_shape(res$mean, q), var = engine_shape(res$var, q), draws = NULL))
   }
   d <- dim(fit$draws)
   S <- d[1] * d[2]
-  m0 <- matrix(fit$mean0, n, q)
-  Ms <- kms <- vector("list", q)
-  mu <- v <- matrix(0, nnew, q)
-  for (j in seq_len(q)) {
-    kms[[j]] <- if (j == 1 || percol) kmats(j, FALSE) else kms[[1]]
-    R <- kms[[j]]$R
-    A <- kms[[j]]$A
-    condvar <- kms[[j]]$condvar
-    Fd <- matrix(fit$draws[, , (j - 1) * n + seq_len(n)], S, n)
-    C <- backsolve(R, t(Fd) - m0[, j], transpose = TRUE)
-    M <- crossprod(C, A) + rep(m0new[, j], each = S)
-    mu[, j] <- colMeans(M)
-    v[, j] <- condvar + if (S > 1) apply(M, 2, stats::var) * (S - 1) / S else 0
-    Ms[[j]] <- M
-  }
-  out <- list(mean = engine_shape(mu, q), var = engine_shape(v, q), draws = NULL)
+  m0 <- matrix(as.double(fit$mean0), n, q)
+  # Standard normals for the predictive draws from R's generator: S x nnew per latent
+  # column, column after column.
+  Z <- if (draws) stats::rnorm(S * nnew * q)
+  res <- .gp_predict_cpp(specs, fit$X, Xnew, fit$jitter, m0new, TRUE, NULL, NULL,
+                         fit$draws, as.integer(S), m0, Z, threads)
+  out <- list(mean = engine_shape(res$mean, q), var = engine_shape(res$var, q), draws = NULL)
   if (draws) {
-    cond_chol <- function(km) {
-      Cc <- kernel_matrix(km$kernel, Xnew) - crossprod(km$A)
-      Cc <- (Cc + t(Cc)) / 2
-      jit <- engine_find_jitter(Cc, max(fit$jitter, 1e-10 * max(1, mean(diag(Cc)))))
-      diag(Cc) <- diag(Cc) + jit
-      chol(Cc)
-    }
-    Lc <- cond_chol(kms[[1]])
-    if (q == 1) {
-      Z <- matrix(stats::rnorm(S * nnew), S, nnew)
-      out$draws <- Ms[[1]] + Z %*% Lc
-    } else {
-      arr <- array(0, c(S, nnew, q))
-      for (j in seq_len(q)) {
-        if (percol && j > 1) Lc <- cond_chol(kms[[j]])
-        Z <- matrix(stats::rnorm(S * nnew), S, nnew)
-        arr[, , j] <- Ms[[j]] + Z %*% Lc
-      }
-      out$draws <- arr
-    }
+    out$draws <- if (q == 1) res$draws else array(res$draws, c(S, nnew, q))
   }
   out
 }

@@ -47,7 +47,6 @@ engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = 100L) {
   q <- spec$q
   n <- nrow(X)
   m0 <- engine_mean0_matrix(mean0, n, q)
-  K <- engine_K(eng$kernel, X, eng$jitter)
   m <- matrix(eng$mean, n, q)
   v <- matrix(eng$var, n, q)
   trace <- eng$elbo
@@ -66,8 +65,8 @@ engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = 100L) {
     e_step <- e_cur + step$gain
     # the new parameters' optimal q(aux) at the current q(f): the CAVI warm start
     ev <- .gp_lik_eval_cpp(spec, m, v, m)
-    res <- engine_cavi(K, spec, m0, ev$kappa, ev$omega, as.integer(ctl$maxit), ctl$tol,
-                       ctl$threads)
+    res <- engine_cavi_kernel(eng$kernel, X, eng$jitter, spec, m0, ev$kappa, ev$omega,
+                              as.integer(ctl$maxit), ctl$tol, ctl$threads)
     trace <- c(trace, e_step, res$elbo)
     e_new <- res$elbo[length(res$elbo)]
     m <- as.matrix(res$m)

@@ -163,6 +163,63 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gp_cavi_kernel_cpp
+List gp_cavi_kernel_cpp(List specs, Eigen::MatrixXd X, double jitter, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::MatrixXd> kappa, Rcpp::Nullable<Eigen::MatrixXd> omega, int maxit, double tol, int threads, bool accelerate);
+RcppExport SEXP _augmentedGP_gp_cavi_kernel_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP jitterSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP accelerateSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type specs(specsSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Eigen::MatrixXd> >::type kappa(kappaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Eigen::MatrixXd> >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< int >::type maxit(maxitSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type accelerate(accelerateSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_cavi_kernel_cpp(specs, X, jitter, lik, mu0, kappa, omega, maxit, tol, threads, accelerate));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_find_jitter_cpp
+List gp_find_jitter_cpp(List specs, Eigen::MatrixXd X, double jitter);
+RcppExport SEXP _augmentedGP_gp_find_jitter_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP jitterSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type specs(specsSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_find_jitter_cpp(specs, X, jitter));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gp_predict_cpp
+List gp_predict_cpp(List specs, Eigen::MatrixXd X, Eigen::MatrixXd Xnew, double jitter, Eigen::MatrixXd mu0new, bool gibbs, Rcpp::Nullable<Eigen::MatrixXd> alpha, Rcpp::Nullable<Eigen::MatrixXd> omega, Rcpp::Nullable<NumericVector> draws, int n_draws, Rcpp::Nullable<Eigen::MatrixXd> mu0, Rcpp::Nullable<NumericVector> z, int threads);
+RcppExport SEXP _augmentedGP_gp_predict_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP XnewSEXP, SEXP jitterSEXP, SEXP mu0newSEXP, SEXP gibbsSEXP, SEXP alphaSEXP, SEXP omegaSEXP, SEXP drawsSEXP, SEXP n_drawsSEXP, SEXP mu0SEXP, SEXP zSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type specs(specsSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Xnew(XnewSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0new(mu0newSEXP);
+    Rcpp::traits::input_parameter< bool >::type gibbs(gibbsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Eigen::MatrixXd> >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Eigen::MatrixXd> >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<NumericVector> >::type draws(drawsSEXP);
+    Rcpp::traits::input_parameter< int >::type n_draws(n_drawsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Eigen::MatrixXd> >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<NumericVector> >::type z(zSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_predict_cpp(specs, X, Xnew, jitter, mu0new, gibbs, alpha, omega, draws, n_draws, mu0, z, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gp_hyper_obj_cpp
 NumericVector gp_hyper_obj_cpp(List spec, Eigen::MatrixXd x, double jitter, Eigen::MatrixXd kappa, Eigen::MatrixXd omega, NumericVector mu0, bool gradient);
 RcppExport SEXP _augmentedGP_gp_hyper_obj_cpp(SEXP specSEXP, SEXP xSEXP, SEXP jitterSEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP mu0SEXP, SEXP gradientSEXP) {
@@ -213,16 +270,17 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_gibbs_cpp
-List gp_gibbs_cpp(SEXP K_in, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Eigen::MatrixXd init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids, int n_streams, NumericVector seed, int threads, double jitter, bool verbose);
-RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP K_inSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chain_idsSEXP, SEXP n_streamsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP verboseSEXP) {
+List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids, int n_streams, NumericVector seed, int threads, double jitter, bool verbose);
+RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chain_idsSEXP, SEXP n_streamsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type K_in(K_inSEXP);
+    Rcpp::traits::input_parameter< List >::type specs(specsSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
     Rcpp::traits::input_parameter< List >::type lik(likSEXP);
     Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type init_mean(init_meanSEXP);
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type init_sd(init_sdSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Eigen::MatrixXd> >::type init_sd(init_sdSEXP);
     Rcpp::traits::input_parameter< int >::type warmup(warmupSEXP);
     Rcpp::traits::input_parameter< int >::type iter(iterSEXP);
     Rcpp::traits::input_parameter< int >::type thin(thinSEXP);
@@ -232,7 +290,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(K_in, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose));
+    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -694,10 +752,13 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_kernel_diag_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_diag_cpp, 2},
     {"_augmentedGP_gp_chol_jitter_cpp", (DL_FUNC) &_augmentedGP_gp_chol_jitter_cpp, 2},
     {"_augmentedGP_gp_cavi_cpp", (DL_FUNC) &_augmentedGP_gp_cavi_cpp, 10},
+    {"_augmentedGP_gp_cavi_kernel_cpp", (DL_FUNC) &_augmentedGP_gp_cavi_kernel_cpp, 11},
+    {"_augmentedGP_gp_find_jitter_cpp", (DL_FUNC) &_augmentedGP_gp_find_jitter_cpp, 3},
+    {"_augmentedGP_gp_predict_cpp", (DL_FUNC) &_augmentedGP_gp_predict_cpp, 13},
     {"_augmentedGP_gp_hyper_obj_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cpp, 7},
     {"_augmentedGP_gp_hyper_obj_cols_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cols_cpp, 8},
     {"_augmentedGP_gp_lik_eval_cpp", (DL_FUNC) &_augmentedGP_gp_lik_eval_cpp, 4},
-    {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 14},
+    {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 15},
     {"_augmentedGP_lik_response_mean_cpp", (DL_FUNC) &_augmentedGP_lik_response_mean_cpp, 2},
     {"_augmentedGP_lik_response_cpp", (DL_FUNC) &_augmentedGP_lik_response_cpp, 6},
     {"_augmentedGP_lik_response_draws_cpp", (DL_FUNC) &_augmentedGP_lik_response_draws_cpp, 3},

@@ -21,6 +21,28 @@ void KernelSet::check(int n, int q) const {
     if (K->rows() != n || K->cols() != n) throw std::invalid_argument("K has the wrong size");
 }
 
+std::vector<Eigen::MatrixXd> kernel_matrices(const std::vector<KernelSpec>& specs,
+                                             const Eigen::MatrixXd& X, double jitter) {
+  std::vector<Eigen::MatrixXd> Ks(specs.size());
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    Ks[k] = kernel_eval(specs[k], X, X, nullptr);
+    if (jitter != 0.0) Ks[k].diagonal().array() += jitter;
+  }
+  return Ks;
+}
+
+bool find_jitter(const std::vector<KernelSpec>& specs, const Eigen::MatrixXd& X, double* jitter) {
+  double out = *jitter;
+  Eigen::MatrixXd L;
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    double jk = *jitter;
+    if (!chol_jitter(kernel_eval(specs[k], X, X, nullptr), &jk, L)) return false;
+    if (k == 0 || jk > out) out = jk;
+  }
+  *jitter = out;
+  return true;
+}
+
 void cavi_init(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
                CaviState& st) {
   const int n = lik.n_obs(), q = lik.n_latent();

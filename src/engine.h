@@ -45,6 +45,17 @@ class KernelSet {
   std::vector<const Eigen::MatrixXd*> ks_;
 };
 
+// The kernel matrices k(X, X) + jitter I of `specs` (one kernel shared by all latent
+// columns, or one per column), in the order of specs.
+std::vector<Eigen::MatrixXd> kernel_matrices(const std::vector<KernelSpec>& specs,
+                                             const Eigen::MatrixXd& X, double jitter);
+
+// The jitter search over the kernel matrices k(X, X) of `specs`: for each, the jitter
+// chol_jitter() settles on starting from *jitter (*jitter times powers of ten), and the
+// largest of them in *jitter. Returns false, *jitter unchanged, when some matrix has no
+// Cholesky factor with any jitter tried.
+bool find_jitter(const std::vector<KernelSpec>& specs, const Eigen::MatrixXd& X, double* jitter);
+
 // Initialise q(aux) from the prior q(f_j) = N(mu0_j, K_j).
 void cavi_init(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
                CaviState& st);

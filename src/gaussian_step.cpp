@@ -36,6 +36,12 @@ Eigen::VectorXd GaussianStep::solve_B(const Eigen::VectorXd& r) const {
   return s;
 }
 
+Eigen::MatrixXd GaussianStep::solve_factor(const Eigen::MatrixXd& M) const {
+  Eigen::MatrixXd out = M;
+  L_.triangularView<Eigen::Lower>().solveInPlace(out);
+  return out;
+}
+
 Eigen::VectorXd GaussianStep::mean(const Eigen::MatrixXd& K, const Eigen::VectorXd& kappa,
                                    const Eigen::VectorXd& mu0, Eigen::VectorXd* alpha) const {
   const Eigen::VectorXd b = kappa - sw_.cwiseProduct(sw_).cwiseProduct(mu0);

@@ -39,6 +39,8 @@ class GaussianStep {
   double trace_Binv() const;  // tr(B^-1) = tr(K^-1 S)
   Eigen::MatrixXd Binv() const;
   Eigen::VectorXd solve_B(const Eigen::VectorXd& r) const;
+  // L^-1 M for the lower factor L of B (B^-1 = L^-T L^-1).
+  Eigen::MatrixXd solve_factor(const Eigen::MatrixXd& M) const;
   const Eigen::VectorXd& sqrt_omega() const { return sw_; }
 
   // KL(N(m, S) || N(mu0, K)) for the (m, alpha) returned by mean() with this factor.

@@ -125,11 +125,7 @@ ProfileResult DenseModel::evaluate(const std::vector<double>& theta, const std::
   const int n = Xs_.rows(), q = lik.n_latent();
   CaviState st;
   {
-    std::vector<Eigen::MatrixXd> Ks(sp.size());
-    for (std::size_t k = 0; k < sp.size(); ++k) {
-      Ks[k] = kernel_eval(sp[k], Xs_, Xs_, nullptr);
-      Ks[k].diagonal().array() += jitter_;
-    }
+    const std::vector<Eigen::MatrixXd> Ks = kernel_matrices(sp, Xs_, jitter_);
     const KernelSet K = Ks.size() == 1 ? KernelSet(Ks[0]) : KernelSet(Ks);
     try {
       cavi_init(K, lik, mu0s_, st);

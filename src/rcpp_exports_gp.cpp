@@ -15,6 +15,7 @@
 #include "kernel.h"
 #include "likelihood.h"
 #include "parallel.h"
+#include "predict.h"
 #include "rng.h"
 
 // [[Rcpp::depends(RcppEigen, RcppParallel)]]
@@ -58,6 +59,45 @@ std::vector<Eigen::MatrixXd> as_kernels(SEXP K) {
 
 augp::KernelSet kernel_set(const std::vector<Eigen::MatrixXd>& Ks) {
   return Ks.size() == 1 ? augp::KernelSet(Ks[0]) : augp::KernelSet(Ks);
+}
+
+// Kernel specs from R: a list of flattened kernels (kernel_flatten()), one shared by
+// all latent columns or one per column.
+std::vector<augp::KernelSpec> as_specs(const List& specs) {
+  if (specs.size() < 1) throw std::invalid_argument("specs: an empty list of kernels");
+  std::vector<augp::KernelSpec> out;
+  for (R_xlen_t k = 0; k < specs.size(); ++k) out.push_back(augp::kernel_spec_from_list(List(specs[k])));
+  return out;
+}
+
+// CAVI with the kernel matrices K from (kappa, omega) or, without them, from
+// cavi_init's sites; prev_elbo (if finite) precedes the trace for the first
+// convergence check and is not returned.
+List cavi_run(const augp::KernelSet& K, const augp::Likelihood& L, const NumericVector& mu0,
+              const Rcpp::Nullable<Eigen::MatrixXd>& kappa, const Rcpp::Nullable<Eigen::MatrixXd>& omega,
+              int maxit, double tol, double prev_elbo, int threads, bool accelerate) {
+  const int n = L.n_obs();
+  K.check(n, L.n_latent());
+  const Eigen::MatrixXd m0 = as_mu0_mat(mu0, n, L.n_latent());
+  augp::CaviState st;
+  augp::cavi_init(K, L, m0, st);
+  if (kappa.isNotNull() && omega.isNotNull()) {
+    st.kappa = Rcpp::as<Eigen::MatrixXd>(kappa.get());
+    st.omega = Rcpp::as<Eigen::MatrixXd>(omega.get());
+  }
+  const bool had_prev = std::isfinite(prev_elbo);
+  if (had_prev) st.elbo.push_back(prev_elbo);
+  if (accelerate) {
+    augp::cavi_squarem(K, L, m0, maxit, tol, st, threads, []() { Rcpp::checkUserInterrupt(); });
+  } else {
+    augp::cavi_sweeps(K, L, m0, maxit, tol, st, threads);
+  }
+  std::vector<double> trace(st.elbo.begin() + (had_prev ? 1 : 0), st.elbo.end());
+  return List::create(Rcpp::Named("m") = st.m, Rcpp::Named("v") = st.v,
+                      Rcpp::Named("alpha") = st.alpha, Rcpp::Named("kappa") = st.kappa,
+                      Rcpp::Named("omega") = st.omega, Rcpp::Named("omega_q") = st.omega_q,
+                      Rcpp::Named("elbo") = trace,
+                      Rcpp::Named("converged") = st.converged);
 }
 
 struct ChainWorker : public RcppParallel::Worker {
@@ -132,30 +172,88 @@ List gp_cavi_cpp(SEXP K_in, List lik, NumericVector mu0, Rcpp::Nullable<Eigen::M
                  int threads = 1, bool accelerate = false) {
   try {
     std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
-    const int n = L->n_obs();
     const std::vector<Eigen::MatrixXd> Ks = as_kernels(K_in);
-    const augp::KernelSet K = kernel_set(Ks);
-    K.check(n, L->n_latent());
-    const Eigen::MatrixXd m0 = as_mu0_mat(mu0, n, L->n_latent());
-    augp::CaviState st;
-    augp::cavi_init(K, *L, m0, st);
-    if (kappa.isNotNull() && omega.isNotNull()) {
-      st.kappa = Rcpp::as<Eigen::MatrixXd>(kappa.get());
-      st.omega = Rcpp::as<Eigen::MatrixXd>(omega.get());
-    }
-    const bool had_prev = std::isfinite(prev_elbo);
-    if (had_prev) st.elbo.push_back(prev_elbo);
-    if (accelerate) {
-      augp::cavi_squarem(K, *L, m0, maxit, tol, st, threads, []() { Rcpp::checkUserInterrupt(); });
+    return cavi_run(kernel_set(Ks), *L, mu0, kappa, omega, maxit, tol, prev_elbo, threads, accelerate);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The same CAVI with K = k(X, X) + jitter I built here from the kernel specs (a list
+// of one flattened kernel shared by all latent columns, or one per column).
+// [[Rcpp::export(name = ".gp_cavi_kernel_cpp")]]
+List gp_cavi_kernel_cpp(List specs, Eigen::MatrixXd X, double jitter, List lik, NumericVector mu0,
+                        Rcpp::Nullable<Eigen::MatrixXd> kappa, Rcpp::Nullable<Eigen::MatrixXd> omega,
+                        int maxit, double tol, int threads = 1, bool accelerate = false) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
+    if (X.rows() != L->n_obs()) throw std::invalid_argument("the likelihood data and X differ in their number of rows");
+    const std::vector<Eigen::MatrixXd> Ks = augp::kernel_matrices(as_specs(specs), X, jitter);
+    return cavi_run(kernel_set(Ks), *L, mu0, kappa, omega, maxit, tol, NA_REAL, threads, accelerate);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The jitter search (augp::find_jitter) over the kernel matrices k(X, X) of the specs:
+// list(ok, jitter), jitter the largest settled on (the starting value when not ok).
+// [[Rcpp::export(name = ".gp_find_jitter_cpp")]]
+List gp_find_jitter_cpp(List specs, Eigen::MatrixXd X, double jitter) {
+  try {
+    double jit = jitter;
+    const bool ok = augp::find_jitter(as_specs(specs), X, &jit);
+    return List::create(Rcpp::Named("ok") = ok, Rcpp::Named("jitter") = jit);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The predictive distribution of a dense fit at Xnew (augp::predict_dense): specs as
+// for .gp_cavi_kernel_cpp; mu0new the prior mean at Xnew (m x q). Variational fits
+// (gibbs FALSE): alpha and omega (n x q). Gibbs fits: draws (S x n q values,
+// column-major, e.g. the [draws, chains, n q] array), n_draws = S, mu0 the prior mean
+// at X (n x q) and z (NULL for no predictive draws): S x m q standard normals.
+// Returns list(mean, var, draws) with m x q mean and var and draws S x m q or NULL.
+// [[Rcpp::export(name = ".gp_predict_cpp")]]
+List gp_predict_cpp(List specs, Eigen::MatrixXd X, Eigen::MatrixXd Xnew, double jitter,
+                    Eigen::MatrixXd mu0new, bool gibbs, Rcpp::Nullable<Eigen::MatrixXd> alpha,
+                    Rcpp::Nullable<Eigen::MatrixXd> omega, Rcpp::Nullable<NumericVector> draws,
+                    int n_draws, Rcpp::Nullable<Eigen::MatrixXd> mu0, Rcpp::Nullable<NumericVector> z,
+                    int threads = 1) {
+  try {
+    const int n = X.rows(), m = Xnew.rows(), q = mu0new.cols();
+    augp::DensePosterior post;
+    post.gibbs = gibbs;
+    Eigen::MatrixXd a, w, m0;
+    NumericVector dr, zz;
+    if (gibbs) {
+      if (draws.isNull() || mu0.isNull()) throw std::invalid_argument("a Gibbs prediction needs draws and mu0");
+      dr = NumericVector(draws.get());
+      if (n_draws < 1 || dr.size() != static_cast<R_xlen_t>(n_draws) * n * q)
+        throw std::invalid_argument("draws must have n_draws x n q values");
+      m0 = Rcpp::as<Eigen::MatrixXd>(mu0.get());
+      post.draws = dr.begin();
+      post.n_draws = n_draws;
+      post.mu0 = &m0;
+      if (z.isNotNull()) {
+        zz = NumericVector(z.get());
+        if (zz.size() != static_cast<R_xlen_t>(n_draws) * m * q)
+          throw std::invalid_argument("z must have n_draws x m q values");
+      }
     } else {
-      augp::cavi_sweeps(K, *L, m0, maxit, tol, st, threads);
+      if (alpha.isNull() || omega.isNull()) throw std::invalid_argument("a variational prediction needs alpha and omega");
+      a = Rcpp::as<Eigen::MatrixXd>(alpha.get());
+      w = Rcpp::as<Eigen::MatrixXd>(omega.get());
+      post.alpha = &a;
+      post.omega = &w;
     }
-    std::vector<double> trace(st.elbo.begin() + (had_prev ? 1 : 0), st.elbo.end());
-    return List::create(Rcpp::Named("m") = st.m, Rcpp::Named("v") = st.v,
-                        Rcpp::Named("alpha") = st.alpha, Rcpp::Named("kappa") = st.kappa,
-                        Rcpp::Named("omega") = st.omega, Rcpp::Named("omega_q") = st.omega_q,
-                        Rcpp::Named("elbo") = trace,
-                        Rcpp::Named("converged") = st.converged);
+    augp::DensePrediction out;
+    augp::predict_dense(as_specs(specs), X, Xnew, jitter, mu0new, post,
+                        gibbs && z.isNotNull() ? zz.begin() : nullptr, threads, out);
+    SEXP d = R_NilValue;
+    if (out.draws.size() > 0) d = Rcpp::wrap(out.draws);
+    return List::create(Rcpp::Named("mean") = out.mean, Rcpp::Named("var") = out.var,
+                        Rcpp::Named("draws") = d);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
@@ -230,13 +328,16 @@ List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::Matr
 // Gibbs chains in parallel, one random stream per chain: chain_ids are the
 // 0-based stream indices (running chains one at a time with the same seed and
 // ids reproduces a joint run). n_streams is the total number of chains of the
-// run (starting points use streams n_streams + id). K: one kernel matrix or a list
-// of one per latent column (each gets its own jitter; the largest is returned).
+// run (starting points use streams n_streams + id). specs: one flattened kernel shared
+// by all latent columns or one per column; K = k(X, X) is built here and each matrix
+// gets its own jitter (the search from `jitter`; the largest is returned). init_sd
+// NULL: the prior standard deviations sqrt(k(x_i, x_i)).
 // Returns draws as an array [iter, length(chain_ids), n * q] (latent column j of
 // point i at i + n * j).
 // [[Rcpp::export(name = ".gp_gibbs_cpp")]]
-List gp_gibbs_cpp(SEXP K_in, List lik, NumericVector mu0, Eigen::MatrixXd init_mean,
-                  Eigen::MatrixXd init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids,
+List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
+                  Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup,
+                  int iter, int thin, Rcpp::IntegerVector chain_ids,
                   int n_streams, NumericVector seed, int threads, double jitter, bool verbose) {
   const int chains = chain_ids.size();
   if (chains < 1) Rcpp::stop("no chains to run");
@@ -251,12 +352,20 @@ List gp_gibbs_cpp(SEXP K_in, List lik, NumericVector mu0, Eigen::MatrixXd init_m
   const int n = L->n_obs(), q = L->n_latent();
   std::vector<Eigen::MatrixXd> Ks;
   try {
-    Ks = as_kernels(K_in);
+    if (X.rows() != n) throw std::invalid_argument("the likelihood data and X differ in their number of rows");
+    Ks = augp::kernel_matrices(as_specs(specs), X, 0.0);
     kernel_set(Ks).check(n, q);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
-  if (init_mean.rows() != n || init_mean.cols() != q || init_sd.rows() != n || init_sd.cols() != q)
+  // Starting spreads: given, or the prior standard deviations sqrt(k(x_i, x_i)).
+  Eigen::MatrixXd sd0(n, q);
+  if (init_sd.isNotNull()) {
+    sd0 = Rcpp::as<Eigen::MatrixXd>(init_sd.get());
+  } else {
+    for (int j = 0; j < q; ++j) sd0.col(j) = Ks[Ks.size() == 1 ? 0 : j].diagonal().cwiseMax(0.0).cwiseSqrt();
+  }
+  if (init_mean.rows() != n || init_mean.cols() != q || sd0.rows() != n || sd0.cols() != q)
     Rcpp::stop("init_mean / init_sd have the wrong size");
   std::vector<Eigen::MatrixXd> LKs(Ks.size());
   double jit = jitter;
@@ -288,7 +397,7 @@ List gp_gibbs_cpp(SEXP K_in, List lik, NumericVector mu0, Eigen::MatrixXd init_m
     augp::Rng rinit(base, static_cast<std::uint64_t>(n_streams + id));
     Eigen::MatrixXd f0(n, q);
     for (int j = 0; j < q; ++j)
-      for (int i = 0; i < n; ++i) f0(i, j) = init_mean(i, j) + init_sd(i, j) * rinit.norm();
+      for (int i = 0; i < n; ++i) f0(i, j) = init_mean(i, j) + sd0(i, j) * rinit.norm();
     ch.emplace_back(K, LK, *L, m0, f0, augp::Rng(base, static_cast<std::uint64_t>(id)), warmup,
                     iter, thin, out.begin() + static_cast<R_xlen_t>(iter) * c, iter * chains,
                     col_threads);

@@ -85,7 +85,7 @@ test_that("multi-column Gibbs: same seed, any thread count, any chain split", {
   m0 <- matrix(0, 25, 3)
   sd0 <- matrix(sqrt(diag(K)), 25, 3)
   jit <- ctl$jitter
-  c2 <- eng_ns$engine_gibbs_chains(K, lik, m0, m0, sd0, ctl, seeds, 1L, 2L, jit)
+  c2 <- eng_ns$engine_gibbs_chains(k, d$X, lik, m0, m0, sd0, ctl, seeds, 1L, 2L, jit)
   expect_identical(c2$draws[, 1, ], f1$draws[, 2, ])
   # predictive draws have the S x nnew x q shape
   pr <- eng_ns$augp_engine_predict(f1, matrix(c(-1, 1), 2), draws = TRUE)
