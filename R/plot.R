@@ -165,6 +165,25 @@ plot_predictive <- function(object, grid = 60L, level = 0.95) {
   plot_predictive_lik(object$likelihood, object, inp, dat, grid, level)
 }
 
+# New inputs over the observed range of the plotted inputs: at least 100 points for
+# one input, a grid x grid lattice for two.
+predictive_grid <- function(inp, dat, grid) {
+  axis <- function(v, len) {
+    r <- range(dat[[v]])
+    seq(r[1], r[2], length.out = len)
+  }
+  g <- if (length(inp$vars) == 1L) {
+    data.frame(axis(inp$vars, max(grid, 100L)))
+  } else {
+    expand.grid(axis(inp$vars[1], grid), axis(inp$vars[2], grid))
+  }
+  names(g) <- inp$vars
+  g
+}
+
+# The grid as predict() wants it: a data frame for formula fits, a matrix otherwise.
+grid_newdata <- function(object, g) if (is.null(object$terms)) as.matrix(g) else g
+
 # The predictive plot for one response column (the success probability): its curve
 # with a credible band against one input, or its surface over two inputs, with the
 # data.
@@ -174,16 +193,10 @@ plot_predictive_probability <- function(object, inp, dat, grid = 60L, level = 0.
   obs <- Y[, 2] / rowSums(Y)
   response <- plot_observed(object)
   ylab <- sprintf("P(%s)", response_names(lik, object$levels))
-  mk_new <- function(g) {
-    if (is.null(object$terms)) as.matrix(g) else g
-  }
-  rng <- lapply(inp$vars, function(v) range(dat[[v]]))
-  names(rng) <- inp$vars
+  g <- predictive_grid(inp, dat, grid)
   if (length(inp$vars) == 1L) {
     v <- inp$vars
-    g <- data.frame(seq(rng[[v]][1], rng[[v]][2], length.out = max(grid, 100L)))
-    names(g) <- v
-    pr <- predict(object, mk_new(g), type = "response", interval = "credible",
+    pr <- predict(object, grid_newdata(object, g), type = "response", interval = "credible",
                   level = level)
     g$prob <- pr$fit
     g$lwr <- pr$lwr
@@ -199,10 +212,7 @@ plot_predictive_probability <- function(object, inp, dat, grid = 60L, level = 0.
   } else {
     v1 <- inp$vars[1]
     v2 <- inp$vars[2]
-    g <- expand.grid(seq(rng[[v1]][1], rng[[v1]][2], length.out = grid),
-                     seq(rng[[v2]][1], rng[[v2]][2], length.out = grid))
-    names(g) <- c(v1, v2)
-    g$prob <- predict(object, mk_new(g[c(v1, v2)]), type = "response")
+    g$prob <- predict(object, grid_newdata(object, g[c(v1, v2)]), type = "response")
     pts <- data.frame(x1 = dat[[v1]], x2 = dat[[v2]], response = response)
     ggplot(g, aes(x = .data[[v1]], y = .data[[v2]])) +
       geom_raster(aes(fill = .data$prob), interpolate = TRUE) +
@@ -220,15 +230,12 @@ plot_predictive_probability <- function(object, inp, dat, grid = 60L, level = 0.
 # The predictive plot for category probabilities: one curve with its band per
 # category against one input, or the map of the most probable category over two.
 plot_predictive_categories <- function(object, inp, dat, grid = 60L, level = 0.95) {
-  mk_new <- function(g) if (is.null(object$terms)) as.matrix(g) else g
   lev <- object$levels
-  rng <- lapply(inp$vars, function(v) range(dat[[v]]))
-  names(rng) <- inp$vars
+  g <- predictive_grid(inp, dat, grid)
   if (length(inp$vars) == 1L) {
     v <- inp$vars
-    g <- data.frame(seq(rng[[v]][1], rng[[v]][2], length.out = max(grid, 100L)))
-    names(g) <- v
-    pr <- predict(object, mk_new(g), type = "response", interval = "credible", level = level)
+    pr <- predict(object, grid_newdata(object, g), type = "response", interval = "credible",
+                  level = level)
     df <- data.frame(x = rep(g[[v]], length(lev)),
                      category = factor(rep(lev, each = nrow(g)), levels = lev),
                      prob = as.numeric(pr$fit), lwr = as.numeric(pr$lwr),
@@ -250,10 +257,7 @@ plot_predictive_categories <- function(object, inp, dat, grid = 60L, level = 0.9
   } else {
     v1 <- inp$vars[1]
     v2 <- inp$vars[2]
-    g <- expand.grid(seq(rng[[v1]][1], rng[[v1]][2], length.out = grid),
-                     seq(rng[[v2]][1], rng[[v2]][2], length.out = grid))
-    names(g) <- c(v1, v2)
-    P <- predict(object, mk_new(g[c(v1, v2)]), type = "response")
+    P <- predict(object, grid_newdata(object, g[c(v1, v2)]), type = "response")
     g$class <- factor(lev[max.col(P, ties.method = "first")], levels = lev)
     g$confidence <- apply(P, 1, max)
     pts <- data.frame(x1 = dat[[v1]], x2 = dat[[v2]], response = plot_observed(object))
