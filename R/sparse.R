@@ -4,11 +4,11 @@
 # driver is src/sparse.cpp; no n x n matrix is formed anywhere on this path.
 # Internal: the front end calls augp_sparse_engine() when `inducing` is given.
 
-# Fixed choices of the minibatch (SVI) path. On twonorm (n = 2e4, m = 100, batch
-# 1000; bench/sparse/results_svi.md) the held-out log loss of SVI was 2.5 times the
-# full-batch one when q(u) started at the prior and within 2 % with the start below;
-# the other three bound the drift of the kernel over long runs (at a constant rate
-# 0.02, 2000 steps could move a log parameter by up to 40).
+# Fixed choices of the minibatch (SVI) path (their effect is measured in
+# bench/sparse/results_svi.md): q(u) started at the prior leaves SVI far from the
+# full-batch fit after a few epochs, hence the warm start; the other three bound the
+# drift of the kernel over long runs, where noisy Adam steps at a constant rate would
+# move the log parameters without bound.
 # Start q(u) from the subsample fit, its data terms scaled to all observations.
 SVI_WARM_START <- TRUE
 # Epochs without kernel steps at the start (at most half the steps).
@@ -96,12 +96,8 @@ sparse_lik_subset <- function(lik, idx) {
 # q(u) so far: each re-expresses that q(u) under the new kernel and Z (q(u) itself
 # unchanged) and runs CAVI with SQUAREM to a relative change of min(tol, 1e-6); at that
 # fixed point the gradient with q(u) held fixed is the gradient of L* (envelope
-# theorem). Then CAVI at the best kernel for up to maxit more sweeps. Against the
-# earlier scheme (5 CAVI sweeps alternating with L-BFGS-B steps at fixed q(u), 30
-# rounds), the letters fit (n = 2000, K = 26, m = 200) ends at ELBO -3501 instead of
-# -3698 in 43 s instead of 96-115 s, and ringnorm (n = 1e4, m = 100) takes 5.7 s
-# instead of 16.4 s with the same held-out error. The recorded trace: the improving
-# evaluations, then the final sweeps (non-decreasing).
+# theorem). Then CAVI at the best kernel for up to maxit more sweeps. The recorded
+# trace: the improving evaluations, then the final sweeps (non-decreasing).
 sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z) {
   storage.mode(X) <- storage.mode(mu0) <- "double"
   model <- .model_sparse_new(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel),
