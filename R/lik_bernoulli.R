@@ -154,3 +154,6 @@ present_simulation.augp_binomial <- function(likelihood, counts, size, ok, level
 plot_predictive_lik.augp_binomial <- function(likelihood, object, inp, dat, grid, level) {
   plot_predictive_probability(object, inp, dat, grid, level)
 }
+
+#' @export
+lik_fit_stats.augp_binomial <- function(likelihood, object) classification_stats(object)

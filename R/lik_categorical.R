@@ -55,3 +55,6 @@ present_simulation.augp_categorical <- function(likelihood, counts, size, ok, le
 plot_predictive_lik.augp_categorical <- function(likelihood, object, inp, dat, grid, level) {
   plot_predictive_categories(object, inp, dat, grid, level)
 }
+
+#' @export
+lik_fit_stats.augp_categorical <- function(likelihood, object) classification_stats(object)

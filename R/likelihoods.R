@@ -180,6 +180,11 @@ plot_predictive_lik <- function(likelihood, object, inp, dat, grid, level) {
   UseMethod("plot_predictive_lik")
 }
 
+#' Training statistics for summary() (internal generic): a named list of numbers
+#' whose attribute "labels" holds a sprintf() format for each
+#' @noRd
+lik_fit_stats <- function(likelihood, object) UseMethod("lik_fit_stats")
+
 # The predicted class (a factor with the fit's levels): the most probable level.
 predicted_class <- function(likelihood, mean, levels) {
   P <- category_prob(likelihood, mean, levels)

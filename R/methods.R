@@ -62,15 +62,15 @@ print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
 #' @rdname augp-methods
 #' @export
 summary.augp <- function(object, ...) {
-  st <- fit_stats(object)
+  st <- lik_fit_stats(object$likelihood, object)
   out <- list(call = object$call, likelihood = object$likelihood$name,
               method = object$method, n = object$n, trials = sum(object$trials),
               inputs = colnames(object$x), dropped = object$dropped,
               kernel = object$kernel, coef = coef(object),
-              accuracy = st$accuracy, logloss = st$logloss, time = object$time,
+              stats = st, time = object$time,
               levels = object$levels, q = object$q,
               lik = object$likelihood, param_rounds = object$engine$param_rounds)
-  out <- c(out, lik_param_values(object$likelihood))
+  out <- c(out, st, lik_param_values(object$likelihood))
   if (object$method == "vi") {
     out$elbo <- final_elbo(object)
     out$iterations <- length(object$engine$elbo)
@@ -123,8 +123,9 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
                 format(max(d$rhat, na.rm = TRUE), digits = 4),
                 format(round(min(d$ess, na.rm = TRUE))), nrow(d)))
   }
-  cat(sprintf("Training accuracy: %.3f | log loss: %.4f | fit time: %.2f s\n",
-              x$accuracy, x$logloss, x$time))
+  lab <- attr(x$stats, "labels")
+  cat(paste(c(vapply(names(lab), function(nm) sprintf(lab[[nm]], x$stats[[nm]]), ""),
+              sprintf("fit time: %.2f s", x$time)), collapse = " | "), "\n", sep = "")
   invisible(x)
 }
 
@@ -142,14 +143,16 @@ fitted.augp <- function(object, type = c("response", "link"), ...) {
 }
 
 # Training accuracy (share of the counts in the most probable level) and log loss per
-# count (trial), from the fitted response mean.
-fit_stats <- function(object) {
+# count (trial), from the fitted response mean: the training statistics of likelihoods
+# whose response is counts over levels (their lik_fit_stats() methods).
+classification_stats <- function(object) {
   lik <- object$likelihood
   P <- pmax(category_prob(lik, object$fitted, object$levels), 1e-12)
   Y <- observed_counts(lik, object$y, object$trials, object$levels)
   top <- max.col(P, ties.method = "first")
-  list(accuracy = sum(Y[cbind(seq_len(nrow(Y)), top)]) / sum(Y),
-       logloss = -sum(Y * log(P)) / sum(Y))
+  structure(list(accuracy = sum(Y[cbind(seq_len(nrow(Y)), top)]) / sum(Y),
+                 logloss = -sum(Y * log(P)) / sum(Y)),
+            labels = c(accuracy = "Training accuracy: %.3f", logloss = "log loss: %.4f"))
 }
 
 #' @rdname augp-methods
