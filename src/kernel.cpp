@@ -152,7 +152,7 @@ struct Stationary {
             const double t = (x(i, k) - y(j, k)) * il[k];
             g(i, j) = gmat(i, j) * t * t;
           }
-        out.G.push_back(std::move(g));
+        out.G.push_back(g);
       }
     }
   }
