@@ -185,3 +185,7 @@
     .Call(`_augmentedGP_lik_subset_cpp`, lik, rows, f, m, v)
 }
 
+.numerics_cpp <- function(n, p) {
+    .Call(`_augmentedGP_numerics_cpp`, n, p)
+}
+

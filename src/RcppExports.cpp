@@ -739,6 +739,18 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// numerics_cpp
+List numerics_cpp(int n, NumericVector p);
+RcppExport SEXP _augmentedGP_numerics_cpp(SEXP nSEXP, SEXP pSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type p(pSEXP);
+    rcpp_result_gen = Rcpp::wrap(numerics_cpp(n, p));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_rpg_cpp", (DL_FUNC) &_augmentedGP_rpg_cpp, 6},
@@ -787,6 +799,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_softmax_nm_cpp", (DL_FUNC) &_augmentedGP_softmax_nm_cpp, 4},
     {"_augmentedGP_gp_bench_cpp", (DL_FUNC) &_augmentedGP_gp_bench_cpp, 4},
     {"_augmentedGP_lik_subset_cpp", (DL_FUNC) &_augmentedGP_lik_subset_cpp, 5},
+    {"_augmentedGP_numerics_cpp", (DL_FUNC) &_augmentedGP_numerics_cpp, 2},
     {NULL, NULL, 0}
 };
 

@@ -17,6 +17,7 @@
 #include "kernel.h"
 #include "likelihood.h"
 #include "negative_multinomial.h"
+#include "numerics.h"
 #include "rng.h"
 
 // [[Rcpp::depends(RcppEigen)]]
@@ -237,6 +238,20 @@ List lik_subset_cpp(List lik, Rcpp::IntegerVector rows, Eigen::MatrixXd f, Eigen
     return List::create(Rcpp::Named("n_obs") = S->n_obs(), Rcpp::Named("loglik_obs") = S->loglik_obs(f),
                         Rcpp::Named("kappa") = kappa, Rcpp::Named("omega") = omega,
                         Rcpp::Named("elbo_local") = S->elbo_local(m, v));
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The n-point Gauss-Hermite rule for a standard normal weight (nodes x, weights w) and
+// the standard normal quantiles at p, from the core's numerics.
+// [[Rcpp::export(name = ".numerics_cpp")]]
+List numerics_cpp(int n, NumericVector p) {
+  try {
+    const augp::GaussHermite& gh = augp::gauss_hermite(n);
+    NumericVector z(p.size());
+    for (R_xlen_t i = 0; i < p.size(); ++i) z[i] = augp::normal_quantile(p[i]);
+    return List::create(Rcpp::Named("x") = gh.x, Rcpp::Named("w") = gh.w, Rcpp::Named("z") = z);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }

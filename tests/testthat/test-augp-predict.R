@@ -1,3 +1,12 @@
+test_that("the core's Gauss-Hermite rule integrates normal moments; normal quantiles", {
+  r <- .numerics_cpp(20L, c(1e-12, 0.025, 0.3, 0.5, 0.9, 0.975, 1 - 1e-10))
+  expect_equal(sum(r$w), 1, tolerance = 1e-12)
+  expect_equal(sum(r$w * r$x^2), 1, tolerance = 1e-10)
+  expect_equal(sum(r$w * r$x^4), 3, tolerance = 1e-10)
+  expect_equal(r$z, qnorm(c(1e-12, 0.025, 0.3, 0.5, 0.9, 0.975, 1 - 1e-10)), tolerance = 1e-13)
+  expect_error(.numerics_cpp(20L, 1), "0 < p < 1")
+})
+
 test_that("Bernoulli response under a Gaussian latent: Gauss-Hermite quadrature", {
   spec <- list(type = "binomial", q = 1L, y = numeric(0), trials = numeric(0))
   r <- .lik_response_cpp(spec, matrix(1.2), matrix(4), matrix(0, 0, 1), 0)
