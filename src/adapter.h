@@ -23,6 +23,15 @@ inline KernelSpec kernel_spec_from_list(const Rcpp::List& k) {
   return s;
 }
 
+// Kernel specs from a list of flattened kernels (kernel_flatten()): one shared by all
+// latent columns or one per column.
+inline std::vector<KernelSpec> kernel_specs_from_list(const Rcpp::List& specs) {
+  if (specs.size() < 1) throw std::invalid_argument("specs: an empty list of kernels");
+  std::vector<KernelSpec> out;
+  for (R_xlen_t k = 0; k < specs.size(); ++k) out.push_back(kernel_spec_from_list(Rcpp::List(specs[k])));
+  return out;
+}
+
 // A likelihood specification from the list made by lik_spec() in R: `type` (a
 // string) and numeric or logical fields (vectors become one-column matrices);
 // other elements (such as q) are ignored by the factories that do not read them.

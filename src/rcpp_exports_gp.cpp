@@ -61,15 +61,6 @@ augp::KernelSet kernel_set(const std::vector<Eigen::MatrixXd>& Ks) {
   return Ks.size() == 1 ? augp::KernelSet(Ks[0]) : augp::KernelSet(Ks);
 }
 
-// Kernel specs from R: a list of flattened kernels (kernel_flatten()), one shared by
-// all latent columns or one per column.
-std::vector<augp::KernelSpec> as_specs(const List& specs) {
-  if (specs.size() < 1) throw std::invalid_argument("specs: an empty list of kernels");
-  std::vector<augp::KernelSpec> out;
-  for (R_xlen_t k = 0; k < specs.size(); ++k) out.push_back(augp::kernel_spec_from_list(List(specs[k])));
-  return out;
-}
-
 // CAVI with the kernel matrices K from (kappa, omega) or, without them, from
 // cavi_init's sites; prev_elbo (if finite) precedes the trace for the first
 // convergence check and is not returned.
@@ -188,7 +179,7 @@ List gp_cavi_kernel_cpp(List specs, Eigen::MatrixXd X, double jitter, List lik, 
   try {
     std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
     if (X.rows() != L->n_obs()) throw std::invalid_argument("the likelihood data and X differ in their number of rows");
-    const std::vector<Eigen::MatrixXd> Ks = augp::kernel_matrices(as_specs(specs), X, jitter);
+    const std::vector<Eigen::MatrixXd> Ks = augp::kernel_matrices(augp::kernel_specs_from_list(specs), X, jitter);
     return cavi_run(kernel_set(Ks), *L, mu0, kappa, omega, maxit, tol, NA_REAL, threads, accelerate);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
@@ -201,7 +192,7 @@ List gp_cavi_kernel_cpp(List specs, Eigen::MatrixXd X, double jitter, List lik, 
 List gp_find_jitter_cpp(List specs, Eigen::MatrixXd X, double jitter) {
   try {
     double jit = jitter;
-    const bool ok = augp::find_jitter(as_specs(specs), X, &jit);
+    const bool ok = augp::find_jitter(augp::kernel_specs_from_list(specs), X, &jit);
     return List::create(Rcpp::Named("ok") = ok, Rcpp::Named("jitter") = jit);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
@@ -248,7 +239,7 @@ List gp_predict_cpp(List specs, Eigen::MatrixXd X, Eigen::MatrixXd Xnew, double 
       post.omega = &w;
     }
     augp::DensePrediction out;
-    augp::predict_dense(as_specs(specs), X, Xnew, jitter, mu0new, post,
+    augp::predict_dense(augp::kernel_specs_from_list(specs), X, Xnew, jitter, mu0new, post,
                         gibbs && z.isNotNull() ? zz.begin() : nullptr, threads, out);
     SEXP d = R_NilValue;
     if (out.draws.size() > 0) d = Rcpp::wrap(out.draws);
@@ -353,7 +344,7 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
   std::vector<Eigen::MatrixXd> Ks;
   try {
     if (X.rows() != n) throw std::invalid_argument("the likelihood data and X differ in their number of rows");
-    Ks = augp::kernel_matrices(as_specs(specs), X, 0.0);
+    Ks = augp::kernel_matrices(augp::kernel_specs_from_list(specs), X, 0.0);
     kernel_set(Ks).check(n, q);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());

@@ -37,8 +37,7 @@ M* model_of(SEXP ptr) {
 SEXP model_dense_new(Eigen::MatrixXd X, List lik, Eigen::MatrixXd mu0, double jitter, List specs,
                      int maxit, double tol, int threads) {
   try {
-    std::vector<augp::KernelSpec> sp;
-    for (R_xlen_t k = 0; k < specs.size(); ++k) sp.push_back(augp::kernel_spec_from_list(List(specs[k])));
+    const std::vector<augp::KernelSpec> sp = augp::kernel_specs_from_list(specs);
     std::unique_ptr<augp::DenseModel> m(
         new augp::DenseModel(X, augp::likelihood_from_list(lik), mu0, jitter, sp, maxit, tol, threads));
     return Rcpp::XPtr<augp::DenseModel>(m.release(), true);
