@@ -1,7 +1,8 @@
-#' Fit a Gaussian-process classifier with an augmented likelihood
+#' Fit a Gaussian-process model with an augmented likelihood
 #'
 #' `augp()` fits a Gaussian-process model with a logistic link to a binary
-#' or binomial response. The likelihood is made conditionally conjugate by
+#' or binomial response (or, with the likelihoods that take them, to
+#' categories and counts over categories). The likelihood is made conditionally conjugate by
 #' Polya-Gamma augmentation, which gives closed-form coordinate-ascent
 #' variational inference (`method = "vi"`, with an ELBO and optional
 #' learning of the kernel hyperparameters) and an exact Gibbs sampler
@@ -12,16 +13,37 @@
 #' factor levels and contrasts are stored so that [predict.augp()] rebuilds
 #' the design for new data exactly. The intercept column is not used: the
 #' GP has a constant prior mean, set to the empirical log-odds of the
-#' response. Numeric inputs are centred and scaled when
-#' `control$standardise` is `TRUE`; a predictor column with zero variance is
-#' dropped with a warning.
+#' response. A predictor column with zero variance is dropped with a warning.
+#'
+#' Units: numeric inputs are centred and scaled internally when
+#' `control$standardise` is `TRUE` (the default), but the kernel is given and
+#' reported in the units of the data: lengthscales and periods of `kernel` are
+#' read in the units of the predictors, and `coef()`, `print()` and
+#' `summary()` report them in those units (see the Units section of
+#' [kernels] for the conversion, and for one lengthscale shared by several
+#' inputs, which is read in units of each input's standard deviation).
+#' `coef(fit, units = "standardised")` gives the values on the internal scale.
+#'
+#' Offsets: `offset()` terms in the formula and the `offset` argument are
+#' added to the latent function, as in [stats::glm()] (for a logit link, on the
+#' log-odds scale). The GP's constant prior mean plays the part of glm's
+#' intercept: the offset enters the prior mean of each observation centred at
+#' its mean over the rows fitted, so a constant offset changes nothing.
+#' [predict.augp()] evaluates the offsets on `newdata`. Likelihoods with
+#' several latent functions take no offset.
+#'
+#' Missing values: with `na.action = na.exclude`, [fitted.augp()],
+#' [residuals.augp()] and [predict.augp()] without `newdata` return `NA` for
+#' the rows with missing values, so that their results line up with `data`.
 #'
 #' @param formula A model formula, e.g. `type ~ glu + bmi`, or
-#'   `cbind(successes, failures) ~ x` for binomial counts.
+#'   `cbind(successes, failures) ~ x` for binomial counts; `offset()` terms
+#'   are allowed.
 #' @param data A data frame holding the variables of `formula`.
 #' @param likelihood `NULL` (choose from the response), `bernoulli_logit()`
 #'   or `binomial_logit()`.
-#' @param kernel A kernel, e.g. `kernel_se()`; see the kernel constructors.
+#' @param kernel A kernel, e.g. `kernel_se()`, with lengthscales in the units
+#'   of the predictors; see [kernels].
 #' @param method `"vi"` (variational inference) or `"gibbs"` (sampling).
 #' @param inducing `NULL` for an exact GP, or a sparse variational GP with
 #'   inducing points: a number m (placed by k-means or at random, see
@@ -34,10 +56,15 @@
 #'   multiply the number of trials (and successes) of each row; rows with
 #'   weight 0 are dropped. Non-integer weights are an error.
 #' @param na.action How to handle missing values (default
-#'   `getOption("na.action")`, normally [stats::na.omit()]).
+#'   `getOption("na.action")`, normally [stats::na.omit()]; [stats::na.exclude()]
+#'   pads fitted values, residuals and predictions with `NA`).
+#' @param offset `NULL` or a numeric vector of one value per row of `data`
+#'   (evaluated in `data`, as `weights`), added to the latent function; see
+#'   Offsets.
 #' @param control Settings from [augp_control()].
-#' @param seed `NULL` or a number; with a number the fit is reproducible
-#'   without touching the global random-number stream.
+#' @param seed `NULL` or a whole number within R's integer range (as for
+#'   [set.seed()]); with a number the fit is reproducible without touching the
+#'   global random-number stream.
 #' @return An object of class `augp`; see [predict.augp()],
 #'   [summary.augp()], [autoplot.augp()].
 #' @seealso [augp_fit()] for the matrix interface.
@@ -51,7 +78,7 @@
 #' @export
 augp <- function(formula, data, likelihood = NULL, kernel = kernel_se(),
                  method = c("vi", "gibbs"), inducing = NULL, subset, weights,
-                 na.action, control = augp_control(), seed = NULL) {
+                 na.action, offset, control = augp_control(), seed = NULL) {
   cl <- match.call()
   method <- match.arg(method)
   if (missing(formula) || !inherits(formula, "formula")) {
@@ -63,12 +90,19 @@ augp <- function(formula, data, likelihood = NULL, kernel = kernel_se(),
   if (length(formula) != 3L) {
     stop("`formula` needs a response on its left-hand side.", call. = FALSE)
   }
+  if (!missing(data) && is.data.frame(data) && nrow(data) == 0L) {
+    stop("`data` has no rows.", call. = FALSE)
+  }
   mf <- match.call(expand.dots = FALSE)
-  keep <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)
+  keep <- match(c("formula", "data", "subset", "weights", "na.action", "offset"), names(mf), 0L)
   mf <- mf[c(1L, keep)]
   mf$drop.unused.levels <- TRUE
   mf[[1L]] <- quote(stats::model.frame)
   mf <- eval(mf, parent.frame())
+  if (nrow(mf) == 0L) {
+    stop(if (!missing(subset)) "`subset` selects no rows of `data` (with complete values)."
+         else "`data` has no rows without missing values (see `na.action`).", call. = FALSE)
+  }
   mt <- attr(mf, "terms")
   y <- stats::model.response(mf)
   warn_empty_response_levels(formula, data, y)
@@ -82,9 +116,12 @@ augp <- function(formula, data, likelihood = NULL, kernel = kernel_se(),
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
   check_design(x, "data")
 
+  off <- stats::model.offset(mf)
   fit <- augp_fit(x, y, likelihood = likelihood, kernel = kernel, method = method,
-                  inducing = inducing, weights = w, control = control, seed = seed)
+                  inducing = inducing, weights = w, offset = off, control = control,
+                  seed = seed)
   fit$call <- cl
+  fit$formula <- formula
   fit$terms <- mt
   fit$xlevels <- stats::.getXlevels(mt, mf)
   fit$contrasts <- contr

@@ -1,4 +1,4 @@
-#' Fit an augmented GP classifier from a predictor matrix
+#' Fit an augmented GP model from a predictor matrix
 #'
 #' The matrix-level workhorse behind [augp()]: checks the inputs,
 #' standardises the predictors, runs the inference engine and builds the
@@ -9,6 +9,9 @@
 #' @param y The response: a two-level factor, logical or 0/1 vector
 #'   (Bernoulli), or a two-column matrix `cbind(successes, failures)`
 #'   (binomial).
+#' @param offset `NULL` or a numeric vector with one value per row of `x`,
+#'   added to the latent function (see [augp()]); [predict.augp()] then needs
+#'   the `offset` of the rows of `newdata`.
 #' @inheritParams augp
 #' @return An object of class `augp`.
 #' @examples
@@ -20,7 +23,7 @@
 #' @export
 augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
                      method = c("vi", "gibbs"), inducing = NULL, weights = NULL,
-                     control = augp_control(), seed = NULL) {
+                     offset = NULL, control = augp_control(), seed = NULL) {
   t0 <- proc.time()[["elapsed"]]
   method <- match.arg(method)
   if (!is.null(inducing) && method != "vi") {
@@ -30,9 +33,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   if (!inherits(kernel, "augp_kernel")) {
     stop("`kernel` must be a kernel object such as kernel_se().", call. = FALSE)
   }
-  if (!is.null(seed) && (!is.numeric(seed) || length(seed) != 1 || !is.finite(seed))) {
-    stop("`seed` must be NULL or a single finite number.", call. = FALSE)
-  }
+  seed <- check_seed(seed)
   x <- as_design_matrix(x)
   n_y <- if (is.matrix(y) || is.data.frame(y)) nrow(y) else length(y)
   if (n_y != nrow(x)) {
@@ -40,8 +41,15 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
          call. = FALSE)
   }
   check_design(x, "x")
+  offset <- check_offset(offset, nrow(x))
   likelihood <- check_likelihood(likelihood, y)
+  if (!is.null(offset) && !lik_accepts_offset(likelihood)) {
+    stop(sprintf(paste0("`offset`: the %s likelihood takes no offset (its latent functions ",
+                        "are not one linear predictor); leave `offset` out or use a ",
+                        "covariate instead."), likelihood$name), call. = FALSE)
+  }
   resp <- encode_response(likelihood, y, weights)
+  prior_weights <- if (is.null(weights)) rep(1, nrow(x)) else as.numeric(weights)
   kept <- which(resp$keep)
   if (!all(resp$keep)) {
     x <- x[resp$keep, , drop = FALSE]
@@ -51,35 +59,92 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
            call. = FALSE)
     }
   }
+  prior_weights <- prior_weights[kept]
+  if (!is.null(offset)) offset <- offset[kept]
 
   std <- standardise_design(x, control$standardise)
+  kernel_std <- fit_kernel_std(kernel, std, colnames(x))
   mean0 <- lik_prior_mean(likelihood, resp)
   spec <- engine_lik_spec(likelihood, resp)
-  if (!is.null(inducing)) inducing <- sparse_front_inducing(inducing, std, colnames(x))
+  eng_mean0 <- offset_prior_mean(mean0, offset, nrow(x), spec$q)
+  inducing_info <- NULL
+  if (!is.null(inducing)) {
+    inducing_info <- list(placement = if (is.matrix(inducing) || is.data.frame(inducing)) "user"
+                          else control$inducing_method, learned = control$learn_inducing)
+    inducing <- sparse_front_inducing(inducing, std, colnames(x))
+  }
   learn_params <- lik_learns_params(likelihood)
   if (learn_params && !is.null(inducing)) {
     stop(sprintf("`likelihood`: learning %s is not supported for sparse (`inducing`) fits.",
                  lik_params_label(likelihood)), call. = FALSE)
   }
   eng <- if (learn_params) {
-    engine_fit_lik_params(std$x, spec, likelihood, kernel, method, control, seed, mean0)
+    engine_fit_lik_params(std$x, spec, likelihood, kernel_std, method, control, seed, eng_mean0)
   } else {
-    run_engine(std$x, spec, kernel, method, control, seed, mean0, inducing)
+    run_engine(std$x, spec, kernel_std, method, control, seed, eng_mean0, inducing)
   }
   if (isTRUE(eng$jitter_increased) || isTRUE(eng$jitter > control$jitter * (1 + 1e-8))) {
     warning(sprintf(paste0("The kernel matrix was nearly singular (duplicate or very close ",
                            "inputs?): jitter raised to %.3g."), eng$jitter), call. = FALSE)
   }
-  new_augp_fit(
+  fit <- new_augp_fit(
     call = match.call(), method = method,
     likelihood = lik_fitted(likelihood, eng$lik, resp$levels),
-    kernel = if (!is.null(eng$kernel)) eng$kernel else kernel, kernel_init = kernel,
+    kernel = if (!is.null(eng$kernel)) eng$kernel else kernel_std, kernel_init = kernel,
     engine = eng, y = response_data(likelihood, resp), trials = resp$trials,
     levels = resp$levels, q = spec$q, x = std$x, x_raw = x, centre = std$centre,
     scale = std$scale, dropped = std$dropped, mean0 = mean0, control = control,
     seed = seed, weighted = !is.null(weights), kept = kept,
     time = proc.time()[["elapsed"]] - t0
   )
+  fit$prior_weights <- prior_weights
+  fit$offset <- offset
+  fit$offset_centre <- if (!is.null(offset)) mean(offset)
+  fit$inducing_info <- inducing_info
+  fit
+}
+
+# The user's kernel (data units) on the standardised inputs of the fit, checked to lie
+# in the range the fit can work with. One value for several inputs of different scales
+# has no exact conversion: it is read in units of each input's standard deviation, with
+# a message.
+fit_kernel_std <- function(kernel, std, xnames) {
+  conv <- kernel_to_std(kernel, std$scale, keep = !(xnames %in% std$dropped))
+  if (length(conv$inexact)) {
+    message(sprintf(paste0("`kernel`: one %s for %d inputs with different standard deviations ",
+                           "is read in units of each input's standard deviation (the kernel is ",
+                           "isotropic on the standardised inputs); give one value per input ",
+                           "(ARD) to set it in data units."),
+                    paste(conv$inexact, collapse = " and one "), length(std$scale)))
+  }
+  kernel_check_range(conv$kernel)
+}
+
+# NULL, or one finite number per observation.
+check_offset <- function(offset, n) {
+  if (is.null(offset)) return(NULL)
+  if (!is.numeric(offset) || !is.null(dim(offset)) && NCOL(offset) != 1L) {
+    stop("`offset` must be NULL or a numeric vector.", call. = FALSE)
+  }
+  offset <- as.numeric(offset)
+  if (length(offset) != n) {
+    stop(sprintf("`offset` has %d value(s) but there are %d observations.", length(offset), n),
+         call. = FALSE)
+  }
+  if (any(!is.finite(offset))) {
+    stop("`offset` must be finite (no NA, NaN or Inf after `na.action`).", call. = FALSE)
+  }
+  offset
+}
+
+# The prior mean the engine takes: the likelihood's constant prior mean `mean0`, plus
+# the offset centred at its mean over the fit's rows in every latent column (n x q; a
+# vector when q = 1). The constant prior mean plays the role of glm's intercept, which
+# absorbs the offset's mean: a constant offset changes nothing, as in glm().
+offset_prior_mean <- function(mean0, offset, n, q) {
+  if (is.null(offset)) return(mean0)
+  M <- engine_mean0_matrix(mean0, n, q) + (offset - mean(offset))
+  if (q == 1L) as.numeric(M) else M
 }
 
 #' The augp fit object
@@ -91,8 +156,9 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
 #' * `method`: `"vi"` or `"gibbs"`.
 #' * `likelihood`: the likelihood object (`augp_likelihood`) with its parameters as
 #'   fitted (the class weights `theta` of logistic_softmax(), fixed or learned).
-#' * `kernel`: the kernel as fitted (a list of kernels, one per latent column, with
-#'   `shared_hyper = FALSE`); `kernel_init`: the kernel as given.
+#' * `kernel`: the kernel as fitted, on the standardised inputs (a list of kernels,
+#'   one per latent column, with `shared_hyper = FALSE`); `kernel_init`: the kernel as
+#'   given, in data units (kernel_to_std() converts, kernel_to_data() reports).
 #' * `engine`: the engine fit (augp_engine() or augp_sparse_engine()): latent
 #'   posterior (`mean`, `var`; `draws` [iterations, chains, n * q] for Gibbs), the
 #'   engine likelihood list `lik` (engine_lik_spec(), with learned parameters), ELBO
@@ -105,7 +171,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
 #' * `x`: the standardised design (n x p); `x_raw`: the design before
 #'   standardising; `x_names`: the predictor names given; `centre`, `scale`: the
 #'   standardisation; `dropped`: predictors dropped for zero variance.
-#' * `mean0`: the prior mean of the latent functions (lik_prior_mean()).
+#' * `mean0`: the constant prior mean of the latent functions (lik_prior_mean()); the
+#'   engine's prior mean adds the centred offset (offset_prior_mean()).
 #' * `control`: the augp_control() settings; `seed`: the seed given (or NULL).
 #' * `weighted`: whether weights were given; `kept`: the rows of the data used.
 #' * `fitted`: the response mean at the training inputs (n x R matrix, one column
@@ -114,8 +181,12 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
 #' * the likelihood's parameters by name (lik_param_values(); e.g. `theta`, the
 #'   class weights of logistic_softmax()), copied from `likelihood`.
 #'
-#' augp() adds the formula parts `terms`, `xlevels`, `contrasts`, `na.action` and
-#' `model`.
+#' augp_fit() adds `prior_weights` (the frequency weights of the rows used, 1 without
+#' weights), `offset` (per row used, or NULL) and `offset_centre` (its mean, NULL
+#' without offset), and `inducing_info` (sparse fits: list(placement = "kmeans",
+#' "random" or "user", learned = whether the locations were learned); NULL otherwise).
+#' augp() adds the formula parts `formula`, `terms`, `xlevels`, `contrasts`,
+#' `na.action` and `model`.
 #' @noRd
 new_augp_fit <- function(call, method, likelihood, kernel, kernel_init, engine, y, trials,
                          levels, q, x, x_raw, centre, scale, dropped, mean0, control, seed,

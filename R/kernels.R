@@ -14,14 +14,21 @@ kernel_check_lengthscale <- function(x) {
   check_positive(x, "lengthscale")
 }
 
-new_kernel_leaf <- function(type, variance, lengthscale, period = NULL, nu = NULL) {
+# `sd_units`: the parameters left at their default (NULL), which mean one standard
+# deviation of each input: 1 on the standardised scale the fits work on, and 1 for
+# kernel_matrix(), which takes the inputs as they are.
+new_kernel_leaf <- function(type, variance, lengthscale, period = NULL, nu = NULL,
+                            sd_units = character(0)) {
   structure(
     list(type = type, variance = kernel_check_scalar(variance, "variance"),
          lengthscale = kernel_check_lengthscale(lengthscale),
-         period = period, nu = nu),
+         period = period, nu = nu, sd_units = sd_units),
     class = "augp_kernel"
   )
 }
+
+# The lengthscale argument of a constructor: NULL is one standard deviation.
+kernel_default_ls <- function(lengthscale) if (is.null(lengthscale)) 1 else lengthscale
 
 #' Covariance kernels for Gaussian processes
 #'
@@ -42,10 +49,39 @@ new_kernel_leaf <- function(type, variance, lengthscale, period = NULL, nu = NUL
 #' Hyperparameters are learned (on the log scale) when the model is fitted with
 #' hyperparameter learning switched on; the values given here are starting values.
 #'
+#' @section Units: Lengthscales and periods are in the units of the inputs (the
+#'   predictors after dummy coding). [augp()] and [augp_fit()] standardise the
+#'   inputs internally (`augp_control(standardise = TRUE)`, the default: each
+#'   column centred at its mean and divided by its standard deviation
+#'   \eqn{s_d}) and convert the kernel: a lengthscale \eqn{l_d} of input
+#'   \eqn{d} becomes \eqn{l_d / s_d}, and a period \eqn{p} of a single input
+#'   \eqn{p / s_d}. The periodic kernel's lengthscale is relative to its period
+#'   and has no units. `coef()`, `print()` and `summary()` of a fit report the
+#'   hyperparameters in the same data units.
+#'
+#'   The default `lengthscale = NULL` (and `period = NULL`) means one standard
+#'   deviation of each input: 1 on the standardised scale, a start that suits
+#'   any units (and 1 for [kernel_matrix()], which uses the inputs as given).
+#'
+#'   One (isotropic) lengthscale on several inputs whose standard deviations
+#'   differ has no exact equivalent in data units: the kernel is isotropic on
+#'   the standardised inputs, so a single value is read in units of each
+#'   input's standard deviation (a message says so) and a fit reports it as one
+#'   value per input, \eqn{l s_d}. Give one lengthscale per input (ARD) to set
+#'   them in data units exactly; the same holds for a period on several inputs.
+#'
+#'   `kernel_linear()` works on the centred inputs (each input minus its
+#'   training mean) when the inputs are standardised, so its value at a point
+#'   depends on the distance of the point from the centre of the data.
+#'
 #' @param variance Kernel variance, a single number > 0.
-#' @param lengthscale Lengthscale(s) > 0: one number, or one per input column (ARD).
+#' @param lengthscale Lengthscale(s) > 0 in the units of the inputs: one
+#'   number, or one per input column (ARD); `NULL` (the default) is one
+#'   standard deviation of each input (see Units).
 #' @param nu Smoothness of the Matern kernel: 0.5, 1.5 or 2.5.
-#' @param period Period of the periodic kernel, a single number > 0.
+#' @param period Period of the periodic kernel, a single number > 0 in the
+#'   units of the input; `NULL` (the default) is one standard deviation of the
+#'   input.
 #' @return An object of class `augp_kernel`.
 #' @seealso [kernel_matrix()] to evaluate a kernel.
 #' @examples
@@ -59,31 +95,35 @@ NULL
 
 #' @rdname kernels
 #' @export
-kernel_se <- function(variance = 1, lengthscale = 1) {
-  new_kernel_leaf("se", variance, lengthscale)
+kernel_se <- function(variance = 1, lengthscale = NULL) {
+  new_kernel_leaf("se", variance, kernel_default_ls(lengthscale),
+                  sd_units = if (is.null(lengthscale)) "lengthscale" else character(0))
 }
 
 #' @rdname kernels
 #' @export
-kernel_matern <- function(nu = 1.5, variance = 1, lengthscale = 1) {
+kernel_matern <- function(nu = 1.5, variance = 1, lengthscale = NULL) {
   if (!is.numeric(nu) || length(nu) != 1 || is.na(nu) ||
       !any(abs(nu - c(0.5, 1.5, 2.5)) < 1e-12)) {
     stop("`nu` must be one of 0.5, 1.5 or 2.5.", call. = FALSE)
   }
-  new_kernel_leaf("matern", variance, lengthscale, nu = nu)
+  new_kernel_leaf("matern", variance, kernel_default_ls(lengthscale), nu = nu,
+                  sd_units = if (is.null(lengthscale)) "lengthscale" else character(0))
 }
 
 #' @rdname kernels
 #' @export
-kernel_linear <- function(variance = 1, lengthscale = 1) {
-  new_kernel_leaf("linear", variance, lengthscale)
+kernel_linear <- function(variance = 1, lengthscale = NULL) {
+  new_kernel_leaf("linear", variance, kernel_default_ls(lengthscale),
+                  sd_units = if (is.null(lengthscale)) "lengthscale" else character(0))
 }
 
 #' @rdname kernels
 #' @export
-kernel_periodic <- function(variance = 1, lengthscale = 1, period = 1) {
+kernel_periodic <- function(variance = 1, lengthscale = 1, period = NULL) {
   new_kernel_leaf("periodic", variance, lengthscale,
-                  period = kernel_check_scalar(period, "period"))
+                  period = kernel_check_scalar(kernel_default_ls(period), "period"),
+                  sd_units = if (is.null(period)) "period" else character(0))
 }
 
 is_kernel <- function(x) inherits(x, "augp_kernel")
@@ -105,7 +145,11 @@ Ops.augp_kernel <- function(e1, e2) {
 #' @export
 format.augp_kernel <- function(x, digits = 3, ...) {
   f <- function(v) paste(formatC(v, digits = digits, format = "g", width = 1), collapse = ", ")
-  lsc <- function(l) if (length(l) > 1) sprintf("c(%s)", f(l)) else f(l)
+  # a value, c(...) for several, or "1 sd" for the default of one standard deviation
+  lsc <- function(l, nm) {
+    if (nm %in% x$sd_units) return(sprintf("%s sd", f(l)))
+    if (length(l) > 1) sprintf("c(%s)", f(l)) else f(l)
+  }
   switch(x$type,
     sum = sprintf("%s + %s", format(x$k1, digits = digits), format(x$k2, digits = digits)),
     prod = {
@@ -115,13 +159,14 @@ format.augp_kernel <- function(x, digits = 3, ...) {
       }
       sprintf("%s * %s", wrap(x$k1), wrap(x$k2))
     },
-    se = sprintf("kernel_se(variance = %s, lengthscale = %s)", f(x$variance), lsc(x$lengthscale)),
+    se = sprintf("kernel_se(variance = %s, lengthscale = %s)", f(x$variance),
+                 lsc(x$lengthscale, "lengthscale")),
     matern = sprintf("kernel_matern(nu = %s, variance = %s, lengthscale = %s)",
-                     f(x$nu), f(x$variance), lsc(x$lengthscale)),
+                     f(x$nu), f(x$variance), lsc(x$lengthscale, "lengthscale")),
     linear = sprintf("kernel_linear(variance = %s, lengthscale = %s)", f(x$variance),
-                     lsc(x$lengthscale)),
+                     lsc(x$lengthscale, "lengthscale")),
     periodic = sprintf("kernel_periodic(variance = %s, lengthscale = %s, period = %s)",
-                       f(x$variance), lsc(x$lengthscale), f(x$period))
+                       f(x$variance), lsc(x$lengthscale, ""), lsc(x$period, "period"))
   )
 }
 
@@ -260,4 +305,140 @@ kernel_diag <- function(kernel, x) {
   x <- kernel_as_matrix(x, "x")
   kernel_check_dims(kernel, ncol(x))
   .gp_kernel_diag_cpp(kernel_flatten(kernel), x)
+}
+
+# ---- Units: the standardised inputs of a fit and the data units of the user --------
+#
+# A fit divides input d by s_d (`scale`, the standard deviations, or 1 with
+# standardise = FALSE) after centring. A stationary or linear kernel with lengthscale
+# l_d on the data equals the same kernel with l_d / s_d on the standardised inputs; a
+# period p of input d becomes p / s_d; variances and the periodic kernel's (relative)
+# lengthscale are unchanged.
+
+# Are the scales of the inputs all equal (one input, or standardise = FALSE)?
+scales_equal <- function(scale) {
+  length(scale) <= 1L || all(abs(scale / scale[1] - 1) < 1e-8)
+}
+
+# The user's kernel (data units) on the standardised inputs. `scale`: s_d of the inputs
+# used; `keep`: which of the user's input columns are used (ARD lengthscales given for
+# every predictor lose those of dropped columns). Returns list(kernel, inexact: the
+# names of parameters given as one value on several inputs of different scales, read
+# in units of each input's standard deviation).
+kernel_to_std <- function(kernel, scale, keep = rep(TRUE, length(scale))) {
+  p <- length(scale)
+  same <- scales_equal(scale)
+  inexact <- character(0)
+  conv <- function(k) {
+    if (k$type %in% c("sum", "prod")) {
+      k$k1 <- conv(k$k1)
+      k$k2 <- conv(k$k2)
+      return(k)
+    }
+    l <- k$lengthscale
+    if (length(l) == length(keep) && length(keep) != p) l <- l[keep]
+    k$lengthscale <- l
+    if (k$type != "periodic" && !"lengthscale" %in% k$sd_units) {
+      if (length(l) == p) {
+        k$lengthscale <- l / scale
+      } else if (length(l) == 1L && same) {
+        k$lengthscale <- l / scale[1]
+      } else if (length(l) == 1L) {
+        inexact <<- c(inexact, "lengthscale")
+      }
+    }
+    if (k$type == "periodic" && !"period" %in% k$sd_units) {
+      if (same) k$period <- k$period / scale[1] else inexact <<- c(inexact, "period")
+    }
+    k$sd_units <- character(0)
+    k
+  }
+  list(kernel = conv(kernel), inexact = unique(inexact))
+}
+
+# A fitted kernel (standardised inputs) in data units, for reports: a lengthscale of
+# input d times s_d (one value per input when one lengthscale serves several inputs of
+# different scales), a period times s_d (likewise). Not for computing: a period may
+# become a vector.
+kernel_to_data <- function(kernel, scale) {
+  if (is_kernel_list(kernel)) return(new_kernel_list(lapply(kernel, kernel_to_data, scale)))
+  p <- length(scale)
+  same <- scales_equal(scale)
+  per_input <- function(v) {
+    out <- if (length(v) == p) v * scale else if (same) v * scale[1] else v * scale
+    if (length(out) > 1L) names(out) <- names(scale)
+    out
+  }
+  conv <- function(k) {
+    if (k$type %in% c("sum", "prod")) {
+      k$k1 <- conv(k$k1)
+      k$k2 <- conv(k$k2)
+      return(k)
+    }
+    if (k$type != "periodic") k$lengthscale <- per_input(k$lengthscale)
+    if (k$type == "periodic") k$period <- per_input(k$period)
+    k$sd_units <- character(0)
+    k
+  }
+  conv(kernel)
+}
+
+# The hyperparameters of a kernel in data units (kernel_to_data()) as a named vector:
+# <type>.variance, <type>.lengthscale, <type>.period, with the input's name appended
+# when a parameter has one value per input (".lengthscale.glu").
+kernel_hyper_data <- function(kernel, scale) {
+  k <- kernel_to_data(kernel, scale)
+  vals <- list()
+  walk <- function(k) {
+    if (k$type %in% c("sum", "prod")) {
+      walk(k$k1)
+      walk(k$k2)
+      return(invisible())
+    }
+    nm <- function(par, v) {
+      if (length(v) == 1L) return(paste0(k$type, ".", par))
+      suffix <- if (!is.null(names(v)) && all(nzchar(names(v)))) names(v) else seq_along(v)
+      paste0(k$type, ".", par, ".", suffix)
+    }
+    vals[[length(vals) + 1L]] <<- stats::setNames(k$variance, paste0(k$type, ".variance"))
+    vals[[length(vals) + 1L]] <<- stats::setNames(unname(k$lengthscale), nm("lengthscale", k$lengthscale))
+    if (k$type == "periodic") {
+      vals[[length(vals) + 1L]] <<- stats::setNames(unname(k$period), nm("period", k$period))
+    }
+  }
+  walk(k)
+  out <- unlist(vals)
+  if (kernel$type %in% c("sum", "prod")) names(out) <- make.unique(names(out), sep = ".")
+  out
+}
+
+# Range of the hyperparameters on the standardised scale that the fits can work with:
+# beyond it the kernel matrix is numerically constant, diagonal or overflows.
+KERNEL_RANGE <- list(variance = c(1e-8, 1e8), lengthscale = c(1e-6, 1e6), period = c(1e-6, 1e6))
+
+# Stop when a hyperparameter of a kernel on the standardised inputs is out of range.
+kernel_check_range <- function(kernel, arg = "kernel") {
+  bad <- function(v, par) {
+    r <- KERNEL_RANGE[[par]]
+    if (any(v < r[1] | v > r[2])) {
+      stop(sprintf(paste0("`%s`: %s %s is outside the range [%s, %s] the fit can work with ",
+                          "(%s, on inputs scaled to unit standard deviation)."),
+                   arg, if (par == "variance") "the variance" else paste("the", par),
+                   paste(format(v, digits = 3), collapse = ", "), format(r[1]), format(r[2]),
+                   if (par == "variance") "a variance" else "in standard deviations of the inputs"),
+           call. = FALSE)
+    }
+  }
+  walk <- function(k) {
+    if (k$type %in% c("sum", "prod")) {
+      walk(k$k1)
+      walk(k$k2)
+      return(invisible())
+    }
+    bad(k$variance, "variance")
+    bad(k$lengthscale, "lengthscale")
+    if (k$type == "periodic") bad(k$period, "period")
+  }
+  if (is_kernel_list(kernel)) for (k in kernel) walk(k) else walk(kernel)
+  invisible(kernel)
 }

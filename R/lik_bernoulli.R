@@ -109,6 +109,31 @@ latent_names.augp_binomial <- function(likelihood, levels, q) "f"
 #' @export
 response_names.augp_binomial <- function(likelihood, levels) levels[2]
 
+# The offset adds to the log-odds, as in glm(family = binomial).
+#' @export
+lik_accepts_offset.augp_binomial <- function(likelihood) TRUE
+
+#' @export
+lik_model_label.augp_binomial <- function(likelihood) "binomial regression"
+
+#' @export
+lik_model_label.augp_bernoulli <- function(likelihood) "classifier"
+
+# As glm(family = binomial) with the trials as prior weights: the observed proportion
+# of successes, its variance p (1 - p) / trials at success probability p, and the
+# binomial unit deviance.
+#' @export
+lik_residual_parts.augp_binomial <- function(likelihood, y, trials, levels, mean) {
+  p <- mean[, 1]
+  list(observed = matrix(y / trials, ncol = 1L), var = matrix(p * (1 - p) / trials, ncol = 1L),
+       unit_deviance = matrix(binomial_unit_deviance(y, trials, p), ncol = 1L))
+}
+
+#' @export
+lik_deviance.augp_binomial <- function(likelihood, y, trials, levels, mean) {
+  sum(binomial_unit_deviance(y, trials, mean[, 1]))
+}
+
 # One response column: a vector (named by the rows), or a data frame with columns
 # fit, se.fit, lwr, upr as asked.
 #' @export

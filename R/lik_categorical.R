@@ -19,6 +19,25 @@ response_data.augp_categorical <- function(likelihood, resp) resp$Y
 #' @export
 response_names.augp_categorical <- function(likelihood, levels) levels
 
+# One column per category: the observed proportion of the row's counts, its variance
+# P (1 - P) / N under the multinomial at probabilities P, and the binomial unit
+# deviance of the category against all others (a multinomial deviance has no signed
+# per-category split; the residual deviance, lik_deviance(), is the multinomial one).
+#' @export
+lik_residual_parts.augp_categorical <- function(likelihood, y, trials, levels, mean) {
+  Y <- observed_counts(likelihood, y, trials, levels)
+  N <- rowSums(Y)
+  P <- category_prob(likelihood, mean, levels)
+  list(observed = Y / N, var = P * (1 - P) / N,
+       unit_deviance = binomial_unit_deviance(Y, N, P))
+}
+
+#' @export
+lik_deviance.augp_categorical <- function(likelihood, y, trials, levels, mean) {
+  Y <- observed_counts(likelihood, y, trials, levels)
+  sum(multinomial_row_deviance(Y, category_prob(likelihood, mean, levels)))
+}
+
 # A matrix (one column per category), or a list of matrices fit, se.fit, lwr, upr.
 #' @export
 present_response.augp_categorical <- function(likelihood, parts) {

@@ -172,6 +172,9 @@ lik_response_mean.augp_logistic_softmax <- function(likelihood, f) {
 latent_names.augp_logistic_softmax <- function(likelihood, levels, q) levels[seq_len(q)]
 
 #' @export
+lik_model_label.augp_logistic_softmax <- function(likelihood) "multi-class classifier"
+
+#' @export
 print.augp_logistic_softmax <- function(x, ...) {
   cat(sprintf("<augp_likelihood> logistic_softmax (%s; class weights theta: %s%s)\n",
               if (isTRUE(x$bijective)) "bijective: K - 1 latent functions, last class fixed at 0"

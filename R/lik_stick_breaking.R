@@ -236,6 +236,9 @@ lik_response_mean.augp_stick_breaking <- function(likelihood, f) {
 #' @export
 latent_names.augp_stick_breaking <- function(likelihood, levels, q) levels[seq_len(q)]
 
+#' @export
+lik_model_label.augp_stick_breaking <- function(likelihood) "multinomial model"
+
 #' Expected category counts for a given number of trials
 #'
 #' The expected counts of each response column when `size` trials are made at

@@ -185,6 +185,80 @@ plot_predictive_lik <- function(likelihood, object, inp, dat, grid, level) {
 #' @noRd
 lik_fit_stats <- function(likelihood, object) UseMethod("lik_fit_stats")
 
+#' Can the likelihood take an offset? (internal generic)
+#'
+#' TRUE when its latent function is one linear predictor to which an offset adds,
+#' as in glm(); the offset is then added to every latent column of the prior mean.
+#' @noRd
+lik_accepts_offset <- function(likelihood) UseMethod("lik_accepts_offset")
+
+#' @export
+lik_accepts_offset.augp_likelihood <- function(likelihood) FALSE
+
+#' The noun print() and summary() use for a model with this likelihood ("classifier",
+#' "binomial regression", ...) (internal generic)
+#' @noRd
+lik_model_label <- function(likelihood) UseMethod("lik_model_label")
+
+#' @export
+lik_model_label.augp_likelihood <- function(likelihood) "model"
+
+#' The pieces of residuals() (internal generic)
+#'
+#' From the fit's response (`y`, `trials`, `levels` as stored in the fit) and the
+#' response mean `mean` (n x R, the fitted values): a list of n x R matrices
+#' `observed` (the observed mean response: proportions of the trials), `var` (the
+#' variance of the observed mean response of each observation given `mean`: the
+#' denominator of Pearson residuals) and `unit_deviance` (each observation's
+#' contribution to the deviance, per response column: the square of the deviance
+#' residual).
+#' @noRd
+lik_residual_parts <- function(likelihood, y, trials, levels, mean) {
+  UseMethod("lik_residual_parts")
+}
+
+#' @export
+lik_residual_parts.augp_likelihood <- function(likelihood, y, trials, levels, mean) {
+  stop(sprintf("residuals() are not available for the %s likelihood.", likelihood$name),
+       call. = FALSE)
+}
+
+#' The residual deviance at the response mean `mean` (internal generic): twice the
+#' log-likelihood ratio of the saturated model to the model with that mean
+#' @noRd
+lik_deviance <- function(likelihood, y, trials, levels, mean) UseMethod("lik_deviance")
+
+#' @export
+lik_deviance.augp_likelihood <- function(likelihood, y, trials, levels, mean) {
+  stop(sprintf("deviance() is not available for the %s likelihood.", likelihood$name),
+       call. = FALSE)
+}
+
+#' The residual standard deviation (sigma()) of a fit (internal generic): defined for
+#' likelihoods with a scale parameter; an error otherwise
+#' @noRd
+lik_sigma <- function(likelihood, object) UseMethod("lik_sigma")
+
+#' @export
+lik_sigma.augp_likelihood <- function(likelihood, object) {
+  stop(sprintf(paste0("sigma() is not defined for the %s likelihood: it has no scale ",
+                      "(dispersion) parameter; see residuals(fit, type = \"pearson\") for ",
+                      "standardised residuals."), likelihood$name), call. = FALSE)
+}
+
+# y log(y / mu), 0 where y = 0 (the limit).
+ylogy_ratio <- function(y, mu) ifelse(y > 0, y * log(y / pmax(mu, 1e-300)), 0)
+
+# Binomial unit deviances of s successes out of n trials at success probability p.
+binomial_unit_deviance <- function(s, n, p) {
+  2 * (ylogy_ratio(s, n * p) + ylogy_ratio(n - s, n * (1 - p)))
+}
+
+# Multinomial deviance of each row of counts Y (r x K) at probabilities P (r x K).
+multinomial_row_deviance <- function(Y, P) {
+  2 * rowSums(ylogy_ratio(Y, rowSums(Y) * P))
+}
+
 # The predicted class (a factor with the fit's levels): the most probable level.
 predicted_class <- function(likelihood, mean, levels) {
   P <- category_prob(likelihood, mean, levels)

@@ -1,10 +1,11 @@
-#' Predict from an augmented GP classifier
+#' Predict from an augmented GP model
 #'
 #' @param object A fit from [augp()] or [augp_fit()].
 #' @param newdata A data frame (formula fits) or matrix (matrix fits) of new
 #'   inputs; missing means the training inputs. Every predictor used in the
 #'   fit must be present and factor levels must have been seen in training.
-#'   Rows with missing predictors give `NA`.
+#'   Rows with missing predictors give `NA`; a `newdata` with no rows gives
+#'   an empty result of the same type.
 #' @param type `"response"`: the probability of the second class (the
 #'   "success"); `"link"`: the latent function \eqn{f} (log-odds);
 #'   `"class"`: the more probable class, as a factor. For likelihoods with
@@ -16,7 +17,12 @@
 #'   function (for `type = "link"`) or of the probability (`"response"`).
 #' @param interval `"none"` or `"credible"`: pointwise credible intervals for
 #'   the latent function or the probability, at probability `level`.
-#' @param level Probability of the credible interval.
+#' @param level Probability of the credible interval, strictly between 0 and 1.
+#' @param offset Offsets for the rows of `newdata`, for fits with an offset
+#'   (see [augp()]). Formula fits evaluate their `offset()` terms and `offset`
+#'   argument on `newdata`, as [stats::predict.glm()] does, and take no
+#'   `offset` here; fits from [augp_fit()] with an offset need one value per
+#'   row of `newdata`.
 #' @param ... Unused.
 #' @details For variational fits the probability is
 #'   \eqn{E_q[\sigma(f)]}, computed by Gauss-Hermite quadrature under the
@@ -26,6 +32,12 @@
 #'   Carlo draws from the marginals of \eqn{q(f)} (seeded from the fit's
 #'   `seed`, so repeated calls agree) or over the posterior draws of a Gibbs
 #'   fit; intervals are pointwise quantiles of the same draws.
+#'
+#'   Without `newdata`, the predictions are those at the training rows
+#'   (equal to [fitted.augp()]); with `na.action = na.exclude` in [augp()]
+#'   they are padded with `NA` for the rows with missing values, as
+#'   [stats::predict.glm()] does. Rows dropped for zero weight (or zero
+#'   trials) are then `NA` too.
 #' @return A vector (factor for `"class"`), or, with `se.fit = TRUE` or an
 #'   interval, a data frame with columns `fit`, `se.fit`, `lwr`, `upr` as
 #'   requested. With several latent functions: a matrix (factor for
@@ -39,34 +51,45 @@
 #' @export
 predict.augp <- function(object, newdata, type = c("response", "link", "class"),
                          se.fit = FALSE, interval = c("none", "credible"),
-                         level = 0.95, ...) {
+                         level = 0.95, offset = NULL, ...) {
   type <- match.arg(type)
   interval <- match.arg(interval)
   if (!is.logical(se.fit) || length(se.fit) != 1 || is.na(se.fit)) {
     stop("`se.fit` must be TRUE or FALSE.", call. = FALSE)
   }
-  if (!is.numeric(level) || length(level) != 1 || !(level > 0 && level < 1)) {
-    stop("`level` must be a single number between 0 and 1.", call. = FALSE)
-  }
+  level <- check_level(level)
   nd <- if (missing(newdata)) NULL else newdata
+  if (!is.null(offset) && is.null(nd)) {
+    stop("`offset` applies to `newdata` only: the training rows use the fit's own offset.",
+         call. = FALSE)
+  }
   lik <- object$likelihood
   if (type == "class") {
-    fit <- predict_parts(object, nd, "response", FALSE, FALSE, level)$fit
+    fit <- predict_parts(object, nd, "response", FALSE, FALSE, level, offset)$fit
     out <- predicted_class(lik, fit, object$levels)
     names(out) <- rownames(fit)
     return(out)
   }
-  present_response(lik, predict_parts(object, nd, type, se.fit, interval != "none", level))
+  present_response(lik, predict_parts(object, nd, type, se.fit, interval != "none", level,
+                                      offset))
 }
 
 # The summaries predict() presents, as a named list of matrices (one row per row of
 # newdata or per training row, NA for incomplete inputs; one column per latent column
 # for type "link", per response column for "response"): fit, and as asked se.fit,
 # lwr, upr.
-predict_parts <- function(object, newdata, type, se.fit, want_int, level) {
+predict_parts <- function(object, newdata, type, se.fit, want_int, level, offset = NULL) {
   lik <- object$likelihood
-  lp <- latent_posterior(object, newdata)
+  level <- check_level(level)
+  lp <- latent_posterior(object, newdata, offset)
   alpha <- (1 - level) / 2
+  if (!any(lp$ok)) {
+    # no rows to predict (a newdata with no rows): empty matrices of the right columns
+    cols <- if (type == "link") latent_names(lik, object$levels, object$q) else
+      response_names(lik, object$levels)
+    E <- matrix(NA_real_, length(lp$ok), length(cols), dimnames = list(lp$rownames, cols))
+    return(c(list(fit = E), if (se.fit) list(se.fit = E), if (want_int) list(lwr = E, upr = E)))
+  }
   if (type == "link") {
     cols <- latent_names(lik, object$levels, object$q)
     parts <- list(fit = lp$mean)
@@ -95,6 +118,7 @@ predict_parts <- function(object, newdata, type, se.fit, want_int, level) {
   lapply(parts, function(M) {
     out <- matrix(NA_real_, length(lp$ok), ncol(M), dimnames = list(lp$rownames, cols))
     out[lp$ok, ] <- M
+    if (is.null(newdata)) out <- pad_excluded(object, out)
     out
   })
 }
@@ -104,8 +128,9 @@ predict_parts <- function(object, newdata, type, se.fit, want_int, level) {
 # posterior draws for Gibbs fits, NULL for variational fits; ok: which rows have
 # complete inputs; rownames: those of newdata's rows, NULL at the training inputs, so
 # that predictions there match fitted()). At new inputs the draws of Gibbs fits are
-# drawn with R's generator seeded from the fit (with_local_seed).
-latent_posterior <- function(object, newdata = NULL) {
+# drawn with R's generator seeded from the fit (with_local_seed). `offset`: the
+# offsets of newdata's rows for fits from augp_fit() with an offset.
+latent_posterior <- function(object, newdata = NULL, offset = NULL) {
   q <- object$q
   gibbs <- object$method == "gibbs"
   if (is.null(newdata)) {
@@ -113,15 +138,33 @@ latent_posterior <- function(object, newdata = NULL) {
     rn <- NULL
     pr <- object$engine
   } else {
-    X <- new_design(object, newdata)
-    ok <- stats::complete.cases(X)
+    X <- new_design(object, newdata, offset)
+    ok <- attr(X, "ok")
     rn <- rownames(X)
-    pr <- with_local_seed(pred_seed(object),
-                          augp_engine_predict(object$engine, X[ok, , drop = FALSE], draws = gibbs))
+    pr <- if (any(ok)) {
+      with_local_seed(pred_seed(object), engine_predict_new(object, X, ok, draws = gibbs))
+    } else {
+      list(mean = numeric(0), var = numeric(0), draws = numeric(0))
+    }
   }
   r <- sum(ok)
   list(mean = matrix(pr$mean, r, q), var = pmax(matrix(pr$var, r, q), 0),
        draws = if (gibbs) latent_draw_array(pr$draws, r, q), ok = ok, rownames = rn)
+}
+
+# The engine's predictive distribution at the rows `ok` of a new design X (from
+# new_design()), with the prior mean of those rows (the fit's constant prior mean plus
+# their centred offsets, when the fit has an offset).
+engine_predict_new <- function(object, X, ok, draws = FALSE) {
+  Xo <- X[ok, , drop = FALSE]
+  mean0 <- NULL
+  if (!is.null(object$offset_centre)) {
+    off <- attr(X, "offset")[ok]
+    m0 <- engine_mean0_new(list(q = object$q, mean0 = object$mean0), length(off), NULL)
+    mean0 <- m0 + (off - object$offset_centre)
+    if (object$q == 1L) mean0 <- as.numeric(mean0)
+  }
+  augp_engine_predict(object$engine, Xo, draws = draws, mean0 = mean0)
 }
 
 # Latent draws at r points as an S x r x q array. The engine gives draws with the
@@ -142,6 +185,7 @@ response_summary <- function(object, lp, level = 0) {
   S <- object$control$pred_draws
   if (is.null(S)) S <- 1000L
   q <- object$q
+
   Z <- with_local_seed(pred_seed(object), matrix(stats::rnorm(S * q), S, q))
   .lik_response_cpp(lik, lp$mean, lp$var, Z, level, resolve_threads(object$control$threads))
 }
@@ -161,8 +205,20 @@ with_local_seed <- function(seed, expr) {
 # predictions agree and the user's random number stream is left alone.
 pred_seed <- function(object) if (is.null(object$seed)) 1L else object$seed
 
-# Rebuild the standardised design for new data exactly as in training.
-new_design <- function(object, newdata) {
+# Rebuild the standardised design for new data exactly as in training. Attributes:
+# "ok", the rows with complete inputs (and offsets), and for fits with an offset
+# "offset", the offsets of the rows (from newdata for formula fits, as predict.glm()
+# evaluates them, else the `offset` given).
+new_design <- function(object, newdata, offset = NULL) {
+  has_off <- !is.null(object$offset_centre)
+  if (!is.null(offset) && !has_off) {
+    stop("`offset`: the fit has no offset, so predictions take none.", call. = FALSE)
+  }
+  if (!is.null(offset) && !is.null(object$terms)) {
+    stop(paste0("`offset`: a formula fit evaluates its offsets on `newdata` (give the offset ",
+                "variables as columns of `newdata`)."), call. = FALSE)
+  }
+  off <- NULL
   if (!is.null(object$terms)) {
     if (!is.data.frame(newdata)) {
       if (is.list(newdata)) {
@@ -192,6 +248,17 @@ new_design <- function(object, newdata) {
                              xlev = object$xlevels)
     X <- stats::model.matrix(tt, mf, contrasts.arg = object$contrasts)
     X <- X[, colnames(X) != "(Intercept)", drop = FALSE]
+    if (has_off) {
+      off <- stats::model.offset(mf)
+      if (is.null(off)) off <- rep(0, nrow(X))
+      if (!is.null(object$call$offset)) {
+        off <- off + eval(object$call$offset, newdata, environment(object$terms))
+      }
+      if (!is.numeric(off) || length(off) != nrow(X)) {
+        stop("`newdata`: the offset evaluated on it does not give one number per row.",
+             call. = FALSE)
+      }
+    }
   } else {
     if (is.data.frame(newdata)) newdata <- as.matrix(newdata)
     if (is.vector(newdata) && is.numeric(newdata) && length(object$x_names) == 1L) {
@@ -214,17 +281,35 @@ new_design <- function(object, newdata) {
       stop(sprintf("`newdata` has %d column(s); the fit used %d.", ncol(newdata),
                    length(object$x_names)), call. = FALSE)
     }
+    if (has_off) {
+      if (is.null(offset)) {
+        stop(paste0("`offset`: the fit has an offset, so predictions at `newdata` need ",
+                    "`offset`, one value per row of `newdata`."), call. = FALSE)
+      }
+      if (!is.numeric(offset) || length(offset) != nrow(X)) {
+        stop(sprintf("`offset` must be numeric with one value per row of `newdata` (%d).",
+                     nrow(X)), call. = FALSE)
+      }
+      off <- as.numeric(offset)
+    }
   }
   keep <- setdiff(colnames(X), object$dropped)
   X <- X[, keep, drop = FALSE]
   if (any(is.infinite(X))) {
     stop("`newdata` contains Inf in the predictors.", call. = FALSE)
   }
-  if (nrow(X) > 0 && !any(stats::complete.cases(X))) {
+  if (has_off && any(is.infinite(off))) {
+    stop("`offset` (for `newdata`) contains Inf.", call. = FALSE)
+  }
+  ok <- stats::complete.cases(X) & (if (has_off) !is.na(off) else TRUE)
+  if (nrow(X) > 0 && !any(ok)) {
     # rows with NA give NA predictions, but there must be something to predict
-    stop("`newdata` has no complete row: every row has NA in a predictor.", call. = FALSE)
+    stop("`newdata` has no complete row: every row has NA in a predictor (or offset).",
+         call. = FALSE)
   }
   X <- sweep(sweep(X, 2, object$centre[keep], "-"), 2, object$scale[keep], "/")
   storage.mode(X) <- "double"
+  attr(X, "ok") <- ok
+  if (has_off) attr(X, "offset") <- as.numeric(off)
   X
 }

@@ -9,7 +9,8 @@
 #'
 #' @param object A fit from [augp()] or [augp_fit()].
 #' @param nsim Number of simulated responses (a positive whole number).
-#' @param seed `NULL`, or a number passed to [set.seed()] before simulating
+#' @param seed `NULL`, or a whole number (within R's integer range) passed to
+#'   [set.seed()] before simulating
 #'   (the random number state is restored afterwards), as in
 #'   [stats::simulate()].
 #' @param newdata Optional new inputs (as in [predict.augp()]); missing or
@@ -48,9 +49,7 @@ simulate.augp <- function(object, nsim = 1, seed = NULL, newdata = NULL, size = 
   }
   nsim <- as.integer(nsim)
   if (!is.null(seed)) {
-    if (!is.numeric(seed) || length(seed) != 1 || !is.finite(seed)) {
-      stop("`seed` must be NULL or a single finite number.", call. = FALSE)
-    }
+    seed <- check_seed(seed)
     if (!exists(".Random.seed", envir = globalenv(), inherits = FALSE)) stats::runif(1)
     old <- get(".Random.seed", envir = globalenv(), inherits = FALSE)
     on.exit(assign(".Random.seed", old, envir = globalenv()), add = TRUE)
@@ -97,7 +96,7 @@ latent_draws <- function(object, newdata = NULL, S = 200) {
     rn <- NULL
   } else {
     X <- new_design(object, newdata)
-    ok <- stats::complete.cases(X)
+    ok <- attr(X, "ok")
     rn <- rownames(newdata)
   }
   m <- sum(ok)
@@ -107,7 +106,7 @@ latent_draws <- function(object, newdata = NULL, S = 200) {
     if (is.null(newdata)) {
       all <- latent_draw_array(eng$draws, nrow(X), q)
     } else {
-      all <- latent_draw_array(augp_engine_predict(eng, Xo, draws = TRUE)$draws, m, q)
+      all <- latent_draw_array(engine_predict_new(object, X, ok, draws = TRUE)$draws, m, q)
     }
     pick <- if (S <= dim(all)[1]) sample.int(dim(all)[1], S) else
       sample.int(dim(all)[1], S, replace = TRUE)
@@ -117,7 +116,7 @@ latent_draws <- function(object, newdata = NULL, S = 200) {
       mu <- matrix(eng$mean, nrow(X), q)
       v <- matrix(eng$var, nrow(X), q)
     } else {
-      pr <- augp_engine_predict(eng, Xo)
+      pr <- engine_predict_new(object, X, ok)
       mu <- matrix(pr$mean, m, q)
       v <- matrix(pr$var, m, q)
     }

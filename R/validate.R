@@ -86,12 +86,31 @@ resolve_threads <- function(threads = NULL, arg = "threads") {
   as.integer(min(threads, RcppParallel::defaultNumThreads()))
 }
 
+# NULL, or a seed set.seed() takes as it is: a single whole number within R's integer
+# range (set.seed() turns larger values into NA and fails).
+check_seed <- function(seed, arg = "seed") {
+  if (is.null(seed)) return(NULL)
+  if (!is.numeric(seed) || length(seed) != 1 || is.na(seed) || !is.finite(seed) ||
+      seed != round(seed) || abs(seed) > .Machine$integer.max) {
+    stop(sprintf("`%s` must be NULL or a single whole number between -%d and %d.", arg,
+                 .Machine$integer.max, .Machine$integer.max), call. = FALSE)
+  }
+  as.integer(seed)
+}
+
+# The probability of a credible interval: a single number strictly between 0 and 1.
+check_level <- function(level, arg = "level") {
+  if (!is.numeric(level) || length(level) != 1 || is.na(level) || !(level > 0 && level < 1)) {
+    stop(sprintf("`%s` must be a single number strictly between 0 and 1 (e.g. 0.95).", arg),
+         call. = FALSE)
+  }
+  as.double(level)
+}
+
 # A 64-bit base seed for the C++ streams, drawn from R's RNG so that set.seed() rules.
 new_seed <- function(seed = NULL) {
   if (!is.null(seed)) {
-    if (!is.numeric(seed) || length(seed) != 1 || is.na(seed) || !is.finite(seed)) {
-      stop("`seed` must be NULL or a single finite number.", call. = FALSE)
-    }
+    seed <- check_seed(seed)
     old <- if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
       get(".Random.seed", envir = globalenv(), inherits = FALSE)
     }
