@@ -42,8 +42,9 @@
 #' @param verbose Print progress? A progress bar is shown only in interactive
 #'   sessions.
 #' @param standardise Centre and scale the numeric inputs before fitting?
-#'   Predictions undo the transformation, so results are on the original
-#'   scale either way.
+#'   The standardisation is internal: kernels are given and `coef()` reports
+#'   them in the units of the data, and predictions take new data in those
+#'   units, either way (see the Units section of [kernels]).
 #' @param pred_draws Number of Monte Carlo draws from the variational
 #'   posterior used to turn latent predictions into category probabilities for
 #'   likelihoods with several latent functions (logistic-softmax,
@@ -60,7 +61,7 @@
 #'   variational inference; `NULL` uses full-data updates up to
 #'   `full_batch_max` observations and minibatches of 1000 beyond. Minibatch
 #'   fits run `svi_epochs` passes (no convergence test): `print()` and
-#'   `summary()` report "SVI: E epochs" and `logLik()` the full-data ELBO from
+#'   `summary()` report "SVI: E epochs" and [elbo()] the full-data ELBO from
 #'   one final pass.
 #' @param full_batch_max Sparse GPs: with `batch_size = NULL`, the largest
 #'   number of observations fitted with full-data updates (each evaluation of
@@ -86,8 +87,8 @@
 #'   costs time linear in the subsample size. 0 starts the minibatch steps
 #'   from the given kernel and the prior.
 #' @param final_elbo Sparse GPs, minibatch fits: compute the full-data ELBO
-#'   with one pass over the data after the last step (`logLik()` reports it;
-#'   `NA` with `FALSE`). Always computed when `restarts > 1`, since it ranks
+#'   with one pass over the data after the last step ([elbo()] reports it;
+#'   unknown with `FALSE`, when `elbo()` is an error). Always computed when `restarts > 1`, since it ranks
 #'   the restarts.
 #' @param block_size Sparse GPs: number of observations processed together in
 #'   the passes over the data (the unit of work shared among threads; memory

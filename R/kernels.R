@@ -255,7 +255,7 @@ kernel_check_dims <- function(k, d) {
   }
   nl <- length(k$lengthscale)
   if (nl != 1 && nl != d) {
-    stop(sprintf("The kernel has %d lengthscales (ARD) but the inputs have %d columns.",
+    stop(sprintf("`kernel` has %d lengthscales (ARD) but the inputs have %d columns.",
                  nl, d), call. = FALSE)
   }
   invisible(TRUE)

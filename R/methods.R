@@ -4,7 +4,8 @@
 #' class `augp`, with their meaning for [stats::glm()] fits where a GP fit has
 #' one.
 #'
-#' @param object,x A fit from [augp()] or [augp_fit()].
+#' @param object,x,formula A fit from [augp()] or [augp_fit()] (`formula` is
+#'   the fit for `model.frame()`, whose generic names its first argument so).
 #' @param type For `fitted()`: `"response"` (probabilities) or `"link"`
 #'   (posterior mean of the latent function). With several latent functions
 #'   these are matrices (one column per category or latent function). For

@@ -149,7 +149,7 @@ latent_posterior <- function(object, newdata = NULL, offset = NULL) {
   }
   r <- sum(ok)
   list(mean = matrix(pr$mean, r, q), var = pmax(matrix(pr$var, r, q), 0),
-       draws = if (gibbs) latent_draw_array(pr$draws, r, q), ok = ok, rownames = rn)
+       draws = if (gibbs && r > 0) latent_draw_array(pr$draws, r, q), ok = ok, rownames = rn)
 }
 
 # The engine's predictive distribution at the rows `ok` of a new design X (from

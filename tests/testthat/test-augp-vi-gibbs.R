@@ -1,7 +1,7 @@
 test_that("VI and Gibbs agree on a small real data set", {
   skip_if_not_installed("MASS")
   d <- MASS::Pima.tr[1:60, ]
-  k <- kernel_se(variance = 1, lengthscale = 1)
+  k <- kernel_se(variance = 1)  # lengthscale: one standard deviation of each input
   ctl <- augp_control(learn_hyper = FALSE, iter = 600, warmup = 200, chains = 2,
                       threads = 2)
   fv <- augp(type ~ glu + bmi, d, kernel = k, method = "vi", control = ctl)

@@ -55,7 +55,7 @@ test_that("the theta step's gain equals the package's ELBO difference; it reache
 
 test_that("learning theta raises the ELBO, the trace never decreases and the ratio moves toward truth", {
   d <- smt_sim(300, c(1, 1, 4), seed = 1)
-  k <- kernel_se(variance = 1, lengthscale = 1 / stats::sd(d$x))
+  k <- kernel_se(variance = 1, lengthscale = 1)
   ctl <- augp_control(threads = 1, learn_hyper = FALSE)
   f1 <- augp(y ~ x, data = d, kernel = k, control = ctl)
   f2 <- augp(y ~ x, data = d, kernel = k, likelihood = logistic_softmax(learn_theta = TRUE),
@@ -101,7 +101,7 @@ test_that("learning theta raises the ELBO, the trace never decreases and the rat
 
 test_that("Gibbs uses the VI-learned theta, fixed", {
   d <- smt_sim(80, c(1, 1, 4), seed = 2)
-  k <- kernel_se(variance = 1, lengthscale = 1 / stats::sd(d$x))
+  k <- kernel_se(variance = 1, lengthscale = 1)
   lk <- logistic_softmax(learn_theta = TRUE)
   v <- augp(y ~ x, data = d, kernel = k, likelihood = lk,
             control = augp_control(threads = 1, learn_hyper = FALSE))

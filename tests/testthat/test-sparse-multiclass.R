@@ -20,7 +20,7 @@ test_that("augp(Species ~ ., iris, inducing = 20) fits and predicts class probab
   expect_gt(acc, 0.9)
   cl <- predict(fit, newdata = new, type = "class")
   expect_true(all(as.character(cl) %in% levels(iris$Species)))
-  expect_true(is.finite(as.numeric(logLik(fit))))
+  expect_true(is.finite(elbo(fit)))
   expect_output(print(summary(fit)), "Categories \\(3\\)")
 })
 
