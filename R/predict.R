@@ -252,7 +252,13 @@ new_design <- function(object, newdata, offset = NULL) {
       off <- stats::model.offset(mf)
       if (is.null(off)) off <- rep(0, nrow(X))
       if (!is.null(object$call$offset)) {
-        off <- off + eval(object$call$offset, newdata, environment(object$terms))
+        off <- off + tryCatch(
+          eval(object$call$offset, newdata, environment(object$terms)),
+          error = function(e) {
+            stop(sprintf("`newdata`: the fit's `offset` (%s) cannot be evaluated on it: %s",
+                         paste(deparse(object$call$offset), collapse = " "),
+                         conditionMessage(e)), call. = FALSE)
+          })
       }
       if (!is.numeric(off) || length(off) != nrow(X)) {
         stop("`newdata`: the offset evaluated on it does not give one number per row.",

@@ -156,6 +156,7 @@ test_that("offsets enter the latent mean; predict() evaluates them on newdata", 
   expect_error(predict(f1, data.frame(x1 = 0)), "missing column.*'o'")
   expect_error(predict(f1, nd, offset = 1:3), "evaluates its offsets on `newdata`")
   expect_error(predict(f0, nd, offset = 1:3), "has no offset")
+  expect_error(predict(f2, data.frame(x1 = 0)), "`newdata`: the fit's `offset` \\(o\\) cannot be evaluated")
   # a constant offset is absorbed by the constant prior mean, as glm's intercept does
   f3 <- augp(y ~ x1 + offset(rep(2, 40)), d, control = gen_ctl())
   expect_equal(fitted(f3), fitted(f0))
@@ -173,9 +174,13 @@ test_that("offsets enter the latent mean; predict() evaluates them on newdata", 
                unname(fitted(fm)[1:3]), tolerance = 1e-6)
   expect_error(predict(fm, x[1:3, , drop = FALSE], offset = 1), "one value per row")
   expect_equal(dim(simulate(fm, nsim = 2, seed = 1)), c(40L, 2L))
-  # sparse fits take per-row prior means
+  # sparse fits (full batch and minibatches) take per-row prior means
   fs <- augp(y ~ x1 + offset(o), d, inducing = 10, control = gen_ctl(), seed = 1)
   expect_equal(unname(predict(fs, nd2, type = "link") - predict(fs, nd, type = "link")), nd2$o)
+  fv <- augp(y ~ x1 + offset(o), d, inducing = 10, seed = 1,
+             control = gen_ctl(batch_size = 20, svi_epochs = 2))
+  expect_false(isTRUE(fv$engine$sparse$full_batch))
+  expect_equal(unname(predict(fv, nd2, type = "link") - predict(fv, nd, type = "link")), nd2$o)
   # bad offsets, and likelihoods without a single linear predictor
   expect_error(augp_fit(x, d$y, offset = 1:3), "`offset` has 3 value")
   expect_error(augp_fit(x, d$y, offset = c(NA, d$o[-1])), "`offset` must be finite")

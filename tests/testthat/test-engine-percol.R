@@ -135,7 +135,9 @@ test_that("a per-class softmax fit predicts, summarises and has one coef row per
   co <- coef(fit)
   expect_true(is.matrix(co))
   expect_equal(rownames(co), levels(ir$Species))
-  expect_equal(ncol(co), 2L)
+  # data units: the isotropic lengthscale once per input (two inputs), after the variance
+  expect_equal(ncol(co), 3L)
+  expect_equal(ncol(coef(fit, units = "standardised")), 2L)
   expect_length(fit$kernel, 3)
   P <- predict(fit, ir[c(1, 15, 30), ])
   expect_equal(dim(P), c(3L, 3L))
