@@ -90,7 +90,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   fit <- new_augp_fit(
     call = match.call(), method = method,
     likelihood = lik_fitted(likelihood, eng$lik, resp$levels),
-    kernel = if (!is.null(eng$kernel)) eng$kernel else kernel_std, kernel_init = kernel,
+    kernel = kernel_in_sd_units(if (!is.null(eng$kernel)) eng$kernel else kernel_std),
+    kernel_init = kernel,
     engine = eng, y = response_data(likelihood, resp), trials = resp$trials,
     levels = resp$levels, q = spec$q, x = std$x, x_raw = x, centre = std$centre,
     scale = std$scale, dropped = std$dropped, mean0 = mean0, control = control,
@@ -156,8 +157,10 @@ offset_prior_mean <- function(mean0, offset, n, q) {
 #' * `method`: `"vi"` or `"gibbs"`.
 #' * `likelihood`: the likelihood object (`augp_likelihood`) with its parameters as
 #'   fitted (the class weights `theta` of logistic_softmax(), fixed or learned).
-#' * `kernel`: the kernel as fitted, on the standardised inputs (a list of kernels,
-#'   one per latent column, with `shared_hyper = FALSE`); `kernel_init`: the kernel as
+#' * `kernel`: the kernel as fitted, on the standardised inputs, its lengthscales and
+#'   periods marked as in standard deviations of the inputs (kernel_in_sd_units()) so
+#'   that `kernel = fit$kernel` in another fit reuses them as they are (a list of
+#'   kernels, one per latent column, with `shared_hyper = FALSE`); `kernel_init`: the kernel as
 #'   given, in data units (kernel_to_std() converts, kernel_to_data() reports).
 #' * `engine`: the engine fit (augp_engine() or augp_sparse_engine()): latent
 #'   posterior (`mean`, `var`; `draws` [iterations, chains, n * q] for Gibbs), the

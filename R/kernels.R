@@ -147,8 +147,8 @@ format.augp_kernel <- function(x, digits = 3, ...) {
   f <- function(v) paste(formatC(v, digits = digits, format = "g", width = 1), collapse = ", ")
   # a value, c(...) for several, or "1 sd" for the default of one standard deviation
   lsc <- function(l, nm) {
-    if (nm %in% x$sd_units) return(sprintf("%s sd", f(l)))
-    if (length(l) > 1) sprintf("c(%s)", f(l)) else f(l)
+    v <- if (length(l) > 1) sprintf("c(%s)", f(l)) else f(l)
+    if (nm %in% x$sd_units) paste(v, "sd") else v
   }
   switch(x$type,
     sum = sprintf("%s + %s", format(x$k1, digits = digits), format(x$k2, digits = digits)),
@@ -354,6 +354,21 @@ kernel_to_std <- function(kernel, scale, keep = rep(TRUE, length(scale))) {
     k
   }
   list(kernel = conv(kernel), inexact = unique(inexact))
+}
+
+# A kernel on the standardised inputs with every lengthscale and period marked as being
+# in units of each input's standard deviation: the kernel a fit stores, so that passing
+# it to another fit (e.g. `kernel = fit$kernel`) reuses the values as fitted instead of
+# reading them in data units.
+kernel_in_sd_units <- function(kernel) {
+  if (is_kernel_list(kernel)) return(new_kernel_list(lapply(kernel, kernel_in_sd_units)))
+  if (kernel$type %in% c("sum", "prod")) {
+    kernel$k1 <- kernel_in_sd_units(kernel$k1)
+    kernel$k2 <- kernel_in_sd_units(kernel$k2)
+    return(kernel)
+  }
+  kernel$sd_units <- if (kernel$type == "periodic") "period" else "lengthscale"
+  kernel
 }
 
 # A fitted kernel (standardised inputs) in data units, for reports: a lengthscale of

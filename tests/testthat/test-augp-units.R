@@ -161,3 +161,15 @@ test_that("inducing locations are in data units, like the kernel", {
              kernel = kernel_se(lengthscale = 25 / sg), control = fixed_ctl(), seed = 1)
   expect_equal(unname(fitted(f1)), unname(fitted(f2)), tolerance = 1e-6)
 })
+
+test_that("a fitted kernel passed to another fit on the same data is reused as fitted", {
+  set.seed(11)
+  d <- data.frame(a = rnorm(40, sd = 30), b = rnorm(40, sd = 0.2))
+  d$y <- factor(d$a / 30 + d$b / 0.2 + rnorm(40) > 0, labels = c("n", "y"))
+  fit <- augp(y ~ a + b, data = d, kernel = kernel_se(lengthscale = c(40, 0.3)),
+              control = augp_control(hyper_maxit = 5), seed = 1)
+  refit <- augp(y ~ a + b, data = d, kernel = fit$kernel,
+                control = augp_control(learn_hyper = FALSE), seed = 1)
+  expect_equal(coef(refit), coef(fit), tolerance = 1e-10)
+  expect_match(format(fit$kernel), "sd\\)$")
+})
