@@ -396,9 +396,9 @@ gibbs_workflow_draws <- function(object, newdata, ndraws, draw_ids) {
   list(F = all[ids, , , drop = FALSE], ok = inp$ok, ids = ids, chain = chain[ids])
 }
 
-# Variational fits: independent draws from the Gaussian marginals of q(f). The draws
-# are made in a fixed order (draw fastest, then row, then latent column), so draw s is
-# the same whatever the number of draws made after it.
+# Variational fits: independent draws from the Gaussian marginals of q(f). The normals
+# are drawn one draw (all rows and latent columns) after the other, so draw s is the
+# same whatever the number of draws made after it.
 vi_workflow_draws <- function(object, newdata, ndraws, draw_ids) {
   S <- if (!is.null(draw_ids)) max(draw_ids) else if (!is.null(ndraws)) ndraws else 1000L
   inp <- workflow_inputs(object, newdata)
@@ -408,7 +408,8 @@ vi_workflow_draws <- function(object, newdata, ndraws, draw_ids) {
   mu <- if (m > 0) as.numeric(pr$mean) else numeric(0)
   sd <- if (m > 0) sqrt(pmax(as.numeric(pr$var), 0)) else numeric(0)
   S <- as.integer(S)
-  F <- array(rep(mu, each = S) + rep(sd, each = S) * stats::rnorm(S * m * q), c(S, m, q))
+  Z <- matrix(stats::rnorm(m * q * S), m * q, S)
+  F <- array(t(mu + sd * Z), c(S, m, q))
   ids <- if (!is.null(draw_ids)) draw_ids else seq_len(S)
   list(F = F[ids, , , drop = FALSE], ok = inp$ok, ids = ids, chain = rep(1L, length(ids)))
 }
