@@ -247,7 +247,9 @@ loo.augp <- function(x, ..., newdata = NULL, ndraws = NULL, draw_ids = NULL, see
 #' replicated rows are drawn independently from the marginals of \eqn{q(f)} (see
 #' [posterior_predict()][augp-posterior]): checks of one observation at a time
 #' (`"bars"`, `"intervals"`, `"loo_pit_*"`) are sound, checks of statistics over
-#' rows (`"stat"`) understate the spread.
+#' rows (`"stat"`) understate the spread. For `type = "error_binned"` (binned
+#' residuals of binary data) `yrep` holds the expected values of
+#' [posterior_epred()][augp-posterior], as brms does.
 #'
 #' @param object A fit from [augp()] or [augp_fit()].
 #' @param type The bayesplot check: the name of a `ppc_*()` function without the
@@ -292,7 +294,12 @@ pp_check.augp <- function(object, type = NULL, ndraws = NULL, seed = NULL, group
     ndraws <- 100
     if (object$method == "gibbs") ndraws <- min(ndraws, prod(dim(object$engine$draws)[1:2]))
   }
-  yrep <- posterior_predict.augp(object, ndraws = ndraws, seed = seed)
+  # the binned error plot compares the data with their expected values, not replicates
+  yrep <- if (type == "error_binned") {
+    posterior_epred.augp(object, ndraws = ndraws, seed = seed)
+  } else {
+    posterior_predict.augp(object, ndraws = ndraws, seed = seed)
+  }
   y <- observed_predictive(object$likelihood, object$y, object$trials, object$levels)
   if (is.matrix(y)) {
     # counts over categories: one value per (row, category) cell, rows within categories
