@@ -258,8 +258,9 @@ loo.augp <- function(x, ..., newdata = NULL, ndraws = NULL, draw_ids = NULL, see
 #'   The default is `"bars"` (counts of each outcome against their predictive
 #'   intervals: the natural check of binary and categorical data) when every row
 #'   has one trial, else `"intervals"`.
-#' @param ndraws Number of replicated data sets (default 100, or all stored draws
-#'   of a Gibbs fit when fewer).
+#' @param ndraws Number of replicated data sets. The default is 9 for the checks
+#'   that draw one panel per replicate (`"hist"`, `"dens"`, `"error_binned"`,
+#'   ...) and 100 otherwise (or all stored draws of a Gibbs fit when fewer).
 #' @param seed As in [posterior_predict()][augp-posterior].
 #' @param group For the `*_grouped` types: a vector with one value per
 #'   observation, or the name of a variable of the model frame (formula fits).
@@ -291,7 +292,9 @@ pp_check.augp <- function(object, type = NULL, ndraws = NULL, seed = NULL, group
                  type), call. = FALSE)
   }
   if (is.null(ndraws)) {
-    ndraws <- 100
+    # checks that draw one panel per replicate show a few; the others summarise many
+    ndraws <- if (grepl("^(hist|dens|freqpoly|boxplot|violin|error_.*|scatter)(_grouped)?$",
+                        type)) 9 else 100
     if (object$method == "gibbs") ndraws <- min(ndraws, prod(dim(object$engine$draws)[1:2]))
   }
   # the binned error plot compares the data with their expected values, not replicates
