@@ -40,7 +40,7 @@
 #'                 control = augp_control(iter = 60, chains = 2))
 #' posterior::summarise_draws(fit)[1:3, ]
 #' vi <- augp_fit(x, y, control = augp_control(hyper_maxit = 3))
-#' posterior::as_draws_df(vi, ndraws = 200)[1:2, 1:4]
+#' posterior::summarise_draws(vi, "mean", "sd", ndraws = 200)[1:3, ]
 #' @name augp-draws
 NULL
 

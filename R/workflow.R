@@ -273,7 +273,7 @@ loo.augp <- function(x, ..., newdata = NULL, ndraws = NULL, draw_ids = NULL, see
 #' d$y <- factor(d$x + rnorm(40, sd = 0.5) > 0, labels = c("no", "yes"))
 #' fit <- augp(y ~ x, d, control = augp_control(hyper_maxit = 3))
 #' bayesplot::pp_check(fit)
-#' bayesplot::pp_check(fit, type = "stat", stat = "mean")
+#' bayesplot::pp_check(fit, type = "stat", stat = "mean", binwidth = 0.01)
 #' @exportS3Method bayesplot::pp_check
 pp_check.augp <- function(object, type = NULL, ndraws = NULL, seed = NULL, group = NULL, ...) {
   if (!requireNamespace("bayesplot", quietly = TRUE)) {
