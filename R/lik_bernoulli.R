@@ -182,3 +182,41 @@ plot_predictive_lik.augp_binomial <- function(likelihood, object, inp, dat, grid
 
 #' @export
 lik_fit_stats.augp_binomial <- function(likelihood, object) classification_stats(object)
+
+# posterior_predict(): an S x r matrix of successes (0/1 for one trial per row), as
+# rstanarm and brms give for Bernoulli and binomial models.
+#' @export
+present_predictive.augp_binomial <- function(likelihood, counts, size, levels) {
+  matrix(counts[, , 1], dim(counts)[1], dim(counts)[2])
+}
+
+#' @export
+observed_predictive.augp_binomial <- function(likelihood, y, trials, levels) as.numeric(y)
+
+# A vector of levels (factor, character, logical or 0/1, matched to the fit's levels
+# by their labels): one trial per row.
+#' @export
+encode_new_response.augp_bernoulli <- function(likelihood, y, levels) {
+  if (is.matrix(y) || is.data.frame(y)) {
+    stop("`newdata`: the response must be a vector for bernoulli_logit().", call. = FALSE)
+  }
+  idx <- match(as.character(y), levels)
+  if (anyNA(idx)) {
+    stop(sprintf("`newdata`: the response has value(s) %s that are not levels of the fit (%s).",
+                 paste(sQuote(unique(as.character(y)[is.na(idx)]), FALSE), collapse = ", "),
+                 paste(levels, collapse = ", ")), call. = FALSE)
+  }
+  n <- length(idx)
+  list(y = idx - 1, trials = rep(1, n), levels = levels, keep = rep(TRUE, n))
+}
+
+#' @export
+encode_new_response.augp_binomial <- function(likelihood, y, levels) {
+  if (is.data.frame(y)) y <- as.matrix(y)
+  if (!is.matrix(y) || ncol(y) != 2L || !is.numeric(y) || anyNA(y) || any(y < 0)) {
+    stop("`newdata`: the response must be cbind(successes, failures) for binomial_logit().",
+         call. = FALSE)
+  }
+  list(y = unname(y[, 1]), trials = unname(rowSums(y)), levels = levels,
+       keep = rep(TRUE, nrow(y)))
+}

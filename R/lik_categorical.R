@@ -77,3 +77,45 @@ plot_predictive_lik.augp_categorical <- function(likelihood, object, inp, dat, g
 
 #' @export
 lik_fit_stats.augp_categorical <- function(likelihood, object) classification_stats(object)
+
+# posterior_predict(): with one trial per row the index of the category drawn (an
+# S x r matrix with the levels as attribute "levels", as brms gives for categorical
+# models); otherwise the S x r x K array of counts (brms's layout for multinomial
+# models).
+#' @export
+present_predictive.augp_categorical <- function(likelihood, counts, size, levels) {
+  if (all(size == 1)) {
+    K <- dim(counts)[3]
+    idx <- matrix(0, dim(counts)[1], dim(counts)[2])
+    for (k in seq_len(K)) idx <- idx + k * counts[, , k]
+    storage.mode(idx) <- "integer"
+    attr(idx, "levels") <- levels
+    return(idx)
+  }
+  dimnames(counts) <- list(NULL, NULL, levels)
+  counts
+}
+
+#' @export
+observed_predictive.augp_categorical <- function(likelihood, y, trials, levels) {
+  if (all(trials == 1)) return(max.col(y, ties.method = "first"))
+  dimnames(y) <- list(NULL, levels)
+  y
+}
+
+# One row per observation of a factor (or character) response: an n x K matrix with a
+# single 1 in the column of the observed level (the fit's levels).
+one_hot_levels <- function(y, levels) {
+  if (is.matrix(y) || is.data.frame(y)) {
+    stop("`newdata`: the response must be a factor or character vector.", call. = FALSE)
+  }
+  idx <- match(as.character(y), levels)
+  if (anyNA(idx)) {
+    stop(sprintf("`newdata`: the response has value(s) %s that are not levels of the fit (%s).",
+                 paste(sQuote(unique(as.character(y)[is.na(idx)]), FALSE), collapse = ", "),
+                 paste(levels, collapse = ", ")), call. = FALSE)
+  }
+  Y <- matrix(0, length(idx), length(levels), dimnames = list(NULL, levels))
+  Y[cbind(seq_along(idx), idx)] <- 1
+  Y
+}

@@ -210,3 +210,11 @@ print_lik_params.augp_logistic_softmax <- function(likelihood, digits, rounds = 
   print(theta, digits = digits)
   invisible()
 }
+
+# A factor response with the fit's classes; the class weights are the fitted ones.
+#' @export
+encode_new_response.augp_logistic_softmax <- function(likelihood, y, levels) {
+  Y <- one_hot_levels(y, levels)
+  list(Y = Y, levels = levels, keep = rep(TRUE, nrow(Y)), trials = rowSums(Y),
+       theta = softmax_theta(likelihood, levels))
+}

@@ -287,3 +287,22 @@ predict_counts <- function(object, newdata, size = NULL, interval = c("none", "c
   if (interval == "none") return(pr$fit * size)
   lapply(pr, function(M) M * size)
 }
+
+# A factor, or a count matrix whose columns are matched to the fit's categories by
+# name (unnamed columns are cat1, cat2, ... as in the fit), in the stick order.
+#' @export
+encode_new_response.augp_stick_breaking <- function(likelihood, y, levels) {
+  if (is.data.frame(y)) y <- as.matrix(y)
+  if (!is.matrix(y)) {
+    Y <- one_hot_levels(y, levels)
+  } else {
+    if (is.null(colnames(y))) colnames(y) <- paste0("cat", seq_len(ncol(y)))
+    miss <- setdiff(levels, colnames(y))
+    if (ncol(y) != length(levels) || length(miss) || !is.numeric(y) || anyNA(y) || any(y < 0)) {
+      stop(sprintf("`newdata`: the response must be a count matrix with the fit's columns (%s).",
+                   paste(levels, collapse = ", ")), call. = FALSE)
+    }
+    Y <- y[, levels, drop = FALSE]
+  }
+  list(Y = Y, levels = levels, keep = rep(TRUE, nrow(Y)), trials = rowSums(Y))
+}

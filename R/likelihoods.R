@@ -174,6 +174,30 @@ present_simulation <- function(likelihood, counts, size, ok, levels, rownames) {
   UseMethod("present_simulation")
 }
 
+#' How posterior_predict() presents simulated counts, in the layout of rstanarm and
+#' brms
+#'
+#' `counts`: S x r x R array of simulated counts for r rows; `size`: their trials.
+#' Returns an S x r matrix (successes, or the category index of one trial per row,
+#' with the levels as attribute "levels") or an S x r x K array of counts per category.
+#' @noRd
+present_predictive <- function(likelihood, counts, size, levels) {
+  UseMethod("present_predictive")
+}
+
+#' The observed response in the layout of present_predictive(): a vector of length n
+#' (successes, or category indices) or an n x K count matrix
+#' @noRd
+observed_predictive <- function(likelihood, y, trials, levels) UseMethod("observed_predictive")
+
+#' Encode the response of new data against the fit's levels (for log_lik(newdata))
+#'
+#' Returns the fields engine_lik_spec() needs (like encode_response(), every row
+#' kept); a category not among `levels` is an error. `likelihood`: the fitted
+#' likelihood (with its learned parameters).
+#' @noRd
+encode_new_response <- function(likelihood, y, levels) UseMethod("encode_new_response")
+
 #' The predictive plot of a fit (autoplot type "predictive")
 #' @noRd
 plot_predictive_lik <- function(likelihood, object, inp, dat, grid, level) {

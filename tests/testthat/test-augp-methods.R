@@ -16,7 +16,8 @@ test_that("methods return the right shapes and classes (VI)", {
   expect_true(is.finite(elbo(fit)))
   expect_equal(elbo(fit), fit$engine$elbo[length(fit$engine$elbo)])
   expect_true(is.numeric(coef(fit)) && all(coef(fit) > 0) && !is.null(names(coef(fit))))
-  expect_error(posterior::as_draws_array(fit), "method = \"gibbs\"")
+  # variational fits give draws from q(f) (test-augp-draws.R)
+  expect_equal(posterior::ndraws(posterior::as_draws_array(fit, ndraws = 10)), 10)
 })
 
 test_that("Gibbs fits give draws, diagnostics and conversions", {

@@ -366,7 +366,7 @@ test_that("softmax methods: print, summary, class map with two inputs, draws of 
   expect_true(all(c("f[1,setosa]", "f[36,virginica]") %in% posterior::variables(dd)))
   expect_equal(unname(as.numeric(dd[["f[2,versicolor]"]])),
                as.numeric(g$engine$draws[, , 36 + 2]))
-  expect_error(posterior::as_draws_df(v), "no posterior draws")
+  expect_equal(posterior::nvariables(posterior::as_draws_df(v, ndraws = 10)), 36L * 3L)
   # trace plot: one panel per class by default (observation 1 in each latent column)
   tp <- ggplot2::autoplot(g, type = "trace")
   expect_equal(levels(tp$data$variable), c("f[1,setosa]", "f[1,versicolor]", "f[1,virginica]"))
