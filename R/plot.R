@@ -106,13 +106,23 @@ theme_augp <- function(base_size = 11) {
           legend.position = "bottom")
 }
 
-# Colours of K categories: the Okabe-Ito palette (colour-blind safe), then HCL hues.
+# Colours of K categories: the Okabe-Ito palette (colour-blind safe) for up to eight,
+# else K hues evenly spaced around the colour wheel.
 augp_palette <- function(levels) {
   oi <- c("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
           "#999999")
   k <- length(levels)
-  col <- if (k <= length(oi)) oi[seq_len(k)] else grDevices::hcl.colors(k, "Dark 3")
+  col <- if (k <= length(oi)) oi[seq_len(k)] else hue_hex((seq_len(k) - 1) / k, 0.7, 0.75)
   stats::setNames(col, levels)
+}
+
+# "#RRGGBB" of the HSV colours (h, s, v), all in [0, 1].
+hue_hex <- function(h, s, v) {
+  f <- function(n) {
+    k <- (n + 6 * h) %% 6
+    v - v * s * pmax(0, pmin(k, 4 - k, 1))
+  }
+  sprintf("#%02X%02X%02X", round(255 * f(5)), round(255 * f(3)), round(255 * f(1)))
 }
 
 # Colour of a single curve (one response column) and of its band.
@@ -155,13 +165,14 @@ band_label <- function(level) sprintf("%g%% credible", 100 * level)
 # transformations such as log(x)); for matrix fits, the columns of x. `kind` is
 # "numeric", "factor" (factors, characters, logicals) or "matrix" (matrix-valued
 # variables: held at their column means, never varied); `levels` the levels of the
-# factor inputs.
+# factor inputs. `vars` are the inputs a plot shows (all of them until a plot picks
+# some), `all` every input.
 plot_inputs <- function(object) {
   if (is.null(object$terms)) {
     xr <- as.data.frame(object$x_raw)
     vars <- colnames(object$x_raw)
     kind <- stats::setNames(rep("numeric", length(vars)), vars)
-    return(list(vars = vars, kind = kind, levels = list(), data = xr))
+    return(list(vars = vars, all = vars, kind = kind, levels = list(), data = xr))
   }
   vars <- all.vars(stats::delete.response(object$terms))
   mf <- object$model
@@ -179,7 +190,7 @@ plot_inputs <- function(object) {
     if (is.factor(x)) levels(droplevels(x)) else sort(unique(as.character(x)))
   })
   names(lev) <- vars[kind == "factor"]
-  list(vars = vars, kind = kind, levels = lev, data = dat)
+  list(vars = vars, all = vars, kind = kind, levels = lev, data = dat)
 }
 
 # The values of variable v at the rows of the model frame: the model frame's column
@@ -198,9 +209,9 @@ input_values <- function(object, mf, v) {
     return(if (is.matrix(x)) x[i, , drop = FALSE] else x[i])
   }
   if (!is.null(x) && NROW(x) == n) return(x)
-  stop(sprintf(paste0("Cannot find the values of input '%s' (transformed in the formula and ",
-                      "not in the fit's `data`): keep the data available or plot other `effects`."),
-               v), call. = FALSE)
+  stop(sprintf(paste0("Cannot find the values of input '%s': the formula uses it through a ",
+                      "transformation, so the plot reads it from the fit's `data` (%s), which ",
+                      "is no longer available."), v, deparse(object$call$data)[1]), call. = FALSE)
 }
 
 # Inputs that can be shown: every numeric or factor input that varies, or the
@@ -237,14 +248,14 @@ plot_effect_vars <- function(inp, effects) {
 # factors at their first level (in their own type), matrix inputs at column means.
 # One row, as a list of columns.
 plot_reference <- function(inp) {
-  ref <- lapply(inp$vars, function(v) {
+  ref <- lapply(inp$all, function(v) {
     x <- inp$data[[v]]
     switch(inp$kind[[v]],
            numeric = mean(x, na.rm = TRUE),
            matrix = I(matrix(colMeans(x, na.rm = TRUE), 1L, dimnames = list(NULL, colnames(x)))),
            factor = input_level(x, inp$levels[[v]], inp$levels[[v]][1]))
   })
-  names(ref) <- inp$vars
+  names(ref) <- inp$all
   ref
 }
 
@@ -298,8 +309,18 @@ predictive_grid <- function(inp, dat, grid) {
   g
 }
 
-# The grid as predict() wants it: a data frame for formula fits, a matrix otherwise.
-grid_newdata <- function(object, g) if (is.null(object$terms)) as.matrix(g) else g
+# The grid as predict() wants it (a data frame for formula fits, a matrix otherwise),
+# with the inputs that are not plotted (constant ones) at their reference values.
+grid_newdata <- function(object, g, inp) {
+  ref <- plot_reference(inp)
+  cols <- lapply(inp$all, function(v) {
+    if (v %in% names(g)) return(g[[v]])
+    r <- ref[[v]]
+    if (is.matrix(r)) r[rep(1L, nrow(g)), , drop = FALSE] else rep(r, nrow(g))
+  })
+  names(cols) <- inp$all
+  plot_newdata(object, cols)
+}
 
 # Inducing points of a sparse fit in the units of the plotted inputs (a data frame
 # with one column per input), or NULL: exact fits, and inputs that are not columns
@@ -358,7 +379,7 @@ curve_layers <- function(curves, single) {
 plot_predictive_1d <- function(object, inp, dat, grid, level) {
   v <- inp$vars
   g <- predictive_grid(inp, dat, grid)
-  curves <- plot_predictions(object, grid_newdata(object, g), level)
+  curves <- plot_predictions(object, grid_newdata(object, g, inp), level)
   curves$x <- g[[v]][curves$.row]
   single <- nlevels(droplevels(curves$category)) == 1L
   pts <- plot_points_1d(object, dat, v)
@@ -403,7 +424,7 @@ plot_predictive_probability <- function(object, inp, dat, grid = 60L, level = 0.
   v1 <- inp$vars[1]
   v2 <- inp$vars[2]
   g <- predictive_grid(inp, dat, grid)
-  g$prob <- predict(object, grid_newdata(object, g[c(v1, v2)]), type = "response")
+  g$prob <- predict(object, grid_newdata(object, g[c(v1, v2)], inp), type = "response")
   pts <- data.frame(x1 = dat[[v1]], x2 = dat[[v2]], observed = plot_observed(object))
   pal <- augp_palette(lev)
   ylab <- plot_response_label(lik, lev)
@@ -435,7 +456,7 @@ plot_predictive_categories <- function(object, inp, dat, grid = 60L, level = 0.9
   v1 <- inp$vars[1]
   v2 <- inp$vars[2]
   g <- predictive_grid(inp, dat, grid)
-  P <- predict(object, grid_newdata(object, g[c(v1, v2)]), type = "response")
+  P <- predict(object, grid_newdata(object, g[c(v1, v2)], inp), type = "response")
   g$class <- factor(lev[max.col(P, ties.method = "first")], levels = lev)
   g$confidence <- apply(P, 1, max)
   pts <- data.frame(x1 = dat[[v1]], x2 = dat[[v2]], observed = plot_observed(object))
@@ -527,7 +548,7 @@ plot_effects <- function(object, effects = NULL, grid = 60L, level = 0.95) {
   if (nrow(curves)) p <- p + curve_layers(curves, single)
   if (!is.null(rug) && nrow(rug)) {
     p <- p + geom_rug(data = rug, aes(x = .data$x), inherit.aes = FALSE, sides = "b",
-                      alpha = 0.25, length = grid::unit(0.03, "npc"))
+                      alpha = 0.25, length = ggplot2::unit(0.03, "npc"))
   }
   if (nrow(dots)) {
     if (single) {
