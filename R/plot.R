@@ -44,8 +44,8 @@
 #' @param which For `"trace"`: indices of the latent values to show.
 #' @param grid Number of grid points per numeric input.
 #' @param level Probability of the credible bands and intervals.
-#' @param ... Unused.
-#' @return A `ggplot` object.
+#' @param ... For `plot()`: arguments of `autoplot()`; otherwise unused.
+#' @return A `ggplot` object (`plot()` returns it invisibly).
 #' @seealso [predict.augp()]
 #' @examples
 #' set.seed(1)
@@ -576,7 +576,8 @@ plot_effects <- function(object, effects = NULL, grid = 60L, level = 0.95) {
   }
   p + labs(y = plot_response_label(object$likelihood, lev), title = "Conditional effects",
            subtitle = paste0(
-             "Each panel varies one input, the others held at the reference point below\n",
+             if (length(inp$vars) > 1L)
+               "Each panel varies one input, the others held at the reference point below\n",
              sprintf("Line/point: posterior mean; band/bar: %s interval", band_label(level)),
              if (!single) " (one colour per category)" else ""),
            caption = reference_caption(inp, ref)) +
@@ -586,6 +587,7 @@ plot_effects <- function(object, effects = NULL, grid = 60L, level = 0.95) {
 # "Reference: x1 = 0.12, g = a, ..." (numeric inputs at their mean, factors at their
 # first level), wrapped.
 reference_caption <- function(inp, ref) {
+  if (length(inp$vars) == 1L) return(NULL)
   keep <- inp$vars[inp$kind[inp$vars] != "matrix"]
   val <- vapply(keep, function(v) {
     r <- ref[[v]]

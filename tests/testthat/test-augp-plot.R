@@ -117,6 +117,9 @@ test_that("fits with a factor input or more than two inputs get conditional effe
   expect_equal(levels(pe$layers[[which(plot_geoms(pe) == "GeomLine")]]$data$effect),
                c("g", "x1"))
   expect_error(autoplot(fit, effects = "nope"), "`effects`: 'nope'")
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_identical(plot(fit, grid = 10)$labels$title, "Conditional effects")
   expect_error(autoplot(fit, grid = 1), "`grid`")
   expect_error(autoplot(fit, level = 1), "`level`")
   # one or two numeric inputs: type = "effects" asks for the panels explicitly
