@@ -160,7 +160,7 @@ print.summary.go_annotator <- function(x, ...) {
 #'
 #' `type = "objective"` shows the objective (log marginal likelihood plus log
 #' prior) per EM iteration; `type = "author"` shows the top terms of one
-#' author's profile.
+#' author's profile, each labelled by its GO id and (shortened) name.
 #'
 #' @param x,object A `go_annotator` fit.
 #' @param type `"objective"` or `"author"`.
@@ -174,7 +174,8 @@ print.summary.go_annotator <- function(x, ...) {
 #' fit <- go_annotator(sim$sentences, sim$authors, go_subset$terms,
 #'                     max_iter = 10, threads = 1)
 #' plot(fit)
-#' ggplot2::autoplot(fit, type = "author")
+#' plot(fit, type = "author")
+#' autoplot(fit, type = "author")
 #' @export
 plot.go_annotator <- function(x, type = c("objective", "author"), author = NULL, n = 10, ...) {
   type <- match.arg(type)
@@ -183,11 +184,28 @@ plot.go_annotator <- function(x, type = c("objective", "author"), author = NULL,
                    ylab = "log marginal likelihood + log prior",
                    main = sprintf("%s EM objective", x$em), ...)
   } else {
-    if (is.null(author)) author <- rownames(x$theta)[1]
-    tt <- top_terms(x, author, n)
-    graphics::barplot(rev(tt$probability), names.arg = rev(tt$go_id), horiz = TRUE,
-                      las = 1, xlab = "P(term | author)",
-                      main = sprintf("Top terms of author %s", author), ...)
+    tt <- go_author_terms(x, author, n)
+    lab <- rev(as.character(tt$label))
+    # Left margin wide enough for the longest label (inches), the labels shrunk when
+    # they would take more than 55% of the device's width.
+    old <- graphics::par("mai")
+    on.exit(graphics::par(mai = old), add = TRUE)
+    cex <- graphics::par("cex.axis")
+    width <- max(graphics::strwidth(lab, units = "inches", cex = cex))
+    room <- 0.55 * graphics::par("din")[1]
+    if (width > room) {
+      cex <- cex * room / width
+      width <- room
+    }
+    graphics::par(mai = c(old[1], width + 0.2, old[3], max(old[4], 0.3)))
+    graphics::barplot(rev(tt$probability), names.arg = lab, horiz = TRUE, las = 1,
+                      cex.names = cex, col = "#0072B2", border = NA,
+                      xlab = "P(term | author)", ...)
+    # The title starts at the left edge of the figure, over the labels, so a long
+    # author id is not cut off at the right.
+    graphics::mtext(sprintf("Top terms of author %s", attr(tt, "author")), side = 3,
+                    line = 1.5, adj = 0, at = graphics::grconvertX(0.02, "nfc", "user"),
+                    font = 2, cex = 1.1)
   }
   invisible(x)
 }
@@ -201,19 +219,34 @@ autoplot.go_annotator <- function(object, type = c("objective", "author"), autho
   if (type == "objective") {
     df <- data.frame(iteration = seq_along(object$objective), objective = object$objective)
     ggplot2::ggplot(df, ggplot2::aes(x = .data$iteration, y = .data$objective)) +
-      ggplot2::geom_line() + ggplot2::geom_point() +
-      ggplot2::labs(x = "iteration", y = "log marginal likelihood + log prior",
-                    title = sprintf("%s EM objective", object$em))
+      ggplot2::geom_line(colour = AUGP_LINE) + ggplot2::geom_point(colour = AUGP_LINE) +
+      ggplot2::labs(x = "Iteration", y = "log marginal likelihood + log prior",
+                    title = sprintf("%s EM objective", object$em)) +
+      theme_augp()
   } else {
-    if (is.null(author)) author <- rownames(object$theta)[1]
-    tt <- top_terms(object, author, n)
-    tt$label <- factor(paste(tt$go_id, substr(tt$name, 1, 40)),
-                       levels = rev(paste(tt$go_id, substr(tt$name, 1, 40))))
+    tt <- go_author_terms(object, author, n)
     ggplot2::ggplot(tt, ggplot2::aes(x = .data$probability, y = .data$label)) +
-      ggplot2::geom_col() +
+      ggplot2::geom_col(fill = "#0072B2", width = 0.75) +
+      ggplot2::scale_x_continuous(expand = ggplot2::expansion(mult = c(0, 0.05))) +
       ggplot2::labs(x = "P(term | author)", y = NULL,
-                    title = sprintf("Top terms of author %s", author))
+                    title = sprintf("Top terms of author %s", attr(tt, "author"))) +
+      theme_augp() +
+      ggplot2::theme(panel.grid.major.y = ggplot2::element_blank(),
+                     plot.title.position = "plot")
   }
+}
+
+# The top n terms of an author (default: the first) with plot labels "GO id  name"
+# (names shortened to 40 characters), largest first; the labels a factor ordered
+# for a horizontal bar chart (largest on top).
+go_author_terms <- function(fit, author, n) {
+  if (is.null(author)) author <- rownames(fit$theta)[1]
+  tt <- top_terms(fit, author, n)
+  nm <- ifelse(nchar(tt$name) > 40, paste0(substr(tt$name, 1, 39), "..."), tt$name)
+  lab <- make.unique(paste(tt$go_id, nm))
+  tt$label <- factor(lab, levels = rev(lab))
+  attr(tt, "author") <- author
+  tt
 }
 
 #' @importFrom ggplot2 .data

@@ -180,6 +180,29 @@ plot_predictive_lik.augp_binomial <- function(likelihood, object, inp, dat, grid
   plot_predictive_probability(object, inp, dat, grid, level)
 }
 
+# The success probability: one curve, labelled by the success level.
+#' @export
+plot_response_frame.augp_binomial <- function(likelihood, pred, levels) {
+  r <- nrow(pred)
+  data.frame(.row = seq_len(r), category = factor(rep(levels[2], r), levels = levels),
+             estimate = pred$fit, lower = pred$lwr, upper = pred$upr)
+}
+
+# Each row at its proportion of successes, coloured by its observed class (one trial
+# per row) or as a success proportion (several trials).
+#' @export
+plot_observed_frame.augp_binomial <- function(likelihood, y, trials, levels) {
+  obs <- observed_response(likelihood, y, trials, levels)
+  if (!is.factor(obs)) obs <- factor(rep(levels[2], length(y)), levels = levels)
+  data.frame(.row = seq_along(y), category = factor(rep(levels[2], length(y)), levels = levels),
+             proportion = y / trials, observed = obs)
+}
+
+#' @export
+plot_response_label.augp_binomial <- function(likelihood, levels) {
+  sprintf("P(%s)", levels[2])
+}
+
 #' @export
 lik_fit_stats.augp_binomial <- function(likelihood, object) classification_stats(object)
 

@@ -75,6 +75,33 @@ plot_predictive_lik.augp_categorical <- function(likelihood, object, inp, dat, g
   plot_predictive_categories(object, inp, dat, grid, level)
 }
 
+# One curve per category.
+#' @export
+plot_response_frame.augp_categorical <- function(likelihood, pred, levels) {
+  r <- nrow(pred$fit)
+  K <- length(levels)
+  data.frame(.row = rep(seq_len(r), K), category = factor(rep(levels, each = r), levels = levels),
+             estimate = as.numeric(pred$fit), lower = as.numeric(pred$lwr),
+             upper = as.numeric(pred$upr))
+}
+
+# Each row's observed proportion of every category, on that category's curve. With
+# one trial per row the zeros (every category but the observed one) are left out: the
+# point at 1 on the observed category's curve says it all.
+#' @export
+plot_observed_frame.augp_categorical <- function(likelihood, y, trials, levels) {
+  n <- nrow(y)
+  K <- length(levels)
+  cat <- factor(rep(levels, each = n), levels = levels)
+  out <- data.frame(.row = rep(seq_len(n), K), category = cat,
+                    proportion = as.numeric(y / ifelse(trials > 0, trials, NA)), observed = cat)
+  if (all(trials == 1)) out <- out[out$proportion > 0, , drop = FALSE]
+  out[!is.na(out$proportion), , drop = FALSE]
+}
+
+#' @export
+plot_response_label.augp_categorical <- function(likelihood, levels) "P(category)"
+
 #' @export
 lik_fit_stats.augp_categorical <- function(likelihood, object) classification_stats(object)
 

@@ -198,11 +198,42 @@ observed_predictive <- function(likelihood, y, trials, levels) UseMethod("observ
 #' @noRd
 encode_new_response <- function(likelihood, y, levels) UseMethod("encode_new_response")
 
-#' The predictive plot of a fit (autoplot type "predictive")
+#' The predictive plot of a fit over one or two numeric inputs
+#'
+#' autoplot(type = "predictive") for fits whose inputs are one or two numeric
+#' variables: `inp` from plot_inputs() (`vars`: the plotted inputs), `dat` the
+#' inputs at the training rows, `grid` points per input, `level` of the bands.
+#' Returns a ggplot. Other fits get the conditional-effects view, which uses the
+#' presentation generics below.
 #' @noRd
 plot_predictive_lik <- function(likelihood, object, inp, dat, grid, level) {
   UseMethod("plot_predictive_lik")
 }
+
+#' Response probabilities for the plots, in long form
+#'
+#' `pred`: the value of predict(type = "response", interval = "credible") at r
+#' new rows. Returns a data frame with one row per new row and plotted category:
+#' `.row` (index of the new row), `category` (a factor with levels `levels`),
+#' `estimate`, `lower`, `upper`. Bernoulli/binomial: the success level only;
+#' several categories: every category.
+#' @noRd
+plot_response_frame <- function(likelihood, pred, levels) UseMethod("plot_response_frame")
+
+#' The observed data points of the plots
+#'
+#' A data frame with one row per plotted point: `.row` (training row),
+#' `category` (the response curve it belongs to), `proportion` (observed
+#' proportion of that category in the row), `observed` (a factor with levels
+#' `levels`: the colour of the point, the observed class).
+#' @noRd
+plot_observed_frame <- function(likelihood, y, trials, levels) {
+  UseMethod("plot_observed_frame")
+}
+
+#' The y-axis label of the response probabilities, e.g. "P(Yes)"
+#' @noRd
+plot_response_label <- function(likelihood, levels) UseMethod("plot_response_label")
 
 #' Training statistics for summary() (internal generic): a named list of numbers
 #' whose attribute "labels" holds a sprintf() format for each
