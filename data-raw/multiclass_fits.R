@@ -9,7 +9,7 @@ agg <- stats::aggregate(list(n = rep(1, nrow(iris))),
                         by = iris[c("Petal.Length", "Petal.Width", "Species")], FUN = sum)
 t_vi <- system.time(
   fit_vi <- augp(Species ~ Petal.Length + Petal.Width, data = agg, weights = n,
-                 kernel = kernel_se(lengthscale = c(1, 1)), method = "vi", seed = 2024)
+                 kernel = kernel_se(lengthscale = c(1.5, 0.75)), method = "vi", seed = 2024)
 )[["elapsed"]]
 t_gibbs <- system.time(
   fit_gibbs <- augp(Species ~ Petal.Length + Petal.Width, data = agg, weights = n,

@@ -5,7 +5,7 @@
 library(augmentedGP)
 train <- MASS::Pima.tr
 t_vi <- system.time(
-  fit_vi <- augp(type ~ glu + bmi, data = train, kernel = kernel_se(lengthscale = c(1, 1)),
+  fit_vi <- augp(type ~ glu + bmi, data = train, kernel = kernel_se(lengthscale = c(30, 6)),
                  method = "vi", seed = 2024)
 )[["elapsed"]]
 t_gibbs <- system.time(

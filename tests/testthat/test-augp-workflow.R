@@ -258,7 +258,7 @@ test_that("tidy, glance and augment return broom-style data frames", {
   gl <- glance(wf_vi)
   expect_equal(nrow(gl), 1L)
   expect_equal(gl$nobs, 40L)
-  expect_equal(gl$elbo, as.numeric(logLik(wf_vi)))
+  expect_equal(gl$elbo, elbo(wf_vi))
   expect_true(is.na(gl$ndraws))
   gg <- glance(wf_gibbs)
   expect_equal(names(gg), names(gl))
