@@ -18,11 +18,82 @@
 # the probabilities little (logistic-softmax), and their traces drift while the
 # probabilities are stationary.
 
-# Gibbs warning thresholds: split R-hat above MCMC_RHAT_MAX (Vehtari et al. 2021, the
-# rank-normalised split R-hat of posterior::rhat), or bulk effective sample size below
+#' Convergence checks of augmented GP fits
+#'
+#' [augp()] and [augp_fit()] check that every stage of a fit converged and give
+#' one warning per stage that did not, saying which [augp_control()] setting
+#' to change. The warnings have class `augp_convergence_warning` (and one of
+#' the classes below), so they can be caught or muffled selectively, e.g.
+#' `withCallingHandlers(fit, augp_convergence_warning = function(w) ...)`.
+#'
+#' * `augp_vi_warning`: the variational (coordinate-ascent) updates stopped at
+#'   `maxit` sweeps before the relative ELBO change fell below `tol`. Raise
+#'   `maxit`.
+#' * `augp_hyper_warning`: the kernel hyperparameter search (L-BFGS-B) stopped
+#'   at `hyper_maxit` iterations with the ELBO still rising by more than its
+#'   tolerance. Raise `hyper_maxit`. With subset levels (large n) the last
+#'   level searched counts; the `hyper_polish` iterations are a fixed budget.
+#'   L-BFGS-B stops for other reasons (a line search that cannot improve the
+#'   noisy objective) count as converged.
+#' * `augp_lik_params_warning`: the likelihood's learned parameters (the class
+#'   weights of `logistic_softmax(learn_theta = TRUE)`) were still moving after
+#'   `maxit` rounds of alternating with the variational updates. Raise `maxit`.
+#' * `augp_svi_warning`: stochastic variational inference (sparse fits with
+#'   minibatches) runs a fixed number of steps and has no convergence test; it
+#'   warns when the minibatch ELBO estimates were still clearly rising over the
+#'   last epoch: a least-squares slope over the last epoch's steps (at least
+#'   10) with a t statistic above 3 and a rise over the epoch above 0.1% of the
+#'   ELBO. Raise `svi_epochs` (or `svi_iter`).
+#' * `augp_mcmc_warning`: for Gibbs fits, the rank-normalised split R-hat of
+#'   Vehtari et al. (2021) (`posterior::rhat()`) exceeds 1.05, or the bulk
+#'   effective sample size (`posterior::ess_bulk()`) is below 100 per chain,
+#'   for any of the diagnosed quantities. Raise `iter` (and `warmup`).
+#'
+#' The Gibbs diagnostics are computed on identified quantities: the fitted
+#' probabilities (the response means of the likelihood) at up to 200
+#' training points, evenly spaced, not on the latent values. The latent
+#' functions of the logistic-softmax likelihood can drift together while the
+#' probabilities stay put, so their traces say little about convergence.
+#' The 1.05 threshold for R-hat is that of rstan's warnings: 1.01 per quantity
+#' (Vehtari et al.) is a fine target, but the largest of up to 200 R-hats from
+#' two chains of a few hundred draws often exceeds 1.01 by chance even when
+#' the chains mix well; `summary()` prints the largest value, so a stricter
+#' target can be checked there. With fewer than 20 kept draws per chain the
+#' diagnostics themselves are unreliable: there is no warning, and `print()`
+#' and `summary()` say that there are too few draws. For chains run as futures
+#' (`parallel = "future"`) the checks run once, on the combined chains.
+#'
+#' `print()` reports the convergence state of a fit ("converged", or which
+#' stage stopped early), and for Gibbs fits the largest R-hat and smallest
+#' bulk ESS computed when fitting; `summary()` adds the smallest tail ESS
+#' (`posterior::ess_tail()`).
+#' @references Vehtari, A., Gelman, A., Simpson, D., Carpenter, B. and
+#'   Buerkner, P.-C. (2021). Rank-normalization, folding, and localization: an
+#'   improved R-hat for assessing convergence of MCMC. *Bayesian Analysis*,
+#'   16(2), 667-718.
+#' @examples
+#' set.seed(1)
+#' x <- matrix(rnorm(60), 30)
+#' y <- factor(x[, 1] > 0, labels = c("no", "yes"))
+#' # one L-BFGS-B iteration is not enough: a warning of class augp_hyper_warning
+#' fit <- withCallingHandlers(
+#'   augp_fit(x, y, control = augp_control(hyper_maxit = 1)),
+#'   augp_convergence_warning = function(w) {
+#'     message("caught: ", class(w)[1])
+#'     invokeRestart("muffleWarning")
+#'   })
+#' fit
+#' @name augp-convergence
+NULL
+
+# Gibbs warning thresholds: split R-hat above MCMC_RHAT_MAX (the rank-normalised
+# split R-hat of posterior::rhat), or bulk effective sample size below
 # MCMC_ESS_PER_CHAIN per chain (total below MCMC_ESS_PER_CHAIN x chains), for any of
-# the diagnosed quantities. With fewer than MCMC_MIN_DRAWS kept draws per chain the
-# diagnostics themselves are unreliable: no warning, and summary() says so.
+# the diagnosed quantities (the thresholds of rstan's warnings). The warning looks at
+# the largest of up to 200 R-hats: with two chains of a few hundred draws that maximum
+# exceeds 1.01 by chance for chains that mix well, while chains that have not mixed
+# give values well above 1.05. With fewer than MCMC_MIN_DRAWS kept draws per chain the
+# diagnostics themselves are unreliable: no warning, and print() / summary() say so.
 MCMC_RHAT_MAX <- 1.05
 MCMC_ESS_PER_CHAIN <- 100
 MCMC_MIN_DRAWS <- 20L
@@ -93,9 +164,13 @@ mcmc_diagnostics <- function(x, max_vars = 200L, tail = TRUE) {
       # constant quantities (e.g. a probability at 0 or 1 to double precision) have
       # no defined R-hat or ESS: left NA
       if (!(diff(range(m)) > 0)) next
-      rhat[k] <- posterior::rhat(m)
-      ess_bulk[k] <- posterior::ess_bulk(m)
-      if (tail) ess_tail[k] <- posterior::ess_tail(m)
+      # posterior warns when it caps an ESS estimate at S log10(S) (short chains); the
+      # capped value is what is reported
+      suppressWarnings({
+        rhat[k] <- posterior::rhat(m)
+        ess_bulk[k] <- posterior::ess_bulk(m)
+        if (tail) ess_tail[k] <- posterior::ess_tail(m)
+      })
     }
   }
   structure(data.frame(point = point, rhat = rhat, ess_bulk = ess_bulk, ess_tail = ess_tail),

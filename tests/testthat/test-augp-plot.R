@@ -31,9 +31,10 @@ test_that("plots are ggplot objects with the right layers and data", {
 
 test_that("trace plot for Gibbs fits", {
   d <- augp_toy(25)
-  fit <- augp(y ~ x1, d, method = "gibbs", seed = 2,
-              control = augp_control(iter = 60, warmup = 30, chains = 2, threads = 1,
-                                     learn_hyper = FALSE))
+  fit <- suppressWarnings(augp(y ~ x1, d, method = "gibbs", seed = 2,
+                               control = augp_control(iter = 60, warmup = 30, chains = 2,
+                                                      threads = 1, learn_hyper = FALSE)),
+                          classes = "augp_convergence_warning")
   p <- ggplot2::autoplot(fit, type = "trace", which = c(1, 5))
   expect_s3_class(p, "ggplot")
   expect_equal(nrow(p$data), 2 * 30 * 2)
