@@ -42,7 +42,7 @@
 #' @param verbose Report progress? All output is messages (standard error),
 #'   never printed output. In interactive sessions a cli progress bar covers
 #'   the whole fit (hyperparameter search, variational updates, Gibbs
-#'   iterations, SVI steps) and ends at 100%; cli redraws it at most every
+#'   iterations, SVI steps) and ends at 100 percent; cli redraws it at most every
 #'   `getOption("cli.progress_throttle")` milliseconds and shows it only once
 #'   a fit has run for `getOption("cli.progress_show_after")` seconds (2 by
 #'   default). In non-interactive sessions there is no bar: a header, one line

@@ -42,7 +42,7 @@
 #'   minibatches) runs a fixed number of steps and has no convergence test; it
 #'   warns when the minibatch ELBO estimates were still clearly rising over the
 #'   last epoch: a least-squares slope over the last epoch's steps (at least
-#'   10) with a t statistic above 3 and a rise over the epoch above 0.1% of the
+#'   10) with a t statistic above 3 and a rise over the epoch above 0.1 percent of the
 #'   ELBO. Raise `svi_epochs` (or `svi_iter`).
 #' * `augp_mcmc_warning`: for Gibbs fits, the rank-normalised split R-hat of
 #'   Vehtari et al. (2021) (`posterior::rhat()`) exceeds 1.05, or the bulk

@@ -247,7 +247,8 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
     opt <- hyper_optimise(eval, th, lower, upper, ctl,
                           maxit = if (warm) polish else ctl$hyper_maxit,
                           alt = if (lev > 1 && !identical(th, th_start)) th_start,
-                          label = sprintf("n = %d", m), evals = evals)
+                          label = if (length(sizes) > 1) sprintf("n = %d", m) else "",
+                          evals = evals)
     progress_restore(sec)
     if (!warm) hyper_converged <- opt$converged
     evals <- opt$evals
@@ -376,9 +377,9 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0) {
     init_sd <- NULL  # the prior standard deviations
   }
   jitter <- if (is.null(vi)) ctl$jitter else max(ctl$jitter, vi$jitter)
-  sec <- progress_section(if (is.null(vi)) 0 else 0.2, 1,
-                          sprintf("Gibbs sampling, %d chain(s) x %d iterations", ctl$chains,
-                                  ctl$iter), announce = TRUE)
+  sec <- progress_section(if (is.null(vi)) 0 else 0.2, 1, "Gibbs", announce = TRUE,
+                          line = sprintf("Gibbs sampling, %d chain(s) x %d iterations",
+                                         ctl$chains, ctl$iter))
   res <- future_gibbs_chains(function(ids) {
     cc <- ctl
     if (ctl$parallel == "future") cc$threads <- 1L

@@ -14,7 +14,7 @@
 # the relative reduction test uses max(|f| / fnscale, 1).
 #
 # alt: a second start, evaluated after theta0; the search starts from the better of
-# the two. label and evals: the progress status per evaluation ("<label>: evaluation
+# the two. label and evals: the progress status per evaluation ("<label>, evaluation
 # <k>, ELBO <value>", k counting on from evals; see R/progress.R). The progress
 # within the current section moves towards 1 as the evaluations approach maxit + 2
 # (L-BFGS-B takes about one evaluation per iteration; the total is not known ahead).
@@ -27,7 +27,7 @@
 # search that cannot improve a noisy objective) count as converged: raising maxit
 # would not help.
 hyper_optimise <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_maxit, alt = NULL,
-                           label = "hyperparameter search", evals = 0L) {
+                           label = "", evals = 0L) {
   evals0 <- evals
   best <- new.env(parent = emptyenv())
   best$value <- -Inf
@@ -52,7 +52,8 @@ hyper_optimise <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_ma
       v <- structure(-1e300, gradient = rep(0, length(par)))
     }
     progress_set((evals - evals0) / (maxit + 2),
-                 sprintf("%s: evaluation %d, ELBO %.6f", label, evals, as.numeric(v)))
+                 sprintf("%sevaluation %d, ELBO %.6g", if (nzchar(label)) paste0(label, ", ") else "",
+                         evals, as.numeric(v)))
     cache$par <- par
     cache$v <- v
     v

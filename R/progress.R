@@ -55,10 +55,11 @@ progress_begin <- function(verbose, header, envir = parent.frame()) {
 }
 
 # Claim the part [from, to] of the current section (fractions of it) for a stage
-# called `label`; announce = TRUE also prints the label as a line when there is no
-# bar (main stages only, to keep non-interactive output to a few lines). Returns the
-# enclosing section, for progress_restore(); NULL when no reporter runs.
-progress_section <- function(from, to, label = NULL, announce = FALSE) {
+# called `label` (short: the bar's status starts with it); announce = TRUE also
+# prints `line` as a message when there is no bar (main stages only, to keep
+# non-interactive output to a few lines). Returns the enclosing section, for
+# progress_restore(); NULL when no reporter runs.
+progress_section <- function(from, to, label = NULL, announce = FALSE, line = label) {
   p <- progress_active()
   if (is.null(p)) return(NULL)
   old <- list(lo = p$lo, hi = p$hi, label = p$label)
@@ -66,7 +67,7 @@ progress_section <- function(from, to, label = NULL, announce = FALSE) {
   p$lo <- old$lo + from * w
   p$hi <- old$lo + to * w
   if (!is.null(label)) p$label <- label
-  if (announce && is.null(p$bar)) message("augp: ", label)
+  if (announce && is.null(p$bar)) message("augp: ", line)
   progress_set(0)
   old
 }
@@ -105,7 +106,7 @@ progress_finish <- function(summary = NULL) {
   p$hi <- 1
   p$value <- 1
   if (!is.null(p$bar)) {
-    progress_cli(cli::cli_progress_update(set = 100, status = "done", id = p$bar, force = TRUE,
+    progress_cli(cli::cli_progress_update(set = 100, status = "done", id = p$bar,
                                           .envir = p$envir))
     progress_cli(cli::cli_progress_done(id = p$bar, .envir = p$envir))
     p$bar <- NULL

@@ -129,7 +129,7 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
     p0 <- c(if (learn_hyper) th0, if (learn_z) as.numeric(Z))
     lo <- c(if (learn_hyper) th0 - 8, if (learn_z) rep(-Inf, length(Z)))
     up <- c(if (learn_hyper) th0 + 8, if (learn_z) rep(Inf, length(Z)))
-    opt <- hyper_optimise(ev, p0, lo, up, ctl, label = sprintf("n = %d", nrow(X)))
+    opt <- hyper_optimise(ev, p0, lo, up, ctl)
     progress_restore(sec)
     evals <- opt$evals
     path <- opt$path
@@ -286,8 +286,7 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
     jr <- jitter
     st <- NULL
     sub <- NULL
-    sec <- progress_section(0, 0.3, sprintf("full-batch fit on a subsample of %d",
-                                            min(n, ctl$hyper_subsample)))
+    sec <- progress_section(0, 0.3, "subsample fit")
     if (learn_hyper && ctl$hyper_subsample > 0) {
       # Starting hyperparameters (and q(u), scaled up) from a full-batch fit on a
       # random subsample.
@@ -309,7 +308,8 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
       st <- sparse_warm_state(X, mu0, lik, idx, k, Zr, jr, NULL, as.integer(min(ctl$maxit, 60)), ctl)
     }
     progress_restore(sec)
-    sec <- progress_section(0.3, 1, "stochastic variational inference", announce = TRUE)
+    sec <- progress_section(0.3, 1, "SVI", announce = TRUE,
+                            line = "stochastic variational inference")
     f <- sparse_svi(X, mu0, lik, k, Zr, jr, ctl, learn_hyper, learn_z, st)
     progress_restore(sec)
     f$kernel_start <- k
