@@ -128,6 +128,12 @@ test_that("an SVI fit started from the prior and stopped early warns; print says
                    "augp_svi_warning")
   expect_true(f$engine$svi_trend$rising)
   expect_output(print(f), "ELBO still rising")
+  # warm-started from the subsample fit (the default), three epochs: no warning
+  expect_no_warning(f <- augp_fit(x, y, inducing = 10, seed = 1,
+                                  control = augp_control(batch_size = 50, svi_epochs = 3,
+                                                         threads = 1)))
+  expect_false(f$engine$svi_trend$rising)
+  expect_false(grepl("rising", paste(utils::capture.output(print(f)), collapse = "\n")))
 })
 
 test_that("Gibbs chains that have not mixed warn once; long chains and tiny chains do not", {
