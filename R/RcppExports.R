@@ -69,8 +69,8 @@
     .Call(`_augmentedGP_gp_lik_eval_cpp`, lik, m, v, f)
 }
 
-.gp_gibbs_cpp <- function(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose) {
-    .Call(`_augmentedGP_gp_gibbs_cpp`, specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose)
+.gp_gibbs_cpp <- function(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress = NULL) {
+    .Call(`_augmentedGP_gp_gibbs_cpp`, specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress)
 }
 
 .lik_response_mean_cpp <- function(lik, f) {
@@ -141,8 +141,8 @@
     .Call(`_augmentedGP_sparse_obj_cpp`, X, mu0, lik, block_size, spec_from, Z_from, spec, Z, jitter, state, grad, zgrad, threads)
 }
 
-.sparse_svi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, verbose) {
-    .Call(`_augmentedGP_sparse_svi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, verbose)
+.sparse_svi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress = NULL) {
+    .Call(`_augmentedGP_sparse_svi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress)
 }
 
 .sparse_batch_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, ids, grad, zgrad, threads) {

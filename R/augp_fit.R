@@ -272,10 +272,14 @@ standardise_design <- function(x, standardise = TRUE) {
   list(x = xs, centre = centre, scale = scale, dropped = dropped)
 }
 
-# Call the engine with the augp_control object. Progress: the engine reports each
-# variational outer iteration with message(); in an interactive verbose session these
-# ticks drive a text progress bar.
-run_engine <- function(X, lik, kernel, method, control, seed, mean0, inducing = NULL) {
+# Call the engine with the augp_control object. With control$verbose, the fit reports
+# its progress (R/progress.R: a header, then a cli progress bar in interactive
+# sessions or a few plain lines otherwise, all as messages). check = TRUE: the
+# convergence warnings of the fit (engine_check_convergence(), R/diagnostics.R) once
+# the engine is done; callers that go on fitting (engine_fit_lik_params()) check
+# their final fit instead.
+run_engine <- function(X, lik, kernel, method, control, seed, mean0, inducing = NULL,
+                       check = TRUE) {
   args <- list(X = X, kernel = kernel, method = method, control = control, seed = seed,
                mean0 = mean0, lik = lik)
   engine <- augp_engine
@@ -284,22 +288,10 @@ run_engine <- function(X, lik, kernel, method, control, seed, mean0, inducing = 
     args$method <- NULL
     args$inducing <- inducing
   }
-  if (!control$verbose) return(do.call(engine, args))
-  message(sprintf("augp: %s on %d observations, %d input(s)",
-                  if (method == "vi") "variational inference" else "Gibbs sampling",
-                  nrow(X), ncol(X)))
-  if (!interactive()) return(do.call(engine, args))
-  total <- max(2L, control$hyper_maxit + 1L)
-  bar <- utils::txtProgressBar(min = 0, max = total, style = 3)
-  on.exit(close(bar), add = TRUE)
-  ticks <- 0L
-  withCallingHandlers(
-    do.call(engine, args),
-    message = function(m) {
-      if (grepl("^VI:", conditionMessage(m))) {
-        ticks <<- ticks + 1L
-        utils::setTxtProgressBar(bar, min(ticks, total - 1L))
-        invokeRestart("muffleMessage")
-      }
-    })
+  own <- progress_begin(control$verbose, progress_header(method, X, inducing))
+  if (own) on.exit(progress_close(), add = TRUE)
+  eng <- do.call(engine, args)
+  if (own) progress_finish()
+  if (check) eng <- engine_check_convergence(eng)
+  eng
 }

@@ -39,8 +39,17 @@
 #'   For sparse GPs (`inducing`) it is relative: `jitter` times the average
 #'   prior variance at the inducing points is added to the diagonal of their
 #'   kernel matrix.
-#' @param verbose Print progress? A progress bar is shown only in interactive
-#'   sessions.
+#' @param verbose Report progress? All output is messages (standard error),
+#'   never printed output. In interactive sessions a cli progress bar covers
+#'   the whole fit (hyperparameter search, variational updates, Gibbs
+#'   iterations, SVI steps) and ends at 100 percent; cli redraws it at most every
+#'   `getOption("cli.progress_throttle")` milliseconds and shows it only once
+#'   a fit has run for `getOption("cli.progress_show_after")` seconds (2 by
+#'   default). In non-interactive sessions there is no bar: a header, one line
+#'   per main stage and a final "done" line. The option
+#'   `augmentedGP.progress_bar` (`TRUE`/`FALSE`) overrides the choice of the
+#'   bar. Progress never changes the result: a fit gives the same values with
+#'   `verbose = TRUE` or `FALSE`.
 #' @param standardise Centre and scale the numeric inputs before fitting?
 #'   The standardisation is internal: kernels are given and `coef()` reports
 #'   them in the units of the data, and predictions take new data in those

@@ -208,6 +208,10 @@ engine_cavi_kernel <- function(kernel, X, jitter, lik, mean0, kappa, omega, maxi
 # previous optimum and the full data set only polishes it. CAVI at each evaluation
 # stops at a relative ELBO change of min(tol, 1e-6): the optimum moves far less than
 # its own uncertainty at tighter tolerances, which cost more sweeps per evaluation.
+# hyper_converged: whether the last search run with `hyper_maxit` iterations (the
+# largest level searched; the `polish` iterations on the full data are a fixed budget
+# and do not count) stopped before that cap. Progress: each searched level gets a
+# part of the current progress section in proportion to its cubic cost.
 engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 400,
                                polish = 0) {
   path <- numeric(0)  # increasing ELBO values of the improving evaluations on all n
@@ -226,6 +230,9 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
   # The profiled ELBO of the kernel engine_set_params() makes of par (its log
   # parameters as the kernel object stores them, which the search returns).
   eval <- function(par) .model_dense_eval(model, unname(engine_get_params(engine_set_params(kernel, par))))
+  searched <- if (length(sizes) > 1 && polish < 1) sizes[-length(sizes)] else sizes
+  share <- c(0, cumsum(searched^3) / sum(searched^3))
+  hyper_converged <- NA
   for (lev in seq_along(sizes)) {
     m <- sizes[lev]
     idx <- if (m < n) unique(round(seq(1, n, length.out = m))) else seq_len(n)
@@ -236,16 +243,20 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
     if (warm && polish < 1) break
     # The previous level's optimum can be a poor start on more data (its CAVI fit
     # worse than the starting kernel's): the search starts from the better of the two.
+    sec <- progress_section(share[lev], share[lev + 1])
     opt <- hyper_optimise(eval, th, lower, upper, ctl,
                           maxit = if (warm) polish else ctl$hyper_maxit,
                           alt = if (lev > 1 && !identical(th, th_start)) th_start,
-                          label = sprintf("VI: hyperparameter search (n = %d)", m), evals = evals)
+                          label = if (length(sizes) > 1) sprintf("n = %d", m) else "",
+                          evals = evals)
+    progress_restore(sec)
+    if (!warm) hyper_converged <- opt$converged
     evals <- opt$evals
     if (m == n) path <- c(path, opt$path)
     th <- opt$par
   }
   list(kernel = engine_set_params(kernel, th), state = .model_dense_state(model), evals = evals,
-       levels = sizes, path = path)
+       levels = sizes, path = path, hyper_converged = hyper_converged)
 }
 
 # The persistent C++ model of the exact search: X, the likelihood and the prior mean
@@ -284,7 +295,9 @@ engine_vi <- function(X, lik, kernel, ctl, mean0) {
   learn <- ctl$learn_hyper && ctl$hyper_maxit > 0
   state <- list(kappa = NULL, omega = NULL)
   hyper_evals <- 0L
+  hyper_converged <- NA
   if (learn) {
+    sec <- progress_section(0, 0.9, "hyperparameter search", announce = TRUE)
     init <- engine_cavi_kernel(kernel, X, jitter, lik, mean0, NULL, NULL, 0L, ctl$tol,
                                ctl$threads, accelerate = FALSE)
     # Between the given start and the median-distance one, keep the better bound
@@ -305,10 +318,13 @@ engine_vi <- function(X, lik, kernel, ctl, mean0) {
     }
     hl <- engine_hyper_learn(X, lik, kernel, ctl, mean0, jitter,
                              polish = ctl$hyper_polish)
+    progress_restore(sec)
     kernel <- hl$kernel
     hyper_evals <- hl$evals
+    hyper_converged <- hl$hyper_converged
     if (!is.null(hl$state)) state <- hl$state
   }
+  sec <- progress_section(if (learn) 0.9 else 0, 1, "variational updates", announce = TRUE)
   res <- engine_cavi_kernel(kernel, X, jitter, lik, mean0, state$kappa, state$omega,
                             as.integer(ctl$maxit), ctl$tol, ctl$threads)
   trace <- res$elbo
@@ -318,25 +334,27 @@ engine_vi <- function(X, lik, kernel, ctl, mean0) {
     path <- hl$path
     trace <- c(path[path <= if (length(trace)) trace[1] else Inf], trace)
   }
-  if (ctl$verbose && length(trace)) {
-    message(sprintf("VI: %d sweeps, ELBO %.6f", length(trace), trace[length(trace)]))
+  if (length(trace)) {
+    progress_set(1, sprintf("%d sweeps, ELBO %.6f", length(res$elbo), trace[length(trace)]))
   }
+  progress_restore(sec)
   list(kernel = kernel, mean = engine_shape(res$m, q), var = engine_shape(res$v, q),
        alpha = engine_shape(res$alpha, q), omega = engine_shape(res$omega_q, q),
        kappa = engine_shape(res$kappa, q), elbo = trace, converged = isTRUE(res$converged),
-       jitter = jitter, hyper_evals = hyper_evals)
+       hyper_converged = hyper_converged, jitter = jitter, hyper_evals = hyper_evals)
 }
 
 # Run Gibbs chains `ids` (0-based stream indices out of n_streams) with a fixed
 # kernel (one, or an augp_kernels list; K = k(X, X) is built in C++); the same seeds
 # and ids give the same draws however the chains are split. init_sd NULL: the prior
-# standard deviations.
+# standard deviations. Progress (R/progress.R): the C++ loop calls back between chunks
+# of iterations when a reporter runs; the draws do not depend on it.
 engine_gibbs_chains <- function(kernel, X, lik, mean0, init_mean, init_sd, ctl, seeds, ids,
                                 n_streams, jitter) {
   .gp_gibbs_cpp(engine_specs(kernel), X, lik, mean0, init_mean, init_sd,
                 as.integer(ctl$warmup), control_kept_draws(ctl), as.integer(ctl$thin),
                 as.integer(ids), as.integer(n_streams), seeds, as.integer(ctl$threads),
-                jitter, ctl$verbose)
+                jitter, progress_gibbs_callback())
 }
 
 engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0) {
@@ -345,7 +363,9 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0) {
   kernel <- engine_percol_kernel(kernel, q, ctl)
   vi <- NULL
   if (ctl$learn_hyper) {
+    sec <- progress_section(0, 0.2)
     vi <- engine_vi(X, lik, kernel, ctl, mean0)
+    progress_restore(sec)
     kernel <- vi$kernel
   }
   n <- nrow(X)
@@ -357,12 +377,16 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0) {
     init_sd <- NULL  # the prior standard deviations
   }
   jitter <- if (is.null(vi)) ctl$jitter else max(ctl$jitter, vi$jitter)
+  sec <- progress_section(if (is.null(vi)) 0 else 0.2, 1, "Gibbs", announce = TRUE,
+                          line = sprintf("Gibbs sampling, %d chain(s) x %d iterations",
+                                         ctl$chains, ctl$iter))
   res <- future_gibbs_chains(function(ids) {
     cc <- ctl
     if (ctl$parallel == "future") cc$threads <- 1L
     engine_gibbs_chains(kernel, X, lik, mean0, init_mean, init_sd, cc, seeds, ids, ctl$chains,
                         jitter)
   }, ctl$chains, ctl$parallel)
+  progress_restore(sec)
   draws <- res$draws
   kept <- control_kept_draws(ctl)
   flat <- matrix(draws, kept * ctl$chains, n * q)
@@ -372,6 +396,7 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0) {
        mean = engine_shape(matrix(mean, n, q), q), var = engine_shape(matrix(var, n, q), q),
        elbo = if (is.null(vi)) numeric(0) else vi$elbo,
        converged = if (is.null(vi)) TRUE else vi$converged,
+       hyper_converged = if (is.null(vi)) NA else vi$hyper_converged,
        jitter = max(res$jitter, if (is.null(vi)) 0 else vi$jitter), seed = seeds)
 }
 
@@ -388,6 +413,9 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
   mean0_in <- mean0
   mean0 <- engine_mean0_matrix(mean0, n, q)
   ctl <- as_augp_control(control)
+  # Progress of a direct call (run_engine() starts the reporter of a front-end fit).
+  own <- progress_begin(ctl$verbose, sprintf("augp engine: %s on %d observations", method, n))
+  if (own) on.exit(progress_close(), add = TRUE)
   fit <- if (method == "vi" && ctl$restarts > 1) {
     future_vi_restarts(function(k) engine_vi(X, lik, k, ctl, mean0), kernel, ctl$restarts,
                        new_seed(seed), ctl$parallel)
@@ -399,11 +427,12 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
   out <- list(kernel = fit$kernel, X = X, y = y, trials = trials, lik = lik, q = q,
               method = method,
               mean = fit$mean, var = fit$var, elbo = fit$elbo, converged = fit$converged,
-              draws = if (method == "gibbs") fit$draws else NULL,
+              hyper_converged = fit$hyper_converged, draws = if (method == "gibbs") fit$draws else NULL,
               jitter = fit$jitter, jitter_increased = fit$jitter > ctl$jitter,
               mean0 = if (q == 1 && length(mean0_in) %in% c(1, n)) as.numeric(mean0_in) else mean0,
               alpha = fit$alpha, omega = fit$omega, control = ctl,
               hyper_evals = fit$hyper_evals, shared_hyper = !is_kernel_list(fit$kernel))
+  if (own) progress_finish()
   structure(out, class = "augp_engine")
 }
 

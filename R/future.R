@@ -6,6 +6,12 @@
 # Every chain and restart carries its own explicit random stream derived from the
 # fit's base seed, so the results equal those of a sequential run with the same
 # seed, whatever the plan or the number of workers.
+#
+# Progress and convergence: each task reports to the fit's progress reporter when it
+# runs in the session that started it (sequential plans, or no futures), within its
+# own part of the bar; tasks in other processes find no reporter and stay silent. The
+# convergence checks (R/diagnostics.R) run once, after the tasks, on the combined
+# chains or the chosen restart, never per task.
 
 # lapply, or future_lapply when asked. No R random numbers are used inside the
 # tasks (each task gets explicit seeds), so no parallel RNG streams are needed.
@@ -22,7 +28,12 @@ future_map <- function(x, f, parallel) {
 # and returns list(draws = [kept draws, length(ids), p], jitter).
 future_gibbs_chains <- function(run, chains, parallel) {
   if (!identical(parallel, "future") || chains == 1) return(run(seq_len(chains) - 1L))
-  parts <- future_map(seq_len(chains) - 1L, function(id) run(id), parallel)
+  parts <- future_map(seq_len(chains) - 1L, function(id) {
+    sec <- progress_section(id / chains, (id + 1) / chains)
+    out <- run(id)
+    progress_restore(sec)
+    out
+  }, parallel)
   d <- dim(parts[[1]]$draws)
   draws <- array(0, c(d[1], chains, d[3]))
   for (c in seq_len(chains)) draws[, c, ] <- parts[[c]]$draws[, 1, ]
@@ -54,11 +65,13 @@ future_restart_kernels <- function(kernel, restarts, seed) {
 future_vi_restarts <- function(fit_one, kernel, restarts, seed, parallel, score = NULL,
                                indexed = FALSE) {
   ks <- future_restart_kernels(kernel, restarts, seed)
-  fits <- if (indexed) {
-    future_map(seq_along(ks), function(r) fit_one(ks[[r]], r), parallel)
-  } else {
-    future_map(ks, fit_one, parallel)
+  one <- function(r) {
+    sec <- progress_section((r - 1) / restarts, r / restarts, sprintf("restart %d / %d", r, restarts))
+    out <- if (indexed) fit_one(ks[[r]], r) else fit_one(ks[[r]])
+    progress_restore(sec)
+    out
   }
+  fits <- future_map(seq_along(ks), one, parallel)
   if (is.null(score)) {
     score <- function(f) {
       e <- f$elbo

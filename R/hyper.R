@@ -14,13 +14,21 @@
 # the relative reduction test uses max(|f| / fnscale, 1).
 #
 # alt: a second start, evaluated after theta0; the search starts from the better of
-# the two. label and evals: the verbose message per evaluation ("<label>, evaluation
-# <k>, ELBO <value>", k counting on from evals).
+# the two. label and evals: the progress status per evaluation ("<label>, evaluation
+# <k>, ELBO <value>", k counting on from evals; see R/progress.R). The progress
+# within the current section moves towards 1 as the evaluations approach maxit + 2
+# (L-BFGS-B takes about one evaluation per iteration; the total is not known ahead).
 # Returns par and value (the best successful evaluation; theta0 and -Inf if none),
-# path (the values of the evaluations that improved on the best so far, in order) and
-# evals (evals plus the number of evaluations run).
+# path (the values of the evaluations that improved on the best so far, in order),
+# evals (evals plus the number of evaluations run) and the stopping state of
+# L-BFGS-B: code (optim's convergence code; NA if optim failed) and converged, FALSE
+# only when the search stopped at `maxit` iterations (code 1) with the last one still
+# gaining more than hyper_stop(). Codes 51/52 (L-BFGS-B's warnings, typically a line
+# search that cannot improve a noisy objective) count as converged: raising maxit
+# would not help.
 hyper_optimise <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_maxit, alt = NULL,
-                           label = "hyperparameter search", evals = 0L) {
+                           label = "", evals = 0L) {
+  evals0 <- evals
   best <- new.env(parent = emptyenv())
   best$value <- -Inf
   best$par <- theta0
@@ -43,7 +51,9 @@ hyper_optimise <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_ma
     } else {
       v <- structure(-1e300, gradient = rep(0, length(par)))
     }
-    if (ctl$verbose) message(sprintf("%s, evaluation %d, ELBO %.6f", label, evals, as.numeric(v)))
+    progress_set((evals - evals0) / (maxit + 2),
+                 sprintf("%sevaluation %d, ELBO %.6g", if (nzchar(label)) paste0(label, ", ") else "",
+                         evals, as.numeric(v)))
     cache$par <- par
     cache$v <- v
     v
@@ -60,10 +70,12 @@ hyper_optimise <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_ma
   g0 <- attr(f(th), "gradient")
   fscale <- max(1, abs(g0[is.finite(g0)]))
   factr <- hyper_stop(ctl, f0) / (max(fscale, abs(f0)) * .Machine$double.eps)
-  tryCatch(
+  opt <- tryCatch(
     stats::optim(th, function(par) -as.numeric(f(par)), function(par) -attr(f(par), "gradient"),
                  method = "L-BFGS-B", lower = lower, upper = upper,
                  control = list(maxit = maxit, factr = factr, pgtol = 0, fnscale = fscale)),
     error = function(e) NULL)
-  list(par = best$par, value = best$value, path = best$path, evals = evals)
+  code <- if (is.null(opt)) NA_integer_ else as.integer(opt$convergence)
+  list(par = best$par, value = best$value, path = best$path, evals = evals, code = code,
+       converged = !identical(code, 1L))
 }

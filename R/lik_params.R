@@ -38,11 +38,13 @@ print_lik_params.augp_likelihood <- function(likelihood, digits, rounds = NULL) 
 # (standardised) inputs; spec: the engine likelihood list; mean0: the prior mean. Each
 # round: the parameters maximising the ELBO at the current q(f) (a gain >= 0; none ends
 # the loop), then CAVI from the new parameters' optimal q(aux); the loop stops when a
-# round gains less than tol (relative) or after max_rounds. Neither step lowers the
+# round gains less than tol (relative) or after max_rounds (the control's `maxit`, so
+# that a fit stopped at the cap can be given more rounds). Neither step lowers the
 # ELBO. Returns the engine fit with the final q(f), the engine likelihood at the
 # learned parameters, the ELBO trace extended by one value after each parameter step
-# and the CAVI sweeps after it, and param_rounds / param_converged.
-engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = 100L) {
+# and the CAVI sweeps after it, and param_rounds / param_converged (FALSE: stopped at
+# the cap with the ELBO still rising; R/diagnostics.R warns).
+engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = eng$control$maxit) {
   ctl <- eng$control
   q <- spec$q
   n <- nrow(X)
@@ -97,22 +99,36 @@ engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = 100L) {
 # starting parameters (kernel hyperparameters learned there if asked), then
 # engine_learn_lik_params(); for method = "gibbs" the sampler then runs with the
 # learned parameters and kernel, fixed.
+# Progress and convergence: one reporter for the whole fit (the variational fit, the
+# parameter rounds and the sampler report to it) and the convergence warnings once, on
+# the final fit (engine_check_convergence()).
 engine_fit_lik_params <- function(X, spec, likelihood, kernel, method, control, seed, mean0) {
-  vi <- run_engine(X, spec, kernel, "vi", control, seed, mean0)
+  own <- progress_begin(control$verbose, progress_header(method, X))
+  if (own) on.exit(progress_close(), add = TRUE)
+  sec <- progress_section(0, if (method == "vi") 0.9 else 0.25)
+  vi <- run_engine(X, spec, kernel, "vi", control, seed, mean0, check = FALSE)
+  progress_restore(sec)
+  sec <- progress_section(if (method == "vi") 0.9 else 0.25, if (method == "vi") 1 else 0.3,
+                          "likelihood parameters", announce = TRUE)
   vi <- engine_learn_lik_params(vi, X, spec, mean0)
-  if (!isTRUE(vi$param_converged)) {
-    warning(sprintf(paste0("`likelihood`: %s had not converged after %d rounds (ELBO still ",
-                           "rising); the last values are used."),
-                    lik_params_label(likelihood), vi$param_rounds), call. = FALSE)
+  progress_restore(sec)
+  vi$param_label <- lik_params_label(likelihood)
+  if (method == "vi") {
+    if (own) progress_finish()
+    return(engine_check_convergence(vi))
   }
-  if (method == "vi") return(vi)
   ctl <- control
   ctl$learn_hyper <- FALSE
-  g <- run_engine(X, vi$lik, vi$kernel, "gibbs", ctl, seed, mean0)
+  sec <- progress_section(0.3, 1)
+  g <- run_engine(X, vi$lik, vi$kernel, "gibbs", ctl, seed, mean0, check = FALSE)
+  progress_restore(sec)
   g$elbo <- vi$elbo
   g$converged <- vi$converged
+  g$hyper_converged <- vi$hyper_converged
   g$param_rounds <- vi$param_rounds
   g$param_converged <- vi$param_converged
+  g$param_label <- vi$param_label
   g$jitter <- max(g$jitter, vi$jitter)
-  g
+  if (own) progress_finish()
+  engine_check_convergence(g)
 }

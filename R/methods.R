@@ -88,12 +88,7 @@ print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   print_lik_params(x$likelihood, digits)
   cat(hyper_heading(x, "Kernel hyperparameters"))
   print(coef(x), digits = digits)
-  if (x$method == "vi") {
-    cat(sprintf("ELBO: %s (%s)\n", format(final_elbo(x), digits = digits + 2), vi_status(x$engine)))
-  } else {
-    d <- dim(x$engine$draws)
-    cat(sprintf("Draws: %d per chain x %d chain(s)\n", d[1], d[2]))
-  }
+  print_convergence(x, digits)
   invisible(x)
 }
 
@@ -111,16 +106,7 @@ summary.augp <- function(object, ...) {
               stats = st, time = object$time,
               levels = object$levels, q = object$q,
               lik = object$likelihood, param_rounds = object$engine$param_rounds)
-  out <- c(out, st, lik_param_values(object$likelihood))
-  if (object$method == "vi") {
-    out$elbo <- final_elbo(object)
-    out$iterations <- length(object$engine$elbo)
-    out$converged <- isTRUE(object$engine$converged)
-    out$status <- vi_status(object$engine)
-  } else {
-    out$diagnostics <- mcmc_diagnostics(object$engine$draws)
-    out$draws_dim <- dim(object$engine$draws)
-  }
+  out <- c(out, st, lik_param_values(object$likelihood), summary_convergence(object))
   class(out) <- "summary.augp"
   out
 }
@@ -150,22 +136,7 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
       "\n")
   cat(if (is.null(x$hyper_heading)) "Hyperparameters:\n" else x$hyper_heading)
   print(x$coef, digits = digits)
-  if (x$method == "vi") {
-    st <- if (is.null(x$status)) (if (x$converged) "converged" else "NOT converged") else x$status
-    if (startsWith(st, "SVI")) {
-      cat(sprintf("ELBO (full data): %s, %s\n", format(x$elbo, digits = digits + 2), st))
-    } else {
-      cat(sprintf("ELBO: %s after %d iteration(s), %s\n",
-                  format(x$elbo, digits = digits + 2), x$iterations,
-                  if (st == "not converged") "NOT converged" else st))
-    }
-  } else {
-    d <- x$diagnostics
-    cat(sprintf("Draws: %d per chain x %d chain(s)\n", x$draws_dim[1], x$draws_dim[2]))
-    cat(sprintf("Latent f: max split R-hat %s, min bulk ESS %s (over %d latent values)\n",
-                format(max(d$rhat, na.rm = TRUE), digits = 4),
-                format(round(min(d$ess, na.rm = TRUE))), nrow(d)))
-  }
+  print_summary_convergence(x, digits)
   lab <- attr(x$stats, "labels")
   cat(paste(c(vapply(names(lab), function(nm) sprintf(lab[[nm]], x$stats[[nm]]), ""),
               sprintf("fit time: %.2f s", x$time)), collapse = " | "), "\n", sep = "")

@@ -98,6 +98,8 @@ sparse_lik_subset <- function(lik, idx) {
 # fixed point the gradient with q(u) held fixed is the gradient of L* (envelope
 # theorem). Then CAVI at the best kernel for up to maxit more sweeps. The recorded
 # trace: the improving evaluations, then the final sweeps (non-decreasing).
+# converged: the final sweeps met tol; hyper_converged: the search stopped before
+# hyper_maxit iterations (NA without a search).
 sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z) {
   storage.mode(X) <- storage.mode(mu0) <- "double"
   model <- .model_sparse_new(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel),
@@ -109,7 +111,9 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
   learn <- (learn_hyper || learn_z) && ctl$hyper_maxit > 0
   path <- numeric(0)
   evals <- 0L
+  hyper_converged <- NA
   if (learn) {
+    sec <- progress_section(0, 0.9, "hyperparameter search", announce = TRUE)
     nth <- length(th0)
     unpack <- function(p) {
       list(th = if (learn_hyper) p[seq_len(nth)] else th0,
@@ -125,9 +129,11 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
     p0 <- c(if (learn_hyper) th0, if (learn_z) as.numeric(Z))
     lo <- c(if (learn_hyper) th0 - 8, if (learn_z) rep(-Inf, length(Z)))
     up <- c(if (learn_hyper) th0 + 8, if (learn_z) rep(Inf, length(Z)))
-    opt <- hyper_optimise(ev, p0, lo, up, ctl, label = "Sparse VI: hyperparameter search")
+    opt <- hyper_optimise(ev, p0, lo, up, ctl)
+    progress_restore(sec)
     evals <- opt$evals
     path <- opt$path
+    hyper_converged <- opt$converged
     if (is.finite(opt$value)) {
       u <- unpack(opt$par)
       kernel <- kernel_set_params(kernel, u$th)
@@ -135,19 +141,23 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
     }
   }
   # The model's best q(u) is whitened under (kernel, Z).
+  sec <- progress_section(if (learn) 0.9 else 0, 1, "variational updates", announce = TRUE)
   res <- .model_sparse_cavi(model, unname(kernel_get_params(kernel)), Z, jitter, TRUE,
                             as.integer(ctl$maxit), ctl$tol, TRUE)
   trace <- c(path[path <= res$elbo[1]], res$elbo)
-  if (ctl$verbose) message(sprintf("Sparse VI: %d sweeps, ELBO %.6f", length(res$elbo), trace[length(trace)]))
+  progress_set(1, sprintf("%d sweeps, ELBO %.6f", length(res$elbo), trace[length(trace)]))
+  progress_restore(sec)
   list(kernel = kernel, Z = Z, jitter = jitter, state = res$state, elbo = trace,
-       converged = res$converged, hyper_evals = evals)
+       converged = res$converged, hyper_converged = hyper_converged, hyper_evals = evals)
 }
 
 # Minibatch natural-gradient SVI. `state` (whitened under the starting kernel and Z)
 # warm-starts q(u); kernel steps start after SVI_HYPER_WARMUP epochs (at most half the
 # iterations), with a decaying Adam rate and a +-SVI_HYPER_BOX box in log scale around
 # the starting kernel (sparse.h, SviOptions). The fit ends with one full-data pass
-# for the ELBO (final_elbo = TRUE).
+# for the ELBO (final_elbo = TRUE). SVI has no convergence test: svi_trend records
+# whether the minibatch ELBO estimates were still clearly rising over the last epoch
+# (R/diagnostics.R).
 sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, state = NULL) {
   n <- nrow(X)
   bs <- as.integer(min(ctl$block_size, ctl$batch_size))
@@ -166,7 +176,7 @@ sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z
                          as.integer(starts), bpb, ctl$step_tau, ctl$step_kappa,
                          if (learn_hyper || learn_z) ctl$lr else 0, learn_hyper && ctl$lr > 0,
                          learn_z && ctl$lr > 0, hyper_start, SVI_LR_DECAY, SVI_HYPER_BOX,
-                         as.integer(ctl$threads), ctl$verbose)
+                         as.integer(ctl$threads), progress_svi_callback())
   kernel <- kernel_set_params(kernel, res$theta)
   elbo_full <- NA_real_
   if (ctl$final_elbo) {
@@ -175,7 +185,8 @@ sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z
     elbo_full <- o$elbo[1]
   }
   list(kernel = kernel, Z = res$Z, jitter = res$jitter, state = res$state, elbo = res$elbo,
-       elbo_full = elbo_full, converged = NA, hyper_evals = 0L,
+       elbo_full = elbo_full, converged = NA, hyper_converged = NA,
+       svi_trend = svi_trend(res$elbo, length(starts0)), hyper_evals = 0L,
        epochs = iters / length(starts0), iterations = iters, hyper_start = hyper_start)
 }
 
@@ -238,6 +249,9 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
   kernel_check_dims(kernel, ncol(X))
   ctl <- as_augp_control(control)
   sparse_check_batch(ctl, n)
+  # Progress of a direct call (run_engine() starts the reporter of a front-end fit).
+  own <- progress_begin(ctl$verbose, sprintf("augp sparse engine: variational inference on %d observations", n))
+  if (own) on.exit(progress_close(), add = TRUE)
   if (q > 1 && !ctl$shared_hyper) {
     stop(paste0("`shared_hyper = FALSE` (per-class kernel hyperparameters) is not ",
                 "supported with sparse GPs (`inducing`); use the exact GP or ",
@@ -272,6 +286,7 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
     jr <- jitter
     st <- NULL
     sub <- NULL
+    sec <- progress_section(0, 0.3, "subsample fit")
     if (learn_hyper && ctl$hyper_subsample > 0) {
       # Starting hyperparameters (and q(u), scaled up) from a full-batch fit on a
       # random subsample.
@@ -292,9 +307,15 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
       idx <- sort(sample.int(n, min(n, ctl$hyper_subsample)))
       st <- sparse_warm_state(X, mu0, lik, idx, k, Zr, jr, NULL, as.integer(min(ctl$maxit, 60)), ctl)
     }
+    progress_restore(sec)
+    sec <- progress_section(0.3, 1, "SVI", announce = TRUE,
+                            line = "stochastic variational inference")
     f <- sparse_svi(X, mu0, lik, k, Zr, jr, ctl, learn_hyper, learn_z, st)
+    progress_restore(sec)
     f$kernel_start <- k
     f$warm_started <- !is.null(st)
+    # Without kernel steps (lr = 0) the kernel is the subsample search's result.
+    if (!is.null(sub) && !(ctl$lr > 0)) f$hyper_converged <- sub$hyper_converged
     f
   }
   fit <- if (ctl$restarts > 1) {
@@ -307,7 +328,8 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
   out <- list(kernel = fit$kernel, X = X, y = lik$y, trials = lik$trials, lik = lik, q = q,
               method = "vi", Z = fit$Z, state = fit$state[c("Lam", "h")],
               elbo = fit$elbo, elbo_full = if (full) fit$elbo[length(fit$elbo)] else fit$elbo_full,
-              converged = fit$converged, draws = NULL, jitter = fit$jitter,
+              converged = fit$converged, hyper_converged = fit$hyper_converged,
+              svi_trend = fit$svi_trend, draws = NULL, jitter = fit$jitter,
               jitter_increased = FALSE, mean0 = mu0, sparse = list(
                 batch_size = if (full) n else ctl$batch_size, full_batch = full,
                 hyper_evals = fit$hyper_evals, epochs = fit$epochs, iterations = fit$iterations,
@@ -318,6 +340,7 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
   pr <- sparse_predict_raw(out, X, out$mean0)
   out$mean <- if (q == 1) as.numeric(pr$mean) else pr$mean
   out$var <- if (q == 1) as.numeric(pr$var) else pr$var
+  if (own) progress_finish()
   out
 }
 

@@ -10,9 +10,9 @@
 #'   [logistic_softmax()]). These are point estimates (maximising the ELBO, or
 #'   fixed), so there is no standard error.
 #' * `glance()`: one row about the whole fit: number of observations, method,
-#'   likelihood, kernel, the final ELBO (variational fits), convergence, the number
+#'   likelihood, kernel, the final ELBO (variational fits), convergence (of CAVI and the hyperparameter search), the number
 #'   of draws and chains with the largest split R-hat and smallest bulk effective
-#'   sample size of the latent values (Gibbs fits), the training statistics of
+#'   sample size of the fitted response means (Gibbs fits, as in `summary()`), the training statistics of
 #'   `summary()` (accuracy and log loss per trial) and the fitting time in seconds.
 #' * `augment()`: the data with the fitted response mean (`.fitted`, the success
 #'   probability, as `predict(type = "response")`), optionally its posterior
@@ -92,17 +92,18 @@ tidy.augp <- function(x, ...) {
 glance.augp <- function(x, ...) {
   vi <- x$method == "vi"
   d <- x$engine$draws
-  diag <- if (!vi) suppressWarnings(mcmc_diagnostics(d))
+  # diagnostics of the identified quantities (the fitted response means), as summary()
+  diag <- if (!vi) mcmc_extremes(mcmc_diagnostics(x, tail = FALSE))
   st <- lik_fit_stats(x$likelihood, x)
   out <- data.frame(
     nobs = x$n, method = x$method, likelihood = x$likelihood$name,
     kernel = kernel_label(x$kernel),
     elbo = if (vi) final_elbo(x) else NA_real_,
-    converged = if (vi) isTRUE(x$engine$converged) else NA,
+    converged = if (vi) isTRUE(x$engine$converged) && !isFALSE(x$engine$hyper_converged) else NA,
     ndraws = if (vi) NA_integer_ else as.integer(prod(dim(d)[1:2])),
     chains = if (vi) NA_integer_ else as.integer(dim(d)[2]),
-    rhat_max = if (vi) NA_real_ else max(diag$rhat, na.rm = TRUE),
-    ess_bulk_min = if (vi) NA_real_ else min(diag$ess, na.rm = TRUE),
+    rhat_max = if (vi) NA_real_ else diag$rhat,
+    ess_bulk_min = if (vi) NA_real_ else diag$ess_bulk,
     stringsAsFactors = FALSE)
   for (nm in names(st)) out[[nm]] <- as.numeric(st[[nm]])
   out$time <- as.numeric(x$time)

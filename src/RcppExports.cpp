@@ -270,8 +270,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_gibbs_cpp
-List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids, int n_streams, NumericVector seed, int threads, double jitter, bool verbose);
-RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chain_idsSEXP, SEXP n_streamsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP verboseSEXP) {
+List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids, int n_streams, NumericVector seed, int threads, double jitter, Rcpp::Nullable<Rcpp::Function> progress);
+RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chain_idsSEXP, SEXP n_streamsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -289,8 +289,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
-    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, verbose));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -561,8 +561,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // sparse_svi_cpp
-List sparse_svi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts, int blocks_per_batch, double tau, double kappa, double lr, bool learn_hyper, bool learn_inducing, int hyper_start, bool lr_decay, double box, int threads, bool verbose);
-RcppExport SEXP _augmentedGP_sparse_svi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP startsSEXP, SEXP blocks_per_batchSEXP, SEXP tauSEXP, SEXP kappaSEXP, SEXP lrSEXP, SEXP learn_hyperSEXP, SEXP learn_inducingSEXP, SEXP hyper_startSEXP, SEXP lr_decaySEXP, SEXP boxSEXP, SEXP threadsSEXP, SEXP verboseSEXP) {
+List sparse_svi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts, int blocks_per_batch, double tau, double kappa, double lr, bool learn_hyper, bool learn_inducing, int hyper_start, bool lr_decay, double box, int threads, Rcpp::Nullable<Rcpp::Function> progress);
+RcppExport SEXP _augmentedGP_sparse_svi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP startsSEXP, SEXP blocks_per_batchSEXP, SEXP tauSEXP, SEXP kappaSEXP, SEXP lrSEXP, SEXP learn_hyperSEXP, SEXP learn_inducingSEXP, SEXP hyper_startSEXP, SEXP lr_decaySEXP, SEXP boxSEXP, SEXP threadsSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -585,8 +585,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type lr_decay(lr_decaySEXP);
     Rcpp::traits::input_parameter< double >::type box(boxSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(sparse_svi_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, verbose));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_svi_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress));
     return rcpp_result_gen;
 END_RCPP
 }

@@ -323,13 +323,19 @@ List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::Matr
 // by all latent columns or one per column; K = k(X, X) is built here and each matrix
 // gets its own jitter (the search from `jitter`; the largest is returned). init_sd
 // NULL: the prior standard deviations sqrt(k(x_i, x_i)).
+// The chains advance together in chunks of iterations (sized by n alone); between
+// chunks the main thread checks for interrupts and, if `progress` is an R function,
+// calls progress(done, total) with the iterations done so far. Worker threads never
+// touch the R API, and neither the chunking nor the callback touches the random
+// streams, so the draws do not depend on progress reporting or the thread count.
 // Returns draws as an array [iter, length(chain_ids), n * q] (latent column j of
 // point i at i + n * j).
 // [[Rcpp::export(name = ".gp_gibbs_cpp")]]
 List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
                   Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup,
                   int iter, int thin, Rcpp::IntegerVector chain_ids,
-                  int n_streams, NumericVector seed, int threads, double jitter, bool verbose) {
+                  int n_streams, NumericVector seed, int threads, double jitter,
+                  Rcpp::Nullable<Rcpp::Function> progress = R_NilValue) {
   const int chains = chain_ids.size();
   if (chains < 1) Rcpp::stop("no chains to run");
   for (int c = 0; c < chains; ++c)
@@ -397,7 +403,7 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
   const int total = warmup + iter * thin;
   const double work = static_cast<double>(n) * n * n;
   const int block = std::max(1, std::min(100, static_cast<int>(2e8 / std::max(work, 1.0))));
-  int done = 0, next_report = total / 10;
+  int done = 0;
   while (done < total) {
     const int count = std::min(block, total - done);
     ChainWorker w(ch, ok, count);
@@ -406,10 +412,7 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
     for (int c = 0; c < chains; ++c)
       if (!ok[c]) Rcpp::stop("numerical failure in Gibbs chain " + std::to_string(chain_ids[c] + 1));
     Rcpp::checkUserInterrupt();
-    if (verbose && done >= next_report) {
-      Rcpp::Rcout << "Gibbs: iteration " << done << " / " << total << "\n";
-      next_report += std::max(1, total / 10);
-    }
+    if (progress.isNotNull()) Rcpp::Function(progress.get())(done, total);
   }
   out.attr("dim") = Rcpp::IntegerVector::create(iter, chains, n * q);
   return List::create(Rcpp::Named("draws") = out, Rcpp::Named("jitter") = jit);

@@ -5,6 +5,7 @@
 #include <RcppEigen.h>
 #include <RcppParallel.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -177,12 +178,15 @@ List sparse_obj_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_
 
 // Stochastic variational inference (see augp::sparse_svi); X, mu0 and lik are
 // already in the (shuffled) order whose contiguous blocks form the minibatches.
+// progress: NULL, or an R function called on the main thread as
+// progress(t, total, elbo) after every max(1, total / 100)-th step and the last (t
+// steps done, elbo the last minibatch estimate); it does not affect the fit.
 // [[Rcpp::export(name = ".sparse_svi_cpp")]]
 List sparse_svi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec,
                     Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts,
                     int blocks_per_batch, double tau, double kappa, double lr, bool learn_hyper,
                     bool learn_inducing, int hyper_start, bool lr_decay, double box, int threads,
-                    bool verbose) {
+                    Rcpp::Nullable<Rcpp::Function> progress = R_NilValue) {
   try {
     augp::SparseData data;
     make_data(X, mu0, lik, block_size, data);
@@ -201,10 +205,11 @@ List sparse_svi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_
     opt.box = box;
     std::vector<double> trace;
     const int total = static_cast<int>(opt.starts.size());
+    const int every = std::max(1, total / 100);
     auto tick = [&](int t) {
       if (t % 10 == 0) Rcpp::checkUserInterrupt();
-      if (verbose && total >= 10 && t % (total / 10) == 0)
-        Rcpp::Rcout << "SVI: iteration " << t << " / " << total << ", ELBO estimate " << trace.back() << "\n";
+      if (progress.isNotNull() && (t % every == 0 || t == total))
+        Rcpp::Function(progress.get())(t, total, trace.back());
     };
     augp::sparse_svi(g, qs, data, opt, make_pf(threads), trace, tick);
     return List::create(Rcpp::Named("state") = augp::wrap_sparse_q(qs), Rcpp::Named("elbo") = trace,

@@ -8,4 +8,4 @@ augp_toy <- function(n = 40, seed = 11) {
   d
 }
 
-augp_quick <- function(...) augp_control(hyper_maxit = 3, maxit = 50, threads = 1, ...)
+augp_quick <- function(...) augp_control(hyper_maxit = 20, maxit = 50, threads = 1, ...)

@@ -131,7 +131,8 @@ test_that("per-class hyperparameters never give a lower ELBO than shared ones", 
 test_that("a per-class softmax fit predicts, summarises and has one coef row per class", {
   ir <- iris[c(1:12, 51:62, 101:112), c("Sepal.Length", "Petal.Width", "Species")]
   ctl <- augp_control(shared_hyper = FALSE, hyper_maxit = 8, threads = 2, pred_draws = 200)
-  fit <- augp(Species ~ ., data = ir, likelihood = logistic_softmax(), control = ctl, seed = 1)
+  fit <- suppressWarnings(augp(Species ~ ., data = ir, likelihood = logistic_softmax(),
+                               control = ctl, seed = 1), classes = "augp_convergence_warning")
   co <- coef(fit)
   expect_true(is.matrix(co))
   expect_equal(rownames(co), levels(ir$Species))
@@ -155,8 +156,9 @@ test_that("a per-class softmax fit predicts, summarises and has one coef row per
   # Gibbs after VI keeps the VI-learned per-class kernels
   gctl <- augp_control(shared_hyper = FALSE, hyper_maxit = 8, threads = 2, iter = 40,
                        warmup = 20, chains = 1, pred_draws = 200)
-  gf <- augp(Species ~ ., data = ir, likelihood = logistic_softmax(), control = gctl,
-             method = "gibbs", seed = 1)
+  gf <- suppressWarnings(augp(Species ~ ., data = ir, likelihood = logistic_softmax(),
+                              control = gctl, method = "gibbs", seed = 1),
+                         classes = "augp_convergence_warning")
   expect_equal(coef(gf), co)
   expect_equal(dim(predict(gf, ir[c(1, 30), ])), c(2L, 3L))
 })
@@ -190,7 +192,9 @@ test_that("bad shared_hyper values and unsupported combinations give clear error
   set.seed(1)
   x <- matrix(stats::rnorm(40), 20)
   y <- factor(x[, 1] > 0, labels = c("a", "b"))
-  f1 <- augp_fit(x, y, control = augp_control(shared_hyper = FALSE, hyper_maxit = 2, threads = 2))
+  f1 <- suppressWarnings(augp_fit(x, y, control = augp_control(shared_hyper = FALSE,
+                                                               hyper_maxit = 2, threads = 2)),
+                         classes = "augp_convergence_warning")
   expect_false(is.matrix(coef(f1)))
   # sparse GPs with several latent functions: not supported, the error names the argument
   ir <- iris[c(1:10, 51:60, 101:110), ]

@@ -4,7 +4,9 @@ test_that("augp_fit with inducing points fits, predicts and summarises", {
   n <- 300
   x <- matrix(stats::rnorm(n * 2, sd = 3), n, dimnames = list(NULL, c("a", "b")))
   y <- factor(stats::rbinom(n, 1, stats::plogis(sin(x[, 1]) * 3)), labels = c("no", "yes"))
-  fit <- augp_fit(x, y, inducing = 20, control = augp_control(hyper_maxit = 5, threads = 2), seed = 1)
+  fit <- suppressWarnings(augp_fit(x, y, inducing = 20, seed = 1,
+                                   control = augp_control(hyper_maxit = 5, threads = 2)),
+                          classes = "augp_convergence_warning")
   expect_s3_class(fit$engine, "augp_sparse_engine")
   expect_equal(nrow(fit$engine$Z), 20L)
   p <- predict(fit, x[1:7, ], type = "response")

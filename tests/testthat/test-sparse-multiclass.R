@@ -3,8 +3,10 @@
 mc_ns <- asNamespace("augmentedGP")
 
 test_that("augp(Species ~ ., iris, inducing = 20) fits and predicts class probabilities", {
-  fit <- augp(Species ~ ., iris, inducing = 20,
-              control = augp_control(hyper_maxit = 3, threads = 2, pred_draws = 200), seed = 1)
+  fit <- suppressWarnings(augp(Species ~ ., iris, inducing = 20, seed = 1,
+                               control = augp_control(hyper_maxit = 3, threads = 2,
+                                                      pred_draws = 200)),
+                          classes = "augp_convergence_warning")
   expect_s3_class(fit$engine, "augp_sparse_engine")
   expect_equal(fit$engine$lik$type, "logistic_softmax")
   expect_equal(nrow(fit$engine$Z), 20L)
@@ -63,9 +65,10 @@ test_that("autoplot builds ELBO, predictive and latent plots for sparse fits", {
   d <- data.frame(x1 = stats::rnorm(n), x2 = stats::rnorm(n))
   d$y <- factor(stats::rbinom(n, 1, stats::plogis(3 * sin(d$x1))), labels = c("a", "b"))
   for (bs in list(NULL, 100)) {
-    fit <- augp(y ~ x1 + x2, d, inducing = 15,
-                control = augp_control(hyper_maxit = 3, threads = 2, batch_size = bs, svi_epochs = 2),
-                seed = 1)
+    fit <- suppressWarnings(augp(y ~ x1 + x2, d, inducing = 15, seed = 1,
+                                 control = augp_control(hyper_maxit = 3, threads = 2,
+                                                        batch_size = bs, svi_epochs = 2)),
+                            classes = "augp_convergence_warning")
     e <- ggplot2::autoplot(fit, type = "elbo")
     expect_s3_class(e, "ggplot")
     expect_equal(nrow(e$data), length(fit$engine$elbo))
@@ -80,8 +83,10 @@ test_that("autoplot builds ELBO, predictive and latent plots for sparse fits", {
     expect_s3_class(ggplot2::ggplot_build(l), "ggplot_built")
     expect_s3_class(ggplot2::ggplot_build(e), "ggplot_built")
   }
-  fm <- augp(Species ~ Petal.Length + Petal.Width, iris, inducing = 12,
-             control = augp_control(hyper_maxit = 2, threads = 2, pred_draws = 100), seed = 2)
+  fm <- suppressWarnings(augp(Species ~ Petal.Length + Petal.Width, iris, inducing = 12, seed = 2,
+                              control = augp_control(hyper_maxit = 2, threads = 2,
+                                                     pred_draws = 100)),
+                         classes = "augp_convergence_warning")
   pm <- ggplot2::autoplot(fm, type = "predictive", grid = 10)
   expect_s3_class(ggplot2::ggplot_build(pm), "ggplot_built")
   lm <- ggplot2::autoplot(fm, type = "latent")
