@@ -70,8 +70,7 @@
 #' @seealso [augp_fit()] for the matrix interface.
 #' @examples
 #' if (requireNamespace("MASS", quietly = TRUE)) {
-#'   fit <- augp(type ~ glu + bmi, data = MASS::Pima.tr[1:60, ],
-#'               control = augp_control(hyper_maxit = 3))
+#'   fit <- augp(type ~ glu + bmi, data = MASS::Pima.tr[1:60, ])
 #'   fit
 #'   head(predict(fit, MASS::Pima.te[1:5, ]))
 #' }

@@ -18,7 +18,7 @@
 #' set.seed(1)
 #' x <- matrix(rnorm(60), 30)
 #' y <- factor(x[, 1] + rnorm(30, sd = 0.5) > 0, labels = c("no", "yes"))
-#' fit <- augp_fit(x, y, control = augp_control(hyper_maxit = 3))
+#' fit <- augp_fit(x, y)
 #' fit
 #' @export
 augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),

@@ -37,9 +37,9 @@
 #' x <- matrix(rnorm(40), 20)
 #' y <- factor(x[, 1] > 0, labels = c("no", "yes"))
 #' fit <- augp_fit(x, y, method = "gibbs",
-#'                 control = augp_control(iter = 60, chains = 2))
+#'                 control = augp_control(iter = 600, chains = 2))
 #' posterior::summarise_draws(fit)[1:3, ]
-#' vi <- augp_fit(x, y, control = augp_control(hyper_maxit = 3))
+#' vi <- augp_fit(x, y)
 #' posterior::summarise_draws(vi, "mean", "sd", ndraws = 200)[1:3, ]
 #' @name augp-draws
 NULL

@@ -262,8 +262,7 @@ lik_model_label.augp_stick_breaking <- function(likelihood) "multinomial model"
 #' x <- seq(0, 1, length.out = 25)
 #' Y <- t(sapply(x, function(s) rmultinom(1, 8, c(s, 1 - s, 1) / 2)))
 #' colnames(Y) <- c("a", "b", "c")
-#' fit <- augp_fit(x, Y, likelihood = stick_breaking(),
-#'                 control = augp_control(hyper_maxit = 3))
+#' fit <- augp_fit(x, Y, likelihood = stick_breaking())
 #' predict_counts(fit, matrix(c(0.1, 0.9)), size = 100)
 #' @export
 predict_counts <- function(object, newdata, size = NULL, interval = c("none", "credible"),

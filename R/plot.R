@@ -53,11 +53,11 @@
 #'                 g = factor(sample(c("a", "b"), 40, replace = TRUE)))
 #' d$y <- factor(d$x1 + (d$g == "b") + rnorm(40, sd = 0.5) > 0.5,
 #'               labels = c("no", "yes"))
-#' fit <- augp(y ~ ., data = d, control = augp_control(hyper_maxit = 3))
+#' fit <- augp(y ~ ., data = d)
 #' p <- autoplot(fit)                       # conditional effects of x1, x2, x3, g
 #' p <- autoplot(fit, effects = c("x1", "g"))
 #' p <- autoplot(fit, type = "elbo")
-#' fit1 <- augp(y ~ x1, data = d, control = augp_control(hyper_maxit = 3))
+#' fit1 <- augp(y ~ x1, data = d)
 #' p <- autoplot(fit1)                      # curve with its credible band
 #' @importFrom ggplot2 autoplot
 #' @export

@@ -46,7 +46,7 @@
 #' set.seed(1)
 #' x <- matrix(rnorm(60), 30)
 #' y <- factor(x[, 1] > 0, labels = c("no", "yes"))
-#' fit <- augp_fit(x, y, control = augp_control(hyper_maxit = 3))
+#' fit <- augp_fit(x, y)
 #' predict(fit, matrix(c(-1, 1, 0, 0), 2), type = "class")
 #' @export
 predict.augp <- function(object, newdata, type = c("response", "link", "class"),

@@ -36,8 +36,7 @@
 #' x <- seq(0, 1, length.out = 25)
 #' Y <- t(sapply(x, function(s) rmultinom(1, 8, c(s, 1 - s, 1) / 2)))
 #' colnames(Y) <- c("a", "b", "c")
-#' fit <- augp_fit(x, Y, likelihood = stick_breaking(),
-#'                 control = augp_control(hyper_maxit = 3))
+#' fit <- augp_fit(x, Y, likelihood = stick_breaking())
 #' sims <- simulate(fit, nsim = 2, seed = 3)
 #' dim(sims)
 #' @importFrom stats simulate

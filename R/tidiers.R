@@ -43,7 +43,7 @@
 #' set.seed(1)
 #' d <- data.frame(x = rnorm(40))
 #' d$y <- factor(d$x + rnorm(40, sd = 0.5) > 0, labels = c("no", "yes"))
-#' fit <- augp(y ~ x, d, control = augp_control(hyper_maxit = 3))
+#' fit <- augp(y ~ x, d)
 #' tidy(fit)
 #' glance(fit)
 #' head(augment(fit, se_fit = TRUE))
