@@ -9,3 +9,8 @@ augp_toy <- function(n = 40, seed = 11) {
 }
 
 augp_quick <- function(...) augp_control(hyper_maxit = 20, maxit = 50, threads = 1, ...)
+
+# Short Gibbs runs keep the tests fast; their convergence warning (augp_mcmc_warning) is
+# expected and tested in test-augp-convergence.R, so it is muffled here (other warnings
+# still surface).
+short_gibbs <- function(expr) suppressWarnings(expr, classes = "augp_mcmc_warning")

@@ -4,9 +4,9 @@ skip_if_not_installed("posterior")
 
 dr_d <- augp_toy(30)
 dr_vi <- augp(y ~ x1, dr_d, seed = 5, control = augp_quick())
-dr_gibbs <- augp(y ~ x1, dr_d, method = "gibbs", seed = 5,
+dr_gibbs <- short_gibbs(augp(y ~ x1, dr_d, method = "gibbs", seed = 5,
                  control = augp_control(iter = 80, warmup = 40, chains = 2, threads = 1,
-                                        hyper_maxit = 3))
+                                        hyper_maxit = 20)))
 
 test_that("every as_draws_* generic and summarise_draws work for Gibbs and VI fits", {
   convs <- list(as_draws = "draws_array", as_draws_array = "draws_array",

@@ -2,7 +2,7 @@
 # conventions (offsets, na.exclude, empty newdata) and the checks of bad input around
 # fitting and prediction.
 
-gen_ctl <- function(...) augp_control(hyper_maxit = 3, maxit = 50, threads = 1, ...)
+gen_ctl <- function(...) augp_control(hyper_maxit = 20, maxit = 50, threads = 1, ...)
 
 test_that("residuals of a Bernoulli fit equal the hand computation, as for glm", {
   d <- augp_toy(40)
@@ -99,8 +99,8 @@ test_that("generics without a GP meaning are errors that say what to use", {
   expect_error(sigma(fit), "no scale")
   e <- elbo(fit)
   expect_true(is.numeric(e) && length(e) == 1 && is.finite(e))
-  g <- augp(y ~ x1, d, method = "gibbs", seed = 1,
-            control = augp_control(learn_hyper = FALSE, iter = 40, chains = 1, threads = 1))
+  g <- short_gibbs(augp(y ~ x1, d, method = "gibbs", seed = 1,
+            control = augp_control(learn_hyper = FALSE, iter = 40, chains = 1, threads = 1)))
   expect_error(elbo(g), "no ELBO")
 })
 
@@ -162,7 +162,7 @@ test_that("offsets enter the latent mean; predict() evaluates them on newdata", 
   expect_equal(fitted(f3), fitted(f0))
   # Gibbs fits shift their predictions by the offset too
   ctl <- augp_control(learn_hyper = FALSE, iter = 60, chains = 1, threads = 1)
-  g <- augp(y ~ x1 + offset(o), d, method = "gibbs", seed = 2, control = ctl)
+  g <- short_gibbs(augp(y ~ x1 + offset(o), d, method = "gibbs", seed = 2, control = ctl))
   expect_equal(unname(predict(g, nd2, type = "link") - predict(g, nd, type = "link")), nd2$o,
                tolerance = 1e-8)
   # matrix fits take the offsets of newdata in predict()
@@ -235,8 +235,8 @@ test_that("predict() on newdata without rows returns empty results of the right 
   x <- as.matrix(d[, c("x1", "x2")])
   mf <- augp_fit(x, d$y, control = gen_ctl())
   expect_identical(predict(mf, x[0, ]), numeric(0))
-  g <- augp(y ~ x1, d, method = "gibbs", seed = 1,
-            control = augp_control(learn_hyper = FALSE, iter = 40, chains = 1, threads = 1))
+  g <- short_gibbs(augp(y ~ x1, d, method = "gibbs", seed = 1,
+            control = augp_control(learn_hyper = FALSE, iter = 40, chains = 1, threads = 1)))
   expect_equal(nrow(predict(g, nd, type = "link", interval = "credible")), 0L)
   expect_equal(nrow(simulate(g, newdata = nd)), 0L)
   ir <- iris[seq(1, 150, 5), ]

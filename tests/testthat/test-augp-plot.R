@@ -151,7 +151,7 @@ test_that("a factor with one numeric input, transformed inputs and matrix fits p
 test_that("multi-class fits: 1-D curves per category, 2-D class map, effects per category", {
   set.seed(4)
   d <- iris[sample(150, 45), ]
-  ctl <- augp_control(hyper_maxit = 2, maxit = 40, threads = 1, pred_draws = 100)
+  ctl <- augp_control(hyper_maxit = 20, maxit = 40, threads = 1, pred_draws = 100)
   f1 <- augp(Species ~ Petal.Length, d, control = ctl)
   p1 <- autoplot(f1)
   expect_builds(p1)
@@ -181,7 +181,7 @@ test_that("stick-breaking and binomial count fits plot proportions", {
   set.seed(5)
   d <- data.frame(x = seq(0, 1, length.out = 25), z = stats::rnorm(25))
   d$Y <- t(sapply(d$x, function(x) stats::rmultinom(1, 6, c(x, 1 - x, 0.5))))
-  ctl <- augp_control(hyper_maxit = 2, maxit = 40, threads = 1, pred_draws = 100)
+  ctl <- augp_control(hyper_maxit = 20, maxit = 40, threads = 1, pred_draws = 100)
   sb <- augp(Y ~ x, d, control = ctl)
   p <- autoplot(sb)
   expect_builds(p)
@@ -228,7 +228,7 @@ test_that("the SVI ELBO plot smooths the minibatch estimates and marks the full-
   d <- data.frame(x1 = stats::rnorm(n), x2 = stats::rnorm(n))
   d$y <- factor(stats::rbinom(n, 1, stats::plogis(2 * d$x1)), labels = c("a", "b"))
   fit <- augp(y ~ x1 + x2, d, inducing = 8, seed = 1,
-              control = augp_control(hyper_maxit = 2, threads = 1, batch_size = 50,
+              control = augp_control(hyper_maxit = 20, threads = 1, batch_size = 50,
                                      svi_epochs = 3))
   e <- autoplot(fit, type = "elbo")
   expect_builds(e)
@@ -259,9 +259,9 @@ test_that("the SVI ELBO plot smooths the minibatch estimates and marks the full-
 
 test_that("latent, trace and ELBO plots for Gibbs fits", {
   d <- augp_toy(25)
-  fit <- augp(y ~ x1, d, method = "gibbs", seed = 2,
+  fit <- short_gibbs(augp(y ~ x1, d, method = "gibbs", seed = 2,
               control = augp_control(iter = 60, warmup = 30, chains = 2, threads = 1,
-                                     learn_hyper = FALSE))
+                                     learn_hyper = FALSE)))
   p <- autoplot(fit, type = "trace", which = c(1, 5))
   expect_builds(p)
   expect_equal(nrow(p$data), 2 * 30 * 2)
@@ -274,9 +274,9 @@ test_that("latent, trace and ELBO plots for Gibbs fits", {
   expect_error(autoplot(fit, type = "trace", which = 99), "`which`")
   fv <- augp(y ~ x1, d, control = augp_quick())
   expect_error(autoplot(fv, type = "trace"), "Gibbs")
-  g2 <- augp(y ~ x1, d, method = "gibbs", seed = 2,
+  g2 <- short_gibbs(augp(y ~ x1, d, method = "gibbs", seed = 2,
              control = augp_control(iter = 40, warmup = 20, chains = 1, threads = 1,
-                                    hyper_maxit = 2))
+                                    hyper_maxit = 20)))
   eg <- autoplot(g2, type = "elbo")
   expect_builds(eg)
   expect_match(eg$labels$title, "before sampling")

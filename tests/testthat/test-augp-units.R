@@ -8,7 +8,7 @@ units_data <- function(n = 50, seed = 5) {
                 labels = c("no", "yes"))
   d
 }
-units_ctl <- function(...) augp_control(hyper_maxit = 4, maxit = 60, threads = 1, ...)
+units_ctl <- function(...) augp_control(hyper_maxit = 20, maxit = 60, threads = 1, ...)
 fixed_ctl <- function(...) augp_control(learn_hyper = FALSE, maxit = 200, tol = 1e-10, threads = 1, ...)
 
 test_that("coef() reports lengthscales in data units: the standardised value times the sd", {
@@ -167,7 +167,7 @@ test_that("a fitted kernel passed to another fit on the same data is reused as f
   d <- data.frame(a = rnorm(40, sd = 30), b = rnorm(40, sd = 0.2))
   d$y <- factor(d$a / 30 + d$b / 0.2 + rnorm(40) > 0, labels = c("n", "y"))
   fit <- augp(y ~ a + b, data = d, kernel = kernel_se(lengthscale = c(40, 0.3)),
-              control = augp_control(hyper_maxit = 5), seed = 1)
+              control = augp_control(hyper_maxit = 20), seed = 1)
   refit <- augp(y ~ a + b, data = d, kernel = fit$kernel,
                 control = augp_control(learn_hyper = FALSE), seed = 1)
   expect_equal(coef(refit), coef(fit), tolerance = 1e-10)

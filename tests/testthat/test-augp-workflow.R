@@ -8,18 +8,18 @@ wf_data <- function(n = 40, seed = 3) {
 }
 wf_d <- wf_data()
 wf_vi <- augp(y ~ x, wf_d, seed = 4, control = augp_quick())
-wf_gibbs <- augp(y ~ x, wf_d, method = "gibbs", seed = 4,
+wf_gibbs <- short_gibbs(augp(y ~ x, wf_d, method = "gibbs", seed = 4,
                  control = augp_control(iter = 100, warmup = 50, chains = 2, threads = 1,
-                                        hyper_maxit = 3))
+                                        hyper_maxit = 20)))
 wf_iris <- local({
   set.seed(6)
   iris[sample(150, 36), ]
 })
 wf_soft <- augp(Species ~ Petal.Length + Petal.Width, data = wf_iris, seed = 2,
                 control = augp_quick())
-wf_soft_gibbs <- augp(Species ~ Petal.Length + Petal.Width, data = wf_iris, method = "gibbs",
-                      seed = 2, control = augp_control(learn_hyper = FALSE, iter = 40,
-                                                       warmup = 20, chains = 2, threads = 1))
+wf_soft_gibbs <- short_gibbs(augp(Species ~ Petal.Length + Petal.Width, data = wf_iris,
+                      method = "gibbs", seed = 2, control = augp_control(learn_hyper = FALSE,
+                      iter = 40, warmup = 20, chains = 2, threads = 1)))
 
 test_that("posterior_* and log_lik have draws x observations shapes (Bernoulli)", {
   for (f in list(wf_vi, wf_gibbs)) {
