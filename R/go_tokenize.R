@@ -61,12 +61,14 @@ go_tokenize <- function(text, stopwords = go_stopwords(), min_length = 2L, stem 
 
 # Stops with an instruction to install SnowballC when it is missing.
 go_need_snowball <- function() {
-  if (!requireNamespace("SnowballC", quietly = TRUE)) {
+  if (!go_has_snowball()) {
     stop("`stem = TRUE` needs the package SnowballC: install it with install.packages(\"SnowballC\").",
          call. = FALSE)
   }
   invisible(TRUE)
 }
+
+go_has_snowball <- function() requireNamespace("SnowballC", quietly = TRUE)
 
 # English Snowball stems of UTF-8 tokens, computed once per distinct token.
 go_stem <- function(tok) {
