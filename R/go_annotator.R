@@ -94,9 +94,11 @@
 #'   `tokenizer`) are reduced to their English Snowball stems (package
 #'   SnowballC), so that inflected forms such as "differentiate" and
 #'   "differentiation" count as one word. Only for text input: count matrices
-#'   must be built from stemmed words by the caller. Default `FALSE`: on
-#'   simulated corpora and on the GO term names it changed accuracy by at most
-#'   a few points either way (see `bench/go/results_stemming.md`).
+#'   must be built from stemmed words by the caller. Default `FALSE`:
+#'   stemming helps when the sentences use other forms of the definitions'
+#'   words and costs a little accuracy when they use the definitions' own
+#'   forms, since it merges words that tell terms apart (measured in
+#'   `bench/go/` of the package sources).
 #' @param truncate Responsibilities below this value are set to zero (see
 #'   Ties and truncation); 0 means exact EM.
 #' @param author_pseudocount Non-negative symmetric Dirichlet prior count for

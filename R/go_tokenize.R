@@ -14,8 +14,8 @@
 #'
 #' @section Encodings:
 #' Strings declared as latin1 are converted to UTF-8. Strings that are not
-#' valid in their declared encoding (for example latin1 bytes such as
-#' `"caf\xe9"` read into a UTF-8 session without a declared encoding), and
+#' valid in their declared encoding (for example latin1 text read into a
+#' UTF-8 session without declaring its encoding), and
 #' strings declared as `"bytes"`, are an error naming the first offending
 #' element: convert them first, e.g. with
 #' `iconv(x, from = "latin1", to = "UTF-8")`. Lower-casing of letters outside
