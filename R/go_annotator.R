@@ -46,7 +46,11 @@
 #' see `bench/go/` for the effect at full scale.
 #'
 #' @section Input handling:
-#' Document and author identifiers are compared as character strings. Every
+#' Text (sentences, definitions, names) must be valid UTF-8 or declared
+#' latin1 (converted); other text is an error naming the argument, see
+#' [go_tokenize()]. Empty `sentences` or `definitions` (no rows) and missing
+#' values are errors. Document and author identifiers are compared as
+#' character strings. Every
 #' document with sentences must have at least one author in `authors`
 #' (otherwise an error names the documents); authors of documents without
 #' sentences are kept but their profiles stay uniform. Words that appear
@@ -86,31 +90,48 @@
 #' @param hierarchy Optional data frame of (`child`, `parent`) GO id pairs.
 #' @param tokenizer Function turning a character vector into a list of token
 #'   vectors; default [go_tokenize()].
+#' @param stem If `TRUE`, the tokens of the sentences and definitions (from
+#'   `tokenizer`) are reduced to their English Snowball stems (package
+#'   SnowballC), so that inflected forms such as "differentiate" and
+#'   "differentiation" count as one word. Only for text input: count matrices
+#'   must be built from stemmed words by the caller. Default `FALSE`:
+#'   stemming helps when the sentences use other forms of the definitions'
+#'   words and costs a little accuracy when they use the definitions' own
+#'   forms, since it merges words that tell terms apart (measured in
+#'   `bench/go/` of the package sources).
 #' @param truncate Responsibilities below this value are set to zero (see
 #'   Ties and truncation); 0 means exact EM.
 #' @param author_pseudocount Non-negative symmetric Dirichlet prior count for
 #'   the author profiles (0: maximum likelihood).
-#' @param seed Seed for the tie-breaking order; `NULL` draws it from R's RNG.
+#' @param seed Seed for the tie-breaking order (a number between
+#'   `-.Machine$integer.max` and `.Machine$integer.max`); `NULL` draws it from
+#'   R's RNG.
 #' @return An object of class `go_annotator`: a list with the fitted author
-#'   profiles `theta` (sparse author x term matrix), the corpus-wide term
-#'   distribution `pi`, the per-sentence best term `assignment` and its
-#'   probability, the definitions-only `baseline` assignment, the sparse
-#'   `responsibilities`, the `objective` trace, the number of sentences whose
-#'   best term changed (`n_changed`), the wall time of each iteration
-#'   (`seconds`: M-step plus E-step; the first also includes setting up the
-#'   C++ data) and bookkeeping.
+#'   profiles `theta` (sparse author x term matrix, also `coef(fit)`), the
+#'   corpus-wide term distribution `pi`, the per-sentence best term
+#'   `assignment` (GO ids, character; `assignment_index` gives the positions
+#'   in `go_id`) and its probability `assignment_prob`, the definitions-only
+#'   best term `baseline` (GO ids; `baseline_index` the positions), the sparse
+#'   sentence x term `responsibilities` (also `fitted(fit)`), the `objective`
+#'   trace, the number of sentences whose best term changed (`n_changed`), the
+#'   wall time of each iteration (`seconds`: M-step plus E-step; the first
+#'   also includes setting up the C++ data) and bookkeeping. See
+#'   [predict.go_annotator()], [coef.go_annotator()], [fitted.go_annotator()]
+#'   and [summary.go_annotator()].
 #' @examples
 #' sim <- simulate_go_corpus(go_subset$terms, n_authors = 5, n_documents = 20,
 #'                           seed = 1)
 #' fit <- go_annotator(sim$sentences, sim$authors, go_subset$terms,
 #'                     max_iter = 20, threads = 1)
 #' fit
+#' head(fit$assignment)
 #' top_terms(fit, sim$authors$author[1], n = 3)
+#' head(predict(fit, top = 2))
 #' @export
 go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard"),
                          pseudocount = 0.01, max_iter = 100L, tol = 1e-6, threads = NULL,
                          documents = NULL, hierarchy = NULL, tokenizer = go_tokenize,
-                         truncate = 0, author_pseudocount = 0, seed = NULL) {
+                         truncate = 0, author_pseudocount = 0, seed = NULL, stem = FALSE) {
   em <- match.arg(em)
   pseudocount <- go_check_scalar(pseudocount, "pseudocount", lower = 0, open = TRUE)
   max_iter <- check_count(max_iter, "max_iter")
@@ -121,9 +142,20 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
   author_pseudocount <- go_check_scalar(author_pseudocount, "author_pseudocount", lower = 0)
   threads <- resolve_threads(threads)
   if (!is.function(tokenizer)) stop("`tokenizer` must be a function.", call. = FALSE)
+  stem <- check_flag(stem, "stem")
+  seed <- go_check_seed(seed)
+  if (stem) {
+    go_need_snowball()
+    if (!is.data.frame(sentences) || !is.data.frame(definitions)) {
+      stop(paste("`stem = TRUE` applies to text: give `sentences` and `definitions` as data",
+                 "frames, or build the count matrices from stemmed words."), call. = FALSE)
+    }
+    tokenizer <- go_stemming(tokenizer)
+  }
 
   defs <- go_prepare_definitions(definitions, tokenizer)
   corp <- go_prepare_sentences(sentences, documents, tokenizer)
+  if (length(corp$doc) == 0) stop("`sentences` has no rows.", call. = FALSE)
   vocab <- sort(unique(c(defs$words, corp$words)))
   if (length(vocab) == 0) {
     stop("`definitions` and `sentences` contain no words at all.", call. = FALSE)
@@ -150,16 +182,18 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
     theta = theta, theta_rows = res$theta,
     pi = stats::setNames(res$pi, defs$go_id),
     phi = res$phi,
-    assignment = res$resp$top[inv] + 1L,
+    assignment = defs$go_id[res$resp$top[inv] + 1L],
+    assignment_index = res$resp$top[inv] + 1L,
     assignment_prob = res$resp$top_r[inv],
-    baseline = res$baseline[inv] + 1L,
+    baseline = defs$go_id[res$baseline[inv] + 1L],
+    baseline_index = res$baseline[inv] + 1L,
     responsibilities = resp,
     documents = corp$doc,
     objective = res$objective, n_changed = res$n_changed, seconds = res$seconds,
     converged = res$converged, iterations = res$iterations,
     em = em, pseudocount = pseudocount, author_pseudocount = author_pseudocount,
     truncate = truncate, tol = tol, seed = control$seed,
-    ancestors = ancestors, tokenizer = tokenizer,
+    ancestors = ancestors, tokenizer = tokenizer, stem = stem,
     n = c(sentences = S, documents = length(auth$doc_levels), authors = A, terms = K,
           words = length(vocab)),
     call = match.call()
@@ -208,7 +242,38 @@ go_check_text <- function(x, arg) {
   if (!is.character(x)) {
     stop(sprintf("`%s` must be character, not %s.", arg, class(x)[1]), call. = FALSE)
   }
-  x
+  go_as_utf8(x, arg)
+}
+
+# A seed for go_annotator() / simulate_go_corpus(): NULL or a finite number
+# that set.seed() accepts (R's integer range).
+go_check_seed <- function(seed) {
+  if (is.null(seed)) return(NULL)
+  if (!is.numeric(seed) || length(seed) != 1 || is.na(seed) || !is.finite(seed) ||
+      abs(seed) > .Machine$integer.max) {
+    stop(sprintf("`seed` must be NULL or a single number between -%d and %d.",
+                 .Machine$integer.max, .Machine$integer.max), call. = FALSE)
+  }
+  seed
+}
+
+# Wraps a tokenizer so that its tokens are replaced by their Snowball stems.
+# Output that is not a list of character vectors is passed through unchanged,
+# so that go_tokens() reports the tokenizer's error.
+go_stemming <- function(tokenizer) {
+  force(tokenizer)
+  function(text) {
+    tok <- tokenizer(text)
+    if (!is.list(tok) || !all(vapply(tok, function(t) is.character(t) || length(t) == 0,
+                                     logical(1)))) {
+      return(tok)
+    }
+    n <- lengths(tok)
+    st <- go_stem(as.character(unlist(tok, use.names = FALSE)))
+    out <- split(st, factor(rep.int(seq_along(tok), n), levels = seq_along(tok)))
+    names(out) <- NULL
+    out
+  }
 }
 
 go_tokens <- function(tokenizer, text, arg) {

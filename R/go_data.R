@@ -103,7 +103,8 @@ read_go_sqlite <- function(path = NULL, ontology = c("BP", "MF", "CC")) {
 #' @param noise Probability that a word is background noise.
 #' @param concentration Dirichlet concentration of the profile weights.
 #' @param tokenizer Tokenizer applied to the definitions.
-#' @param seed Optional seed (`set.seed()` otherwise rules).
+#' @param seed Optional seed for [set.seed()] (R's integer range); `NULL`: the
+#'   current state of R's random number generator rules.
 #' @return A list with `sentences` (data frame `document`, `text`, `go_id`:
 #'   the planted term), `authors` (data frame `document`, `author`) and
 #'   `profiles` (data frame `author`, `go_id`, `weight`: the planted theta).
@@ -130,6 +131,7 @@ simulate_go_corpus <- function(definitions, n_authors = 20, n_documents = 100,
   noise <- go_check_scalar(noise, "noise", lower = 0)
   if (noise > 1) stop("`noise` must be in [0, 1].", call. = FALSE)
   concentration <- go_check_scalar(concentration, "concentration", lower = 0, open = TRUE)
+  seed <- go_check_seed(seed)
   if (!is.null(seed)) {
     old <- if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
       get(".Random.seed", envir = globalenv(), inherits = FALSE)

@@ -1,17 +1,24 @@
-#' Predict GO terms for the sentences of new documents
+#' Predict GO terms for sentences
 #'
-#' Runs the E-step of a fitted [go_annotator()] on new documents and returns
-#' the most probable GO terms of every sentence. `P(G | d)` is the mean of the
-#' profiles of the document's authors; authors not seen in training (and
-#' documents without any listed author) use the corpus-wide term distribution
-#' `fit$pi`. Words outside the fitted vocabulary are ignored. Responsibilities
-#' below `1e-10` (or below the fit's `truncate`, when larger) are dropped, so
-#' a sentence may get fewer than `top` rows.
+#' Without `sentences`, returns the most probable GO terms of the training
+#' sentences: the responsibilities of the fit's final E-step
+#' (`fitted(object)`). With `sentences`, runs the E-step of the fitted
+#' [go_annotator()] on them (new documents, or the training documents again)
+#' and returns the most probable GO terms of every sentence. `P(G | d)` is
+#' the mean of the profiles of the document's authors; authors not seen in
+#' training (and documents without any listed author) use the corpus-wide
+#' term distribution `fit$pi`. Words outside the fitted vocabulary are
+#' ignored. The text is tokenized as in training (with the same tokenizer
+#' and stemming). Probabilities below `1e-10` (or below the fit's
+#' `truncate`, when larger) are dropped, so a sentence may get fewer than
+#' `top` rows.
 #'
 #' @param object A `go_annotator` fit.
-#' @param sentences New sentences, as in [go_annotator()].
+#' @param sentences New sentences, as in [go_annotator()]; `NULL` (default):
+#'   the training sentences.
 #' @param authors Data frame of (`document`, `author`) pairs for the new
-#'   documents, or `NULL` (every document uses `fit$pi`).
+#'   documents, or `NULL` (every document uses `fit$pi`). Only with
+#'   `sentences`.
 #' @param top Number of terms reported per sentence.
 #' @param documents With a matrix `sentences`: the document id of each row.
 #' @param propagate If `TRUE` (default when the fit has a hierarchy), report
@@ -19,18 +26,22 @@
 #'   rule), so ancestors score at least as high as their descendants.
 #' @param threads Number of threads.
 #' @param ... Unused.
-#' @return A data frame with columns `sentence` (row of `sentences`),
-#'   `document`, `rank`, `go_id`, `name` and `probability`.
+#' @return A data frame with columns `sentence` (row of `sentences`, or of the
+#'   training sentences), `document`, `rank`, `go_id`, `name` and
+#'   `probability`, sorted by sentence and rank. No rows when `sentences` has
+#'   none.
 #' @examples
 #' sim <- simulate_go_corpus(go_subset$terms, n_authors = 5, n_documents = 20,
 #'                           seed = 1)
 #' fit <- go_annotator(sim$sentences, sim$authors, go_subset$terms,
 #'                     hierarchy = go_subset$hierarchy, max_iter = 20, threads = 1)
+#' head(predict(fit, top = 1, propagate = FALSE))   # training sentences
 #' new <- data.frame(document = "new", text = "DNA repair after damage")
 #' predict(fit, new, authors = NULL, top = 3, threads = 1)
 #' @export
-predict.go_annotator <- function(object, sentences, authors = NULL, top = 5, documents = NULL,
-                                 propagate = !is.null(object$ancestors), threads = NULL, ...) {
+predict.go_annotator <- function(object, sentences = NULL, authors = NULL, top = 5,
+                                 documents = NULL, propagate = !is.null(object$ancestors),
+                                 threads = NULL, ...) {
   fit <- object
   top <- check_count(top, "top")
   if (top < 1) stop("`top` must be at least 1.", call. = FALSE)
@@ -39,11 +50,24 @@ predict.go_annotator <- function(object, sentences, authors = NULL, top = 5, doc
     stop("`propagate = TRUE` needs a fit with a `hierarchy`.", call. = FALSE)
   }
   threads <- resolve_threads(threads)
+  if (is.null(sentences)) {
+    if (!is.null(authors) || !is.null(documents)) {
+      stop("`authors` and `documents` are only used together with `sentences`.", call. = FALSE)
+    }
+    R <- fit$responsibilities
+    R <- R * (R >= 1e-10)
+    return(go_rank_table(fit, R, fit$documents, top, propagate))
+  }
   corp <- go_prepare_sentences(sentences, documents, fit$tokenizer)
+  S <- length(corp$doc)
+  K <- length(fit$go_id)
+  if (S == 0) {
+    return(go_rank_table(fit, Matrix::sparseMatrix(i = integer(), j = integer(), x = double(),
+                                                   dims = c(0, K)), character(), top, propagate))
+  }
   if (is.null(authors)) authors <- data.frame(document = character(), author = character())
   auth <- go_prepare_authors(authors, corp$doc, required = FALSE)
   A <- nrow(fit$theta)
-  K <- length(fit$go_id)
   data <- go_build_data(corp, list(go_id = fit$go_id), fit$vocabulary, auth$doc_levels,
                         auth$pairs, rownames(fit$theta), unknown_profile = A + 1L)
   data$n_terms <- K
@@ -57,19 +81,94 @@ predict.go_annotator <- function(object, sentences, authors = NULL, top = 5, doc
                   max_iter = 1L, tol = 0, truncate = max(1e-10, fit$truncate),
                   threads = threads, seed = fit$seed)
   res <- .go_estep_cpp(data, profiles, fit$phi, control)
-  S <- length(corp$doc)
   R <- go_rows_to_matrix(res$p, res$g, res$r, S, K)[order(data$order), , drop = FALSE]
+  go_rank_table(fit, R, corp$doc, top, propagate)
+}
+
+# The `top` largest entries of every row of the sentence x term probability
+# matrix R (after propagation to ancestors if asked), as the data frame
+# returned by predict(): ties in probability are listed in term order.
+go_rank_table <- function(fit, R, docs, top, propagate) {
   if (propagate) R <- R %*% fit$ancestors
   tr <- Matrix::summary(R)
+  tr <- tr[tr$x != 0, , drop = FALSE]
   tr <- tr[order(tr$i, -tr$x, tr$j), , drop = FALSE]
   rank <- stats::ave(tr$i, tr$i, FUN = seq_along)
   tr <- tr[rank <= top, , drop = FALSE]
   rank <- rank[rank <= top]
-  out <- data.frame(sentence = tr$i, document = corp$doc[tr$i], rank = as.integer(rank),
-                    go_id = fit$go_id[tr$j], name = fit$name[tr$j], probability = tr$x,
-                    stringsAsFactors = FALSE)
+  out <- data.frame(sentence = as.integer(tr$i), document = as.character(docs[tr$i]),
+                    rank = as.integer(rank), go_id = fit$go_id[tr$j], name = fit$name[tr$j],
+                    probability = as.double(tr$x), stringsAsFactors = FALSE)
   rownames(out) <- NULL
   out
+}
+
+#' Fitted author profiles and term word counts of a GO annotator
+#'
+#' `coef()` returns the fitted parameters of a [go_annotator()] fit.
+#' `type = "profiles"` (default) gives the author profiles `theta`: a sparse
+#' author x GO term matrix (`Matrix::dgCMatrix`, authors as row names, GO
+#' ids as column names) whose row `a` is `P(term | author a)` and sums to
+#' one. `type = "words"` gives the sparse GO term x word matrix `C` of the
+#' definition counts plus the expected corpus counts, from which the term's
+#' word distribution is
+#' `phi_G(w) = (C_Gw + pseudocount) / (sum_w C_Gw + V pseudocount)`
+#' with `V = ncol(C)` the vocabulary size (words are stems when the fit used
+#' `stem = TRUE`).
+#'
+#' @param object A `go_annotator` fit.
+#' @param type `"profiles"` or `"words"`.
+#' @param ... Unused.
+#' @return A sparse matrix (`Matrix::dgCMatrix`), see Description.
+#' @seealso [fitted.go_annotator()], [top_terms()].
+#' @examples
+#' sim <- simulate_go_corpus(go_subset$terms, n_authors = 3, n_documents = 10,
+#'                           seed = 2)
+#' fit <- go_annotator(sim$sentences, sim$authors, go_subset$terms,
+#'                     max_iter = 10, threads = 1)
+#' th <- coef(fit)
+#' dim(th)
+#' Matrix::rowSums(th)
+#' C <- coef(fit, type = "words")
+#' # the five most probable words of the first planted term of author A0001
+#' g <- sim$profiles$go_id[1]
+#' head(sort(C[g, ], decreasing = TRUE), 5)
+#' @export
+coef.go_annotator <- function(object, type = c("profiles", "words"), ...) {
+  type <- match.arg(type)
+  if (type == "profiles") return(object$theta)
+  ph <- object$phi
+  V <- length(object$vocabulary)
+  m <- Matrix::sparseMatrix(i = ph$g + 1L, j = rep.int(seq_len(V), diff(ph$wp)), x = ph$count,
+                            dims = c(length(object$go_id), V))
+  dimnames(m) <- list(object$go_id, object$vocabulary)
+  m
+}
+
+#' Fitted term probabilities of the training sentences
+#'
+#' @param object A `go_annotator` fit.
+#' @param type `"probabilities"` (default): the sparse sentence x GO term
+#'   matrix of posterior term probabilities (responsibilities) of the
+#'   training sentences from the final E-step, rows in the order of the
+#'   training sentences, GO ids as column names (rows sum to one; with
+#'   `truncate > 0` probabilities below it are zero). `"term"`: the most
+#'   probable GO id of every sentence (`object$assignment`).
+#' @param ... Unused.
+#' @return A `Matrix::dgCMatrix` or a character vector.
+#' @seealso [predict.go_annotator()] for the top terms as a data frame,
+#'   [coef.go_annotator()].
+#' @examples
+#' sim <- simulate_go_corpus(go_subset$terms, n_authors = 3, n_documents = 10,
+#'                           seed = 2)
+#' fit <- go_annotator(sim$sentences, sim$authors, go_subset$terms,
+#'                     max_iter = 10, threads = 1)
+#' dim(fitted(fit))
+#' mean(fitted(fit, type = "term") == sim$sentences$go_id)
+#' @export
+fitted.go_annotator <- function(object, type = c("probabilities", "term"), ...) {
+  type <- match.arg(type)
+  if (type == "term") object$assignment else object$responsibilities
 }
 
 #' Top GO terms of an author
@@ -110,6 +209,7 @@ print.go_annotator <- function(x, ...) {
               x$n[["sentences"]], x$n[["documents"]], x$n[["authors"]], x$n[["terms"]],
               x$n[["words"]]))
   cat(sprintf("  objective: %.6g -> %.6g\n", x$objective[1], x$objective[length(x$objective)]))
+  if (isTRUE(x$stem)) cat("  words are Snowball stems\n")
   invisible(x)
 }
 
@@ -132,7 +232,7 @@ print.go_annotator <- function(x, ...) {
 summary.go_annotator <- function(object, n = 5, ...) {
   o <- utils::head(order(-object$pi), n)
   structure(list(
-    em = object$em, n = object$n, iterations = object$iterations,
+    em = object$em, n = object$n, iterations = object$iterations, stem = isTRUE(object$stem),
     converged = object$converged, objective = object$objective,
     changed_from_baseline = mean(object$assignment != object$baseline),
     mean_assignment_prob = mean(object$assignment_prob),
@@ -145,7 +245,8 @@ summary.go_annotator <- function(object, n = 5, ...) {
 print.summary.go_annotator <- function(x, ...) {
   cat(sprintf("GO annotator (%s EM): %d iteration(s), %s\n", x$em, x$iterations,
               if (x$converged) "converged" else "not converged"))
-  cat(sprintf("Sizes: %s\n", paste(names(x$n), x$n, sep = " = ", collapse = ", ")))
+  cat(sprintf("Sizes: %s%s\n", paste(names(x$n), x$n, sep = " = ", collapse = ", "),
+              if (isTRUE(x$stem)) " (words are Snowball stems)" else ""))
   cat(sprintf("Objective: first %.6g, last %.6g\n", x$objective[1],
               x$objective[length(x$objective)]))
   cat(sprintf("Sentences whose best term differs from the definitions-only baseline: %.1f%%\n",

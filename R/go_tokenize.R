@@ -1,22 +1,40 @@
 #' Tokenize text for the GO annotation model
 #'
-#' The built-in tokenizer used by [go_annotator()]: text is lower-cased, split
-#' on every character that is not an ASCII letter or digit, and tokens shorter
-#' than `min_length` characters or found in `stopwords` are dropped.
+#' The built-in tokenizer used by [go_annotator()]: text is converted to
+#' UTF-8, lower-cased, split on every character that is not a letter or a
+#' digit (any script), and tokens shorter than `min_length` characters or
+#' found in `stopwords` are dropped. With `stem = TRUE` the remaining tokens
+#' are reduced to their stems by the Snowball (Porter 2) English stemmer of
+#' the package SnowballC, so that "regulates", "regulated" and "regulation"
+#' become the same word "regul".
 #'
 #' A user-supplied tokenizer passed to [go_annotator()] must behave like this
 #' function: take a character vector and return a list of character vectors of
 #' the same length (one vector of tokens per input string).
 #'
+#' @section Encodings:
+#' Strings declared as latin1 are converted to UTF-8. Strings that are not
+#' valid in their declared encoding (for example latin1 text read into a
+#' UTF-8 session without declaring its encoding), and
+#' strings declared as `"bytes"`, are an error naming the first offending
+#' element: convert them first, e.g. with
+#' `iconv(x, from = "latin1", to = "UTF-8")`. Lower-casing of letters outside
+#' ASCII follows the session's locale. `NA` gives no tokens.
+#'
 #' @param text Character vector (one element per sentence or definition).
 #' @param stopwords Character vector of tokens to drop (default
-#'   [go_stopwords()]).
-#' @param min_length Minimum number of characters of a kept token.
+#'   [go_stopwords()]); they are matched before stemming.
+#' @param min_length Minimum number of characters of a kept token (before
+#'   stemming).
+#' @param stem If `TRUE`, stem the tokens (needs the package SnowballC).
 #' @return A list of character vectors, one per element of `text`.
 #' @examples
 #' go_tokenize("The regulation of DNA repair, in response to UV-light.")
+#' if (requireNamespace("SnowballC", quietly = TRUE)) {
+#'   go_tokenize("Astrocytes differentiate; astrocyte differentiation.", stem = TRUE)
+#' }
 #' @export
-go_tokenize <- function(text, stopwords = go_stopwords(), min_length = 2L) {
+go_tokenize <- function(text, stopwords = go_stopwords(), min_length = 2L, stem = FALSE) {
   if (is.factor(text)) text <- as.character(text)
   if (!is.character(text)) {
     stop(sprintf("`text` must be a character vector, not %s.", class(text)[1]), call. = FALSE)
@@ -25,17 +43,72 @@ go_tokenize <- function(text, stopwords = go_stopwords(), min_length = 2L) {
     stop("`stopwords` must be a character vector.", call. = FALSE)
   }
   min_length <- check_count(min_length, "min_length")
+  stem <- check_flag(stem, "stem")
+  if (stem) go_need_snowball()
+  text <- go_as_utf8(text, "text")
   text[is.na(text)] <- ""
-  pieces <- strsplit(tolower(text), "[^a-z0-9]+")
+  pieces <- strsplit(tolower(text), "[^\\p{L}\\p{N}]+", perl = TRUE)
   n <- lengths(pieces)
-  tok <- unlist(pieces, use.names = FALSE)
+  tok <- as.character(unlist(pieces, use.names = FALSE))
   id <- rep.int(seq_along(text), n)
   keep <- nchar(tok) >= max(1, min_length) & !(tok %in% tolower(stopwords))
-  out <- split(tok[keep], factor(id[keep], levels = seq_along(text)))
+  tok <- tok[keep]
+  if (stem) tok <- go_stem(tok)
+  out <- split(tok, factor(id[keep], levels = seq_along(text)))
   names(out) <- NULL
   out
 }
 
+# Stops with an instruction to install SnowballC when it is missing.
+go_need_snowball <- function() {
+  if (!go_has_snowball()) {
+    stop("`stem = TRUE` needs the package SnowballC: install it with install.packages(\"SnowballC\").",
+         call. = FALSE)
+  }
+  invisible(TRUE)
+}
+
+go_has_snowball <- function() requireNamespace("SnowballC", quietly = TRUE)
+
+# English Snowball stems of UTF-8 tokens, computed once per distinct token.
+go_stem <- function(tok) {
+  if (length(tok) == 0) return(character())
+  u <- unique(tok)
+  s <- SnowballC::wordStem(u, language = "english")
+  Encoding(s) <- "UTF-8"  # the stemmer reads and writes UTF-8 bytes
+  s[match(tok, u)]
+}
+
+# Converts a character vector to UTF-8. Declared latin1 strings are converted;
+# a string that is not valid in its declared encoding (or is declared
+# "bytes") is an error naming `arg` and the first bad element, never silently
+# turned into other characters.
+go_as_utf8 <- function(x, arg) {
+  enc <- Encoding(x)
+  bad <- which(enc == "bytes")
+  if (length(bad) == 0) {
+    x <- enc2utf8(x)
+    bad <- which(!is.na(x) & !validUTF8(x))
+  }
+  if (length(bad) > 0) {
+    shown <- go_escape_bytes(x[bad[1]], 40)
+    stop(sprintf(paste0("`%s` is not valid UTF-8 text (element %d: \"%s\"; %d element(s) in all). ",
+                        "Convert it first, e.g. with iconv(x, from = \"latin1\", to = \"UTF-8\"), ",
+                        "or declare its encoding with Encoding(x) <- \"latin1\"."),
+                 arg, bad[1], shown, length(bad)), call. = FALSE)
+  }
+  x
+}
+
+# The first `n` bytes of a string, printable ASCII kept and every other byte
+# written as <xx>, for error messages about text of unknown encoding.
+go_escape_bytes <- function(s, n) {
+  b <- utils::head(charToRaw(s), n)
+  v <- as.integer(b)
+  out <- ifelse(v >= 32 & v < 127, vapply(v, function(i) rawToChar(as.raw(i)), ""),
+                sprintf("<%02x>", v))
+  paste(out, collapse = "")
+}
 #' English stop words used by the GO tokenizer
 #'
 #' A short list of common English function words that carry no information

@@ -35,7 +35,7 @@ X <- tok_matrix(stok, vocab)
 cat(sprintf("corpus: %d sentences, %d documents, %d authors, %d words (setup %.1f s)\n",
             nrow(X), length(unique(sim$sentences$document)), 2000, length(vocab),
             proc.time()[["elapsed"]] - t0))
-truth <- match(sim$sentences$go_id, terms$go_id)
+truth <- sim$sentences$go_id
 
 run <- function(em) {
   t1 <- proc.time()[["elapsed"]]

@@ -78,7 +78,8 @@ test_that("sparse hard EM equals the dense reference implementation", {
   ref <- go_dense_em(p$X, p$O, p$sdoc, p$dauth, p$A, pc = 0.3, iters = fit$iterations,
                      hard = TRUE)
   expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
-  expect_equal(fit$assignment, apply(ref$R, 1, which.max))
+  expect_equal(fit$assignment_index, apply(ref$R, 1, which.max))
+  expect_identical(fit$assignment, fit$go_id[fit$assignment_index])
 })
 
 test_that("soft EM objective never decreases and stops on tol", {
@@ -151,7 +152,7 @@ test_that("the truncated first E-step (cached fast path) matches exact EM", {
                      threads = 1, seed = 1, truncate = 1e-3)
   R0 <- as.matrix(f0$responsibilities)
   keep <- R0 >= 1e-3
-  keep[cbind(seq_len(nrow(R0)), f0$assignment)] <- TRUE
+  keep[cbind(seq_len(nrow(R0)), f0$assignment_index)] <- TRUE
   R0t <- R0 * keep
   R0t <- R0t / rowSums(R0t)
   expect_equal(unname(as.matrix(f1$responsibilities)), unname(R0t), tolerance = 1e-8)

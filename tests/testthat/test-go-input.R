@@ -27,7 +27,7 @@ test_that("sentences without known words, long sentences and ties behave", {
   e <- data.frame(document = rep(c("x", "y"), each = 100), text = "")
   au <- data.frame(document = c("x", "y"), author = c("p", "q"))
   f1 <- go_annotator(e, au, go_subset$terms, max_iter = 1, threads = 1, seed = 1)
-  expect_lt(mean(f1$assignment == 1), 0.05)
+  expect_lt(mean(f1$assignment_index == 1), 0.05)
   expect_gt(length(unique(f1$assignment)), 50)
   f2 <- go_annotator(e, au, go_subset$terms, max_iter = 1, threads = 1, seed = 2)
   expect_false(identical(f1$assignment, f2$assignment))
@@ -40,8 +40,8 @@ test_that("sentences without known words, long sentences and ties behave", {
                      threads = 1, seed = 1)
   r <- as.matrix(f3$responsibilities)
   expect_equal(r[, 1], r[, 2])
-  expect_true(all(f3$assignment %in% c(1, 2)))
-  expect_true(any(f3$assignment == 1) || length(unique(f3$assignment)) == 1)
+  expect_true(all(f3$assignment_index %in% c(1, 2)))
+  expect_true(any(f3$assignment_index == 1) || length(unique(f3$assignment)) == 1)
 })
 
 test_that("bad inputs give clear errors naming the argument", {
@@ -109,4 +109,133 @@ test_that("matrix and data frame inputs give the same fit", {
   f2 <- fit_q(X, sim$authors, O, documents = sim$sentences$document)
   expect_equal(f1$objective, f2$objective, tolerance = 1e-12)
   expect_equal(as.matrix(f1$theta), as.matrix(f2$theta), tolerance = 1e-12)
+})
+
+test_that("text that is not valid UTF-8 is an error naming the argument", {
+  s <- sim$sentences
+  a <- sim$authors
+  bad <- "caf\xe9 de la cellule"
+  Encoding(bad) <- "UTF-8"          # latin1 bytes wrongly declared as UTF-8
+  s_bad <- s
+  s_bad$text[3] <- bad
+  expect_error(fit_q(s_bad, a, defs), "`sentences\\$text` is not valid UTF-8.*element 3.*caf<e9>")
+  expect_error(fit_q(s_bad, a, defs), "iconv")
+  d_bad <- defs
+  d_bad$definition[2] <- bad
+  expect_error(fit_q(s, a, d_bad), "`definitions\\$definition` is not valid UTF-8.*element 2")
+  d_bad <- defs
+  d_bad$name[4] <- bad
+  expect_error(fit_q(s, a, d_bad), "`definitions\\$name` is not valid UTF-8")
+  expect_error(go_tokenize(c("fine", bad)), "`text` is not valid UTF-8.*element 2")
+  by <- "caf\xe9"
+  Encoding(by) <- "bytes"
+  expect_error(go_tokenize(c("a", by, "b")), "`text` is not valid UTF-8")
+  fit <- fit_q(s, a, defs)
+  expect_error(predict(fit, s_bad, a, threads = 1), "`sentences\\$text` is not valid UTF-8")
+  expect_error(simulate_go_corpus(d_bad <- within(defs, definition[1] <- bad), seed = 1),
+               "`definitions\\$definition` is not valid UTF-8")
+  # the documented conversion gives the intended word
+  fixed <- iconv("caf\xe9 de la cellule", from = "latin1", to = "UTF-8")
+  expect_identical(go_tokenize(fixed)[[1]], c("café", "de", "la", "cellule"))
+})
+
+test_that("declared latin1 text is converted, letters outside ASCII are kept", {
+  lat <- "caf\xe9 cellule"
+  Encoding(lat) <- "latin1"
+  tok <- go_tokenize(lat)[[1]]
+  expect_identical(tok, c("café", "cellule"))
+  expect_identical(Encoding(tok[1]), "UTF-8")
+  # the same word whether given as latin1 or UTF-8
+  expect_identical(go_tokenize(enc2utf8(lat)), go_tokenize(lat))
+  s <- sim$sentences
+  s$text[1] <- lat
+  fit <- fit_q(s, sim$authors, defs)
+  expect_true("café" %in% fit$vocabulary)
+  expect_true(all(is.finite(fit$objective)))
+  # Greek letters and digits are word characters; hyphens split
+  expect_identical(go_tokenize("TGF-\u03b2\u03b2 and IL-12")[[1]], c("tgf", "\u03b2\u03b2", "il", "12"))
+  expect_identical(go_tokenize(character()), list())
+  expect_identical(go_tokenize(NA_character_), list(character()))
+})
+
+test_that("empty inputs and out-of-range seeds are errors naming the argument", {
+  s <- sim$sentences
+  a <- sim$authors
+  expect_error(fit_q(s[0, ], a, defs), "`sentences` has no rows")
+  expect_error(fit_q(s[0, ], a[0, ], defs), "`sentences` has no rows")
+  X0 <- Matrix::sparseMatrix(i = integer(), j = integer(), x = double(), dims = c(0, 2),
+                             dimnames = list(NULL, c("cell", "dna")))
+  expect_error(fit_q(X0, a, defs, documents = character()), "`sentences` has no rows")
+  expect_error(fit_q(s, a[0, ], defs), "`authors` lists no author")
+  s_empty <- s
+  s_empty$text <- ""
+  # empty strings are sentences without words: allowed, they get the prior
+  expect_s3_class(fit_q(s_empty, a, defs), "go_annotator")
+  s_na <- s
+  s_na$text[4] <- NA
+  expect_error(fit_q(s_na, a, defs), "`sentences\\$text` must not contain NA")
+  d_na <- defs
+  d_na$definition[5] <- NA
+  expect_error(fit_q(s, a, d_na), "`definitions\\$definition` must not contain NA")
+  for (seed in list(1e10, -3e9, NA_real_, Inf, c(1, 2), "1")) {
+    expect_error(go_annotator(s, a, defs, max_iter = 1, threads = 1, seed = seed),
+                 "`seed` must be NULL or a single number between")
+  }
+  expect_error(simulate_go_corpus(defs, seed = 2^31), "`seed` must be NULL or a single number")
+  expect_s3_class(go_annotator(s, a, defs, max_iter = 1, threads = 1,
+                               seed = .Machine$integer.max), "go_annotator")
+  expect_error(simulate_go_corpus(defs, n_documents = 0), "`n_documents`")
+})
+
+test_that("stemming is an option of the tokenizer and of the fit", {
+  skip_if_not_installed("SnowballC")
+  tok <- go_tokenize("Astrocytes differentiate; the astrocyte differentiation regulates.",
+                     stem = TRUE)[[1]]
+  expect_identical(tok, c("astrocyt", "differenti", "astrocyt", "differenti", "regul"))
+  expect_identical(go_tokenize("the regulation", stem = FALSE)[[1]], "regulation")
+  expect_error(go_tokenize("x", stem = NA), "`stem` must be TRUE or FALSE")
+  s <- sim$sentences
+  a <- sim$authors
+  f0 <- fit_q(s, a, defs)
+  f1 <- fit_q(s, a, defs, stem = TRUE)
+  expect_true(f1$stem)
+  expect_false(f0$stem)
+  expect_lt(length(f1$vocabulary), length(f0$vocabulary))
+  expect_true("regul" %in% f1$vocabulary || "process" %in% f1$vocabulary)
+  expect_false(any(c("regulation", "processes") %in% f1$vocabulary))
+  expect_output(print(f1), "Snowball stems")
+  # predict() stems new text like the training text: inflected forms of a word
+  # get the same predictions with stemming, not without
+  new <- data.frame(document = c("n1", "n2"), text = c("phosphorylated", "phosphorylation"))
+  p1 <- predict(f1, new, top = 3, threads = 1)
+  expect_equal(p1$go_id[p1$sentence == 1], p1$go_id[p1$sentence == 2])
+  expect_equal(p1$probability[p1$sentence == 1], p1$probability[p1$sentence == 2])
+  p0 <- predict(f0, new, top = 3, threads = 1)
+  expect_false(isTRUE(all.equal(p0$probability[p0$sentence == 1],
+                                p0$probability[p0$sentence == 2])))
+  # a custom tokenizer is stemmed too
+  f2 <- fit_q(s, a, defs, stem = TRUE, tokenizer = function(x) go_tokenize(x, min_length = 3))
+  expect_true(all(f2$vocabulary %in% f1$vocabulary))
+  X <- Matrix::sparseMatrix(i = 1:3, j = 1:3, x = 1, dims = c(3, 3),
+                            dimnames = list(NULL, c("cell", "dna", "repair")))
+  expect_error(fit_q(X, a, defs, documents = a$document[1:3], stem = TRUE),
+               "`stem = TRUE` applies to text")
+})
+
+test_that("stem = TRUE without SnowballC says to install it", {
+  # pretend SnowballC is missing (local_mocked_bindings() needs testthat >= 3.1.7)
+  if (exists("local_mocked_bindings", asNamespace("testthat"))) {
+    get("local_mocked_bindings", asNamespace("testthat"))(go_has_snowball = function() FALSE)
+  } else {
+    ns <- asNamespace("augmentedGP")
+    old <- get("go_has_snowball", ns)
+    unlockBinding("go_has_snowball", ns)
+    assign("go_has_snowball", function() FALSE, ns)
+    withr::defer({
+      assign("go_has_snowball", old, ns)
+      lockBinding("go_has_snowball", ns)
+    })
+  }
+  expect_error(go_tokenize("cells", stem = TRUE), "needs the package SnowballC.*install.packages")
+  expect_error(fit_q(sim$sentences, sim$authors, defs, stem = TRUE), "needs the package SnowballC")
 })

@@ -64,3 +64,85 @@ test_that("the shipped GO subset is consistent", {
                     go_subset$terms$go_id))
   expect_gt(nrow(go_subset$terms), 200)
 })
+
+test_that("predict() without sentences gives the training sentences' terms", {
+  p0 <- predict(fit, top = 3, propagate = FALSE)
+  expect_named(p0, c("sentence", "document", "rank", "go_id", "name", "probability"))
+  expect_setequal(unique(p0$sentence), seq_len(nrow(sim$sentences)))
+  expect_equal(p0$document, sim$sentences$document[p0$sentence])
+  # the best term of each sentence is the fit's assignment, with its probability
+  top1 <- p0[p0$rank == 1, ]
+  expect_identical(top1$go_id, fit$assignment)
+  expect_equal(top1$probability, fit$assignment_prob)
+  # the same as running the E-step again on the training data (the fit ends with
+  # an E-step, so the final profiles and word distributions reproduce it)
+  p1 <- predict(fit, sim$sentences, sim$authors, top = 3, propagate = FALSE, threads = 1)
+  expect_equal(p0, p1, tolerance = 1e-8)
+  # propagation to ancestors applies as for new sentences
+  q0 <- predict(fit, top = 4)
+  q1 <- predict(fit, sim$sentences, sim$authors, top = 4, threads = 1)
+  expect_equal(q0, q1, tolerance = 1e-8)
+  # the root collects all the mass
+  expect_equal(q0$probability[q0$rank == 1], rep(1, nrow(sim$sentences)), tolerance = 1e-8)
+  expect_error(predict(fit, authors = sim$authors), "`authors` and `documents` are only used")
+  # no sentences: no rows, same columns
+  e <- predict(fit, sim$sentences[0, ], sim$authors, threads = 1)
+  expect_equal(nrow(e), 0)
+  expect_named(e, names(p0))
+})
+
+test_that("assignments are GO ids, with their positions kept", {
+  expect_type(fit$assignment, "character")
+  expect_true(all(grepl("^GO:[0-9]{7}$", fit$assignment)))
+  expect_identical(fit$assignment, fit$go_id[fit$assignment_index])
+  expect_type(fit$assignment_index, "integer")
+  expect_type(fit$baseline, "character")
+  expect_identical(fit$baseline, fit$go_id[fit$baseline_index])
+  # planted terms are recovered on most sentences of this easy corpus
+  expect_gt(mean(fit$assignment == sim$sentences$go_id), 0.5)
+  expect_equal(summary(fit)$changed_from_baseline, mean(fit$assignment != fit$baseline))
+})
+
+test_that("coef() gives the author profiles and the term x word counts", {
+  th <- coef(fit)
+  expect_s4_class(th, "dgCMatrix")
+  expect_equal(dim(th), c(5L, length(fit$go_id)))
+  expect_identical(colnames(th), fit$go_id)
+  expect_setequal(rownames(th), unique(sim$authors$author))
+  expect_equal(unname(Matrix::rowSums(th)), rep(1, 5), tolerance = 1e-10)
+  expect_identical(coef(fit, type = "profiles"), th)
+  tt <- top_terms(fit, "A0003", n = 1)
+  expect_equal(tt$go_id, colnames(th)[which.max(th["A0003", ])])
+  C <- coef(fit, type = "words")
+  expect_s4_class(C, "dgCMatrix")
+  expect_identical(dimnames(C), list(fit$go_id, fit$vocabulary))
+  expect_true(all(C@x >= 0))
+  # definitions plus expected corpus counts: the total is the number of definition
+  # tokens (within the vocabulary) plus the number of corpus tokens
+  n_def <- sum(lengths(go_tokenize(go_subset$terms$definition)))
+  n_corpus <- sum(lengths(go_tokenize(sim$sentences$text)))
+  expect_equal(sum(C), n_def + n_corpus, tolerance = 1e-8)
+  # phi from the counts reproduces the E-step: log P(s | G) + log P(G | d) normalised
+  pc <- fit$pseudocount
+  V <- ncol(C)
+  logphi <- log(as.matrix(C) + pc) - log(Matrix::rowSums(C) + V * pc)
+  s1 <- go_tokenize(sim$sentences$text[1])[[1]]
+  d1 <- sim$authors$author[sim$authors$document == sim$sentences$document[1]]
+  prior <- Matrix::colMeans(th[d1, , drop = FALSE])
+  lp <- log(prior) + rowSums(logphi[, match(s1, colnames(C)), drop = FALSE])
+  r <- exp(lp - max(lp))
+  r <- r / sum(r)
+  expect_equal(unname(r), unname(as.numeric(fit$responsibilities[1, ])), tolerance = 1e-8)
+  expect_error(coef(fit, type = "nothing"), "'arg'")
+})
+
+test_that("fitted() gives the sentence x term probabilities or the best terms", {
+  R <- fitted(fit)
+  expect_s4_class(R, "dgCMatrix")
+  expect_equal(dim(R), c(nrow(sim$sentences), length(fit$go_id)))
+  expect_identical(colnames(R), fit$go_id)
+  expect_equal(unname(Matrix::rowSums(R)), rep(1, nrow(R)), tolerance = 1e-10)
+  expect_identical(fitted(fit, type = "term"), fit$assignment)
+  best <- fit$go_id[apply(as.matrix(R), 1, which.max)]
+  expect_identical(best, fit$assignment)
+})
