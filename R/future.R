@@ -46,12 +46,7 @@ future_restart_kernels <- function(kernel, restarts, seed) {
   th <- engine_get_params(kernel)
   out <- list(kernel)
   if (restarts > 1) {
-    old <- if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
-      get(".Random.seed", envir = globalenv(), inherits = FALSE)
-    }
-    on.exit(if (is.null(old)) {
-      if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) rm(".Random.seed", envir = globalenv())
-    } else assign(".Random.seed", old, envir = globalenv()))
+    withr::local_preserve_seed()
     set.seed(seed[1] %% 2147483647)
     for (r in 2:restarts) out[[r]] <- engine_set_params(kernel, th + stats::rnorm(length(th)))
   }

@@ -133,13 +133,7 @@ simulate_go_corpus <- function(definitions, n_authors = 20, n_documents = 100,
   concentration <- go_check_scalar(concentration, "concentration", lower = 0, open = TRUE)
   seed <- go_check_seed(seed)
   if (!is.null(seed)) {
-    old <- if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
-      get(".Random.seed", envir = globalenv(), inherits = FALSE)
-    }
-    on.exit({
-      if (is.null(old)) rm(".Random.seed", envir = globalenv())
-      else assign(".Random.seed", old, envir = globalenv())
-    })
+    withr::local_preserve_seed()
     set.seed(seed)
   }
   tok <- go_tokens(tokenizer, go_check_text(definitions$definition, "definitions$definition"),

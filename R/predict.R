@@ -128,7 +128,7 @@ predict_parts <- function(object, newdata, type, se.fit, want_int, level, offset
 # posterior draws for Gibbs fits, NULL for variational fits; ok: which rows have
 # complete inputs; rownames: those of newdata's rows, NULL at the training inputs, so
 # that predictions there match fitted()). At new inputs the draws of Gibbs fits are
-# drawn with R's generator seeded from the fit (with_local_seed). `offset`: the
+# drawn with R's generator seeded from the fit (withr::with_seed()). `offset`: the
 # offsets of newdata's rows for fits from augp_fit() with an offset.
 latent_posterior <- function(object, newdata = NULL, offset = NULL) {
   q <- object$q
@@ -142,7 +142,7 @@ latent_posterior <- function(object, newdata = NULL, offset = NULL) {
     ok <- attr(X, "ok")
     rn <- rownames(X)
     pr <- if (any(ok)) {
-      with_local_seed(pred_seed(object), engine_predict_new(object, X, ok, draws = gibbs))
+      withr::with_seed(pred_seed(object), engine_predict_new(object, X, ok, draws = gibbs))
     } else {
       list(mean = numeric(0), var = numeric(0), draws = numeric(0))
     }
@@ -186,19 +186,8 @@ response_summary <- function(object, lp, level = 0) {
   if (is.null(S)) S <- 1000L
   q <- object$q
 
-  Z <- with_local_seed(pred_seed(object), matrix(stats::rnorm(S * q), S, q))
+  Z <- withr::with_seed(pred_seed(object), matrix(stats::rnorm(S * q), S, q))
   .lik_response_cpp(lik, lp$mean, lp$var, Z, level, resolve_threads(object$control$threads))
-}
-
-# Evaluate expr with R's RNG seeded from `seed`, leaving the user's stream as it was.
-with_local_seed <- function(seed, expr) {
-  genv <- globalenv()
-  had <- exists(".Random.seed", envir = genv, inherits = FALSE)
-  old <- if (had) get(".Random.seed", envir = genv, inherits = FALSE) else NULL
-  on.exit(if (had) assign(".Random.seed", old, envir = genv) else
-    rm(".Random.seed", envir = genv), add = TRUE)
-  set.seed(seed)
-  expr
 }
 
 # Seed of the Monte Carlo draws behind predictions: the fit's seed, so repeated

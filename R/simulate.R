@@ -49,9 +49,7 @@ simulate.augp <- function(object, nsim = 1, seed = NULL, newdata = NULL, size = 
   nsim <- as.integer(nsim)
   if (!is.null(seed)) {
     seed <- check_seed(seed)
-    if (!exists(".Random.seed", envir = globalenv(), inherits = FALSE)) stats::runif(1)
-    old <- get(".Random.seed", envir = globalenv(), inherits = FALSE)
-    on.exit(assign(".Random.seed", old, envir = globalenv()), add = TRUE)
+    withr::local_preserve_seed()
     set.seed(seed)
   }
   rng_state <- if (is.null(seed)) {

@@ -260,12 +260,7 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
   mu0 <- sparse_mean0(mean0, n, q)
   seeds <- new_seed(seed)
   rng_seed <- seeds[1]
-  old <- if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
-    get(".Random.seed", envir = globalenv(), inherits = FALSE)
-  }
-  on.exit(if (is.null(old)) {
-    if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) rm(".Random.seed", envir = globalenv())
-  } else assign(".Random.seed", old, envir = globalenv()))
+  withr::local_preserve_seed()
   set.seed(rng_seed)
   Z <- sparse_inducing(inducing, X, ctl$inducing_method)
   learn_hyper <- ctl$learn_hyper

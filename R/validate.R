@@ -110,18 +110,8 @@ check_level <- function(level, arg = "level") {
 # A 64-bit base seed for the C++ streams, drawn from R's RNG so that set.seed() rules.
 new_seed <- function(seed = NULL) {
   if (!is.null(seed)) {
-    seed <- check_seed(seed)
-    old <- if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
-      get(".Random.seed", envir = globalenv(), inherits = FALSE)
-    }
-    on.exit({
-      if (is.null(old)) {
-        rm(".Random.seed", envir = globalenv())
-      } else {
-        assign(".Random.seed", old, envir = globalenv())
-      }
-    })
-    set.seed(seed)
+    withr::local_preserve_seed()
+    set.seed(check_seed(seed))
   }
   floor(stats::runif(2) * 2147483647)
 }

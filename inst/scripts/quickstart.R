@@ -15,7 +15,7 @@ train <- MASS::Pima.tr
 test <- MASS::Pima.te
 
 t0 <- proc.time()[["elapsed"]]
-fit <- augp(type ~ glu + bmi, data = train, kernel = kernel_se(lengthscale = c(1, 1)),
+fit <- augp(type ~ glu + bmi, data = train, kernel = kernel_se(lengthscale = c(30, 6)),
             method = "vi", seed = 1)
 elapsed <- proc.time()[["elapsed"]] - t0
 print(summary(fit))
