@@ -97,6 +97,10 @@
     .Call(`_augmentedGP_lik_learn_params_cpp`, lik, m, v)
 }
 
+.lik_predictive_interval_cpp <- function(lik, m, v, level, seed) {
+    .Call(`_augmentedGP_lik_predictive_interval_cpp`, lik, m, v, level, seed)
+}
+
 .model_dense_new <- function(X, lik, mu0, jitter, specs, maxit, tol, threads) {
     .Call(`_augmentedGP_model_dense_new`, X, lik, mu0, jitter, specs, maxit, tol, threads)
 }

@@ -167,8 +167,10 @@ offset_prior_mean <- function(mean0, offset, n, q) {
 #'   engine likelihood list `lik` (engine_lik_spec(), with learned parameters), ELBO
 #'   trace, kernel, ...
 #' * `y`: the observed response as encoded (successes for Bernoulli/binomial, an
-#'   n x K count matrix otherwise; see response_data()); `trials`: trials per row;
-#'   `levels`: the K categories (failure and success for Bernoulli/binomial).
+#'   n x K count matrix otherwise, the numeric y of a regression; see
+#'   response_data()); `trials`: trials per row (frequency weights of a regression);
+#'   `levels`: the K categories (failure and success for Bernoulli/binomial;
+#'   character(0) for a continuous response).
 #' * `q`: the number of latent columns.
 #' * `n`: the number of observations used (rows of `x`).
 #' * `x`: the standardised design (n x p); `x_raw`: the design before
@@ -219,7 +221,7 @@ validate_augp_fit <- function(fit) {
     identical(as.integer(fit$engine$lik$q), fit$q),
     is.matrix(fit$x), nrow(fit$x) == fit$n,
     NROW(fit$y) == fit$n, length(fit$trials) == fit$n,
-    is.character(fit$levels), length(fit$levels) >= 2L,
+    is.character(fit$levels),
     length(latent_names(fit$likelihood, fit$levels, fit$q)) == fit$q,
     is.matrix(fit$fitted), nrow(fit$fitted) == fit$n,
     ncol(fit$fitted) == length(response_names(fit$likelihood, fit$levels)),

@@ -13,8 +13,8 @@
 #' When `likelihood = NULL`, [augp()] picks one from the response: a binary
 #' response gives `bernoulli_logit()`, a two-column count matrix gives
 #' `binomial_logit()`, a factor with more than two levels gives
-#' `logistic_softmax()` and a count matrix with more than two columns
-#' `stick_breaking()`.
+#' `logistic_softmax()`, a count matrix with more than two columns
+#' `stick_breaking()` and a numeric vector other than 0/1 [gaussian()].
 #'
 #' @return An object of class `augp_likelihood`.
 #' @examples
@@ -68,6 +68,7 @@ guess_likelihood <- function(y) {
     }
     return(make())
   }
+  if (is.numeric(y) && !is.matrix(y) && !all(y[is.finite(y)] %in% c(0, 1))) return(gaussian())
   bernoulli_logit()
 }
 
@@ -76,7 +77,7 @@ check_likelihood <- function(likelihood, y) {
   if (is.function(likelihood)) likelihood <- likelihood()
   if (!inherits(likelihood, "augp_likelihood")) {
     stop(paste0("`likelihood` must be NULL or made by bernoulli_logit(), binomial_logit(), ",
-                "logistic_softmax() or stick_breaking()."), call. = FALSE)
+                "logistic_softmax(), stick_breaking(), gaussian() or student_t()."), call. = FALSE)
   }
   likelihood
 }

@@ -15,8 +15,12 @@
 #'   latent function) and `"class"` the most probable category.
 #' @param se.fit Also return posterior standard deviations of the latent
 #'   function (for `type = "link"`) or of the probability (`"response"`).
-#' @param interval `"none"` or `"credible"`: pointwise credible intervals for
-#'   the latent function or the probability, at probability `level`.
+#' @param interval `"none"`, `"credible"`: pointwise credible intervals for
+#'   the latent function or the response mean (the probability), at probability
+#'   `level`; or `"prediction"` (`type = "response"`): pointwise intervals for
+#'   one new observation, including the observation noise (for [gaussian()]
+#'   the quantiles of \eqn{N(m, v + \sigma^2)}; otherwise quantiles of responses
+#'   simulated from the posterior predictive distribution, one trial each).
 #' @param level Probability of the credible interval, strictly between 0 and 1.
 #' @param offset Offsets for the rows of `newdata`, for fits with an offset
 #'   (see [augp()]). Formula fits evaluate their `offset()` terms and `offset`
@@ -50,7 +54,7 @@
 #' predict(fit, matrix(c(-1, 1, 0, 0), 2), type = "class")
 #' @export
 predict.augp <- function(object, newdata, type = c("response", "link", "class"),
-                         se.fit = FALSE, interval = c("none", "credible"),
+                         se.fit = FALSE, interval = c("none", "credible", "prediction"),
                          level = 0.95, offset = NULL, ...) {
   type <- match.arg(type)
   interval <- match.arg(interval)
@@ -63,6 +67,9 @@ predict.augp <- function(object, newdata, type = c("response", "link", "class"),
     stop("`offset` applies to `newdata` only: the training rows use the fit's own offset.",
          call. = FALSE)
   }
+  if (interval == "prediction" && type != "response") {
+    stop("`interval = \"prediction\"` needs `type = \"response\"`.", call. = FALSE)
+  }
   lik <- object$likelihood
   if (type == "class") {
     fit <- predict_parts(object, nd, "response", FALSE, FALSE, level, offset)$fit
@@ -71,14 +78,15 @@ predict.augp <- function(object, newdata, type = c("response", "link", "class"),
     return(out)
   }
   present_response(lik, predict_parts(object, nd, type, se.fit, interval != "none", level,
-                                      offset))
+                                      offset, predictive = interval == "prediction"))
 }
 
 # The summaries predict() presents, as a named list of matrices (one row per row of
 # newdata or per training row, NA for incomplete inputs; one column per latent column
 # for type "link", per response column for "response"): fit, and as asked se.fit,
-# lwr, upr.
-predict_parts <- function(object, newdata, type, se.fit, want_int, level, offset = NULL) {
+# lwr, upr (with `predictive`, the interval of one new response: prediction_interval()).
+predict_parts <- function(object, newdata, type, se.fit, want_int, level, offset = NULL,
+                          predictive = FALSE) {
   lik <- object$likelihood
   level <- check_level(level)
   lp <- latent_posterior(object, newdata, offset)
@@ -110,7 +118,11 @@ predict_parts <- function(object, newdata, type, se.fit, want_int, level, offset
     rs <- response_summary(object, lp, if (want_int) level else 0)
     parts <- list(fit = rs$mean)
     if (se.fit) parts$se.fit <- rs$sd
-    if (want_int) {
+    if (want_int && predictive) {
+      pint <- prediction_interval(object, lp, level)
+      parts$lwr <- pint$lwr
+      parts$upr <- pint$upr
+    } else if (want_int) {
       parts$lwr <- rs$lwr
       parts$upr <- rs$upr
     }
@@ -188,6 +200,21 @@ response_summary <- function(object, lp, level = 0) {
 
   Z <- withr::with_seed(pred_seed(object), matrix(stats::rnorm(S * q), S, q))
   .lik_response_cpp(lik, lp$mean, lp$var, Z, level, resolve_threads(object$control$threads))
+}
+
+# The central interval of probability `level` of one new response (one trial) per row
+# of the latent posterior `lp`: list(lwr, upr), r x R. Gibbs fits: type-7 quantiles of
+# one response simulated per posterior draw; variational fits: the likelihood's
+# predictive_interval() under the Gaussian marginals (exact or Monte Carlo). Seeded
+# from the fit so that repeated calls agree.
+prediction_interval <- function(object, lp, level) {
+  lik <- object$engine$lik
+  seed <- c(pred_seed(object), 4242)
+  if (is.null(lp$draws)) return(.lik_predictive_interval_cpp(lik, lp$mean, lp$var, level, seed))
+  r <- dim(lp$draws)[2]
+  sims <- .lik_simulate_cpp(lik, lp$draws, rep(1, r), seed)
+  q7 <- function(p) matrix(apply(sims, c(2, 3), stats::quantile, probs = p, names = FALSE), r)
+  list(lwr = q7((1 - level) / 2), upr = q7(1 - (1 - level) / 2))
 }
 
 # Seed of the Monte Carlo draws behind predictions: the fit's seed, so repeated

@@ -374,6 +374,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// lik_predictive_interval_cpp
+List lik_predictive_interval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, double level, NumericVector seed);
+RcppExport SEXP _augmentedGP_lik_predictive_interval_cpp(SEXP likSEXP, SEXP mSEXP, SEXP vSEXP, SEXP levelSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type m(mSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type v(vSEXP);
+    Rcpp::traits::input_parameter< double >::type level(levelSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_predictive_interval_cpp(lik, m, v, level, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 // model_dense_new
 SEXP model_dense_new(Eigen::MatrixXd X, List lik, Eigen::MatrixXd mu0, double jitter, List specs, int maxit, double tol, int threads);
 RcppExport SEXP _augmentedGP_model_dense_new(SEXP XSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP jitterSEXP, SEXP specsSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP threadsSEXP) {
@@ -777,6 +792,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_lik_simulate_cpp", (DL_FUNC) &_augmentedGP_lik_simulate_cpp, 4},
     {"_augmentedGP_lik_loglik_obs_cpp", (DL_FUNC) &_augmentedGP_lik_loglik_obs_cpp, 2},
     {"_augmentedGP_lik_learn_params_cpp", (DL_FUNC) &_augmentedGP_lik_learn_params_cpp, 3},
+    {"_augmentedGP_lik_predictive_interval_cpp", (DL_FUNC) &_augmentedGP_lik_predictive_interval_cpp, 5},
     {"_augmentedGP_model_dense_new", (DL_FUNC) &_augmentedGP_model_dense_new, 8},
     {"_augmentedGP_model_dense_level", (DL_FUNC) &_augmentedGP_model_dense_level, 3},
     {"_augmentedGP_model_dense_eval", (DL_FUNC) &_augmentedGP_model_dense_eval, 2},

@@ -1,7 +1,9 @@
 // The likelihood registry and the parts of the likelihood interface that are the
-// same for every likelihood: Monte Carlo summaries of the response mean, summaries
+// same for every likelihood: Monte Carlo summaries of the response mean and predictive
+// intervals, the normal summary of an identity response mean, summaries
 // over latent draws, and binomial / multinomial draws for simulate().
 #include "likelihood.h"
+#include "numerics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +15,8 @@ namespace augp {
 std::unique_ptr<Likelihood> make_bernoulli(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_stick_breaking(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_gaussian(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_student_t(const LikSpec& spec);
 
 namespace {
 
@@ -23,6 +27,8 @@ std::map<std::string, LikFactory>& registry() {
       {"binomial", &make_bernoulli},
       {"logistic_softmax", &make_logistic_softmax},
       {"stick_breaking", &make_stick_breaking},
+      {"gaussian", &make_gaussian},
+      {"student_t", &make_student_t},
   };
   return r;
 }
@@ -127,6 +133,45 @@ void Likelihood::response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixX
     for (int t = 0; t < S; ++t)
       for (int k = 0; k < R; ++k) vals[static_cast<std::size_t>(t) * R + k] = P(t, k);
     summarise_column_draws(vals, S, R, i, level, work, out);
+  }
+}
+
+void Likelihood::predictive_interval(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, double level,
+                                     Rng& rng, Eigen::MatrixXd& lwr, Eigen::MatrixXd& upr) const {
+  const int r = static_cast<int>(m.rows()), q = static_cast<int>(m.cols()), R = n_response();
+  const int S = 2000;
+  lwr.resize(r, R);
+  upr.resize(r, R);
+  Eigen::MatrixXd F(S, q);
+  const Eigen::VectorXd one = Eigen::VectorXd::Ones(S);
+  std::vector<double> work(S);
+  for (int i = 0; i < r; ++i) {
+    for (int j = 0; j < q; ++j)
+      for (int t = 0; t < S; ++t) F(t, j) = m(i, j) + std::sqrt(std::max(v(i, j), 0.0)) * rng.norm();
+    const Eigen::MatrixXd Y = simulate(F, one, rng);  // S x R
+    for (int k = 0; k < R; ++k) {
+      for (int t = 0; t < S; ++t) work[t] = Y(t, k);
+      lwr(i, k) = quantile7(work, 0.5 * (1.0 - level));
+      upr(i, k) = quantile7(work, 1.0 - 0.5 * (1.0 - level));
+    }
+  }
+}
+
+void normal_response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, double extra,
+                             double level, ResponseSummary& out) {
+  const int r = static_cast<int>(m.rows());
+  const double z = level > 0 ? normal_quantile(1.0 - 0.5 * (1.0 - level)) : 0.0;
+  out.mean = m.leftCols(1);
+  out.sd.resize(r, 1);
+  out.lwr.resize(level > 0 ? r : 0, level > 0 ? 1 : 0);
+  out.upr.resize(level > 0 ? r : 0, level > 0 ? 1 : 0);
+  for (int i = 0; i < r; ++i) {
+    const double s = std::sqrt(std::max(v(i, 0), 0.0) + extra);
+    out.sd(i, 0) = s;
+    if (level > 0) {
+      out.lwr(i, 0) = m(i, 0) - z * s;
+      out.upr(i, 0) = m(i, 0) + z * s;
+    }
   }
 }
 

@@ -12,7 +12,8 @@
 // about the response: the response mean at latent values (the inverse link), its
 // summary under Gaussian marginals of f or over latent draws, simulation, and
 // per-observation log-likelihoods. The response has n_response() columns: the
-// probability of a success per trial (1 column) or the K category probabilities.
+// probability of a success per trial (1 column), the K category probabilities, or
+// the mean of a continuous response (1 column).
 #ifndef AUGP_LIKELIHOOD_H
 #define AUGP_LIKELIHOOD_H
 
@@ -64,8 +65,9 @@ class Likelihood {
   // The response mean per trial at latent values f (r x q, any points): r x n_response().
   virtual Eigen::MatrixXd response_mean(const Eigen::MatrixXd& f) const = 0;
 
-  // One response per row of f (r x q) with size[i] trials: r x n_response() counts
-  // (successes, or counts per category).
+  // One response per row of f (r x q) with size[i] trials: r x n_response(), the
+  // total of size[i] independent responses (successes, counts per category, or the sum
+  // of size[i] continuous responses); its mean is size[i] response_mean(f).
   virtual Eigen::MatrixXd simulate(const Eigen::MatrixXd& f, const Eigen::VectorXd& size,
                                    Rng& rng) const = 0;
 
@@ -86,7 +88,21 @@ class Likelihood {
   virtual void response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
                                 const Eigen::MatrixXd& Z, double level,
                                 ResponseSummary& out) const;
+
+  // Central interval of probability `level` of the predictive distribution of one new
+  // response (one trial) per point when f ~ N(m, v) independently (r x q): lwr and
+  // upr, r x n_response(). The default takes type-7 quantiles of 2000 responses
+  // simulated (simulate(), size 1) at f_t = m + sqrt(v) Z_t with standard normals Z_t
+  // from rng. A likelihood may override it with an exact computation.
+  virtual void predictive_interval(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, double level,
+                                   Rng& rng, Eigen::MatrixXd& lwr, Eigen::MatrixXd& upr) const;
 };
+
+// The summary of a response whose mean is the latent value itself (one column) under
+// f ~ N(m, v), widened by the variance `extra`: mean m, sd sqrt(v + extra) and the
+// normal interval m -/+ z sqrt(v + extra) (level <= 0: none).
+void normal_response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, double extra,
+                             double level, ResponseSummary& out);
 
 // Summary of the response mean over latent draws: draws[s] is the r x q matrix of
 // draw s. Mean, sd (divisor S - 1) and type-7 quantiles over the draws.

@@ -163,3 +163,23 @@ List lik_learn_params_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v) {
     Rcpp::stop(e.what());
   }
 }
+
+// Central interval of probability `level` of the predictive distribution of one new
+// response per point when f ~ N(m, v) (r x q): list(lwr, upr), r x n_response; the
+// Monte Carlo default draws from the stream of `seed`.
+// [[Rcpp::export(name = ".lik_predictive_interval_cpp")]]
+List lik_predictive_interval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, double level,
+                                 NumericVector seed) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik)->subset({});
+    if (m.cols() != L->n_latent() || v.rows() != m.rows() || v.cols() != m.cols())
+      throw std::invalid_argument("m and v do not conform: they must be r x q, one column per latent function");
+    if (!(level > 0 && level < 1)) throw std::invalid_argument("level must lie in (0, 1)");
+    augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
+    Eigen::MatrixXd lwr, upr;
+    L->predictive_interval(m, v, level, rng, lwr, upr);
+    return List::create(Rcpp::Named("lwr") = lwr, Rcpp::Named("upr") = upr);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}

@@ -80,7 +80,7 @@ expect_likelihood_conforms <- function(lik, seed = 1) {
   expect_equal(empty$n_obs, 0L)
   expect_equal(empty$elbo_local, 0)
 
-  # simulate and the response mean agree: average simulated counts / size -> the mean
+  # simulate and the response mean agree: the total of `size` responses has mean size * mu
   mu <- lc_ns$.lik_response_mean_cpp(lik, L$f)
   R <- ncol(mu)
   expect_equal(nrow(mu), n)
@@ -88,12 +88,24 @@ expect_likelihood_conforms <- function(lik, seed = 1) {
   Ssim <- 4000
   sims <- lc_ns$.lik_simulate_cpp(lik, lc_stack(rep(list(L$f), Ssim)), size, c(seed, 99))
   expect_equal(dim(sims), c(Ssim, n, R))
-  expect_true(all(sims >= 0 & sims == round(sims)))
-  if (R > 1) expect_equal(apply(sims, c(1, 2), sum), matrix(size, Ssim, n, byrow = TRUE))
-  # each count is Binomial(size, mu): its mean over Ssim draws has sd sqrt(mu (1 - mu) / (size Ssim))
+  if (isTRUE(lik$counts)) {
+    expect_true(all(sims >= 0 & sims == round(sims)))
+    if (R > 1) expect_equal(apply(sims, c(1, 2), sum), matrix(size, Ssim, n, byrow = TRUE))
+  }
+  # the mean over Ssim draws within 5 standard errors (from the draws' own sd)
   means <- apply(sims, c(2, 3), mean) / size
-  ses <- sqrt(mu * (1 - mu) / (size * Ssim))
+  ses <- apply(sims, c(2, 3), stats::sd) / (size * sqrt(Ssim))
   expect_true(all(abs(means - mu) <= 5 * ses + 1e-9), label = "simulate vs response mean")
+
+  # the predictive interval of one new response holds about `level` of simulated responses
+  pint <- lc_ns$.lik_predictive_interval_cpp(lik, L$m, L$v, 0.8, c(seed, 7))
+  expect_equal(dim(pint$lwr), c(n, R))
+  ysim <- lc_ns$.lik_simulate_cpp(lik, lc_stack(lapply(seq_len(Ssim), function(t)
+    L$m + sqrt(L$v) * matrix(stats::rnorm(n * q), n, q))), rep(1, n), c(seed, 8))
+  for (k in seq_len(R)) {
+    inside <- t(ysim[, , k]) >= pint$lwr[, k] & t(ysim[, , k]) <= pint$upr[, k]
+    expect_true(all(rowMeans(inside) >= 0.8 - 0.03), label = "predictive interval coverage")
+  }
 
   # the response summary over Gaussian marginals equals the summary over its own draws
   Z <- matrix(stats::rnorm(400 * q), 400, q)
@@ -113,15 +125,22 @@ lc_counts <- function(n, K, size, seed) {
 }
 
 # One line per likelihood of the registry.
+# `counts = TRUE`: the response is counts (whole numbers, >= 0).
 lc_cases <- list(
-  bernoulli = list(type = "bernoulli", q = 1L, y = c(0, 1, 1, 0, 1, 0), trials = rep(1, 6)),
-  binomial = list(type = "binomial", q = 1L, y = c(0, 3, 5, 2, 0, 9), trials = c(4, 3, 8, 2, 1, 12)),
+  bernoulli = list(type = "bernoulli", q = 1L, y = c(0, 1, 1, 0, 1, 0), trials = rep(1, 6), counts = TRUE),
+  binomial = list(type = "binomial", q = 1L, y = c(0, 3, 5, 2, 0, 9), trials = c(4, 3, 8, 2, 1, 12),
+                  counts = TRUE),
   logistic_softmax = list(type = "logistic_softmax", q = 3L, Y = lc_counts(6, 3, c(1, 1, 3, 1, 2, 1), 4),
-                          bijective = FALSE, theta = c(1, 2, 0.5)),
+                          bijective = FALSE, theta = c(1, 2, 0.5), counts = TRUE),
   logistic_softmax_bijective = list(type = "logistic_softmax", q = 2L,
                                     Y = lc_counts(6, 3, c(1, 2, 1, 4, 1, 1), 5), bijective = TRUE,
-                                    theta = c(1, 1, 1)),
-  stick_breaking = list(type = "stick_breaking", q = 3L, Y = lc_counts(6, 4, c(3, 0, 5, 1, 2, 8), 6))
+                                    theta = c(1, 1, 1), counts = TRUE),
+  stick_breaking = list(type = "stick_breaking", q = 3L, Y = lc_counts(6, 4, c(3, 0, 5, 1, 2, 8), 6),
+                        counts = TRUE),
+  gaussian = list(type = "gaussian", q = 1L, y = c(-1.2, 0.3, 2.5, 0.1, -3, 1), trials = c(1, 1, 2, 1, 3, 1),
+                  sigma = 0.7),
+  student_t = list(type = "student_t", q = 1L, y = c(-1.2, 0.3, 2.5, 0.1, -3, 6), trials = c(1, 1, 2, 1, 3, 1),
+                   sigma = 0.7, nu = 5)
 )
 
 for (lc_name in names(lc_cases)) {

@@ -1,0 +1,312 @@
+# Gaussian likelihood for GP regression: a numeric response y ~ N(f, sigma^2), one
+# latent column, response mean f (identity link). Frequency weights are the engine's
+# `trials` (t copies of a row). The noise scale sigma is learned by the ELBO (closed
+# form, src/lik_gaussian.cpp) unless given. student_t() objects (class
+# c("augp_student_t", "augp_gaussian", ...)) inherit every method here except their
+# constructor, engine specification, parameters and deviance (R/lik_student_t.R).
+
+#' Gaussian likelihood for GP regression
+#'
+#' The observation model \eqn{y_i \mid f_i \sim N(f_i, \sigma^2)} for a numeric
+#' response: GP regression. Conditionally on \eqn{f} the model is already
+#' Gaussian, so the variational fit is the exact posterior and its ELBO the exact
+#' log marginal likelihood at the given hyperparameters; the Gibbs sampler draws
+#' from the exact posterior.
+#'
+#' [augp()] picks this likelihood by itself for a numeric response that is not
+#' binary 0/1. The prior mean of the latent function is the (weighted) mean of
+#' `y`. Frequency `weights` count repeated observations.
+#'
+#' The noise scale \eqn{\sigma} is learned by maximising the ELBO (closed form
+#' \eqn{\sigma^2 = \mathrm{mean}((y - m)^2 + v)} given \eqn{q(f) = N(m, v)}),
+#' alternating with CAVI as for the other likelihood parameters: the kernel
+#' hyperparameters are learned first at the starting value (`sd(y) / 2`), then
+#' held fixed while \eqn{\sigma} is learned. With `method = "gibbs"`
+#' \eqn{\sigma} is learned by the variational fit and then held fixed. Sparse
+#' (`inducing`) fits need a fixed `sigma`.
+#'
+#' `predict(type = "response")` gives the mean of `y` (equal to \eqn{f});
+#' `interval = "credible"` the interval for \eqn{f} and `interval =
+#' "prediction"` the interval for a new observation, \eqn{N(m, v + \sigma^2)}.
+#'
+#' @param sigma `NULL` (learn the noise scale by the ELBO) or a positive number
+#'   (fixed noise standard deviation).
+#' @return An object of class `c("augp_gaussian", "augp_likelihood")`.
+#' @seealso [student_t()] for a robust version, [augp()], [likelihoods]
+#' @examples
+#' gaussian()
+#' gaussian(sigma = 0.1)
+#' set.seed(1)
+#' x <- seq(0, 1, length.out = 30)
+#' fit <- augp_fit(x, sin(6 * x) + rnorm(30, sd = 0.2), likelihood = gaussian())
+#' sigma(fit)
+#' @export
+gaussian <- function(sigma = NULL) {
+  if (!is.null(sigma)) sigma <- check_positive_scalar(sigma, "sigma")
+  new_likelihood("gaussian", family = "gaussian", link = "identity", sigma = sigma,
+                 learn_sigma = is.null(sigma))
+}
+
+# A single positive finite number, or an error naming `arg`.
+check_positive_scalar <- function(x, arg) {
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || !is.finite(x) || x <= 0) {
+    stop(sprintf("`%s` must be a single positive, finite number.", arg), call. = FALSE)
+  }
+  as.double(x)
+}
+
+#' @export
+print.augp_gaussian <- function(x, ...) {
+  cat(sprintf("<augp_likelihood> %s (link: identity; %s)\n", x$name, lik_params_text(x)))
+  invisible(x)
+}
+
+lik_params_text <- function(likelihood) UseMethod("lik_params_text")
+
+#' @export
+lik_params_text.augp_gaussian <- function(likelihood) {
+  sprintf("sigma %s", param_text(likelihood$sigma, likelihood$learn_sigma))
+}
+
+param_text <- function(value, learned) {
+  if (is.null(value)) return("learned by the ELBO")
+  sprintf("%s%s", format(value, digits = 4), if (isTRUE(learned)) ", learned by the ELBO" else ", fixed")
+}
+
+#' @export
+encode_response.augp_gaussian <- function(likelihood, y, weights = NULL) {
+  if (is.matrix(y) || is.data.frame(y)) {
+    stop(sprintf("`y` (the response) must be a numeric vector for %s().", likelihood$name),
+         call. = FALSE)
+  }
+  if (is.factor(y) || is.character(y) || is.logical(y) || !is.numeric(y)) {
+    stop(sprintf(paste0("`y` (the response) must be numeric for %s(), not %s; use ",
+                        "bernoulli_logit() or logistic_softmax() for classes."),
+                 likelihood$name, class(y)[1]), call. = FALSE)
+  }
+  if (anyNA(y)) stop("`y` (the response) contains NA.", call. = FALSE)
+  if (any(!is.finite(y))) stop("`y` (the response) contains Inf or NaN.", call. = FALSE)
+  w <- check_weights(weights, length(y))
+  keep <- w > 0
+  y <- as.double(y)
+  if (sum(keep) >= 1L && diff(range(y[keep])) == 0) {
+    stop("`y` (the response) is constant: there is nothing to regress.", call. = FALSE)
+  }
+  list(y = y, trials = w, levels = character(0), keep = keep)
+}
+
+#' @export
+subset_response.augp_gaussian <- function(likelihood, resp, rows) {
+  resp$y <- resp$y[rows]
+  resp$trials <- resp$trials[rows]
+  resp$keep <- resp$keep[rows]
+  resp
+}
+
+#' @export
+response_data.augp_gaussian <- function(likelihood, resp) resp$y
+
+# The starting noise scale: the fixed value, or half the (weighted) sd of y.
+lik_sigma_start <- function(likelihood, resp) {
+  if (!is.null(likelihood$sigma)) return(likelihood$sigma)
+  w <- resp$trials
+  mu <- sum(w * resp$y) / sum(w)
+  0.5 * sqrt(sum(w * (resp$y - mu)^2) / sum(w))
+}
+
+#' @export
+engine_lik_spec.augp_gaussian <- function(likelihood, resp) {
+  list(type = "gaussian", q = 1L, y = as.double(resp$y), trials = as.double(resp$trials),
+       sigma = lik_sigma_start(likelihood, resp))
+}
+
+# The weighted mean of y.
+#' @export
+lik_prior_mean.augp_gaussian <- function(likelihood, resp) sum(resp$trials * resp$y) / sum(resp$trials)
+
+# The engine list of the likelihood at its (fitted) parameters, without data.
+lik_param_spec <- function(likelihood) UseMethod("lik_param_spec")
+
+#' @export
+lik_param_spec.augp_gaussian <- function(likelihood) {
+  list(type = "gaussian", q = 1L, y = numeric(0), trials = numeric(0),
+       sigma = if (is.null(likelihood$sigma)) 1 else likelihood$sigma)
+}
+
+#' @export
+lik_response_mean.augp_gaussian <- function(likelihood, f) {
+  .lik_response_mean_cpp(lik_param_spec(likelihood), as.matrix(f))
+}
+
+#' @export
+lik_fitted.augp_gaussian <- function(likelihood, spec, levels) {
+  likelihood$sigma <- as.double(spec$sigma)
+  likelihood
+}
+
+#' @export
+latent_names.augp_gaussian <- function(likelihood, levels, q) "f"
+
+#' @export
+response_names.augp_gaussian <- function(likelihood, levels) "mean"
+
+#' @export
+lik_accepts_offset.augp_gaussian <- function(likelihood) TRUE
+
+#' @export
+lik_model_label.augp_gaussian <- function(likelihood) "GP regression"
+
+# The observed y, its variance sigma^2 / weight (Pearson residuals divide by sigma)
+# and the unit deviance weight (y - mu)^2, as glm(family = gaussian).
+#' @export
+lik_residual_parts.augp_gaussian <- function(likelihood, y, trials, levels, mean) {
+  mu <- mean[, 1]
+  list(observed = matrix(y, ncol = 1L), var = matrix(likelihood$sigma^2 / trials, ncol = 1L),
+       unit_deviance = matrix(lik_unit_deviance(likelihood, y, trials, mu), ncol = 1L))
+}
+
+lik_unit_deviance <- function(likelihood, y, trials, mu) UseMethod("lik_unit_deviance")
+
+#' @export
+lik_unit_deviance.augp_gaussian <- function(likelihood, y, trials, mu) trials * (y - mu)^2
+
+#' @export
+lik_deviance.augp_gaussian <- function(likelihood, y, trials, levels, mean) {
+  sum(lik_unit_deviance(likelihood, y, trials, mean[, 1]))
+}
+
+#' @export
+lik_sigma.augp_gaussian <- function(likelihood, object) likelihood$sigma
+
+#' @export
+present_response.augp_gaussian <- function(likelihood, parts) {
+  if (length(parts) == 1L) return(parts[[1]][, 1])
+  as.data.frame(lapply(parts, function(p) unname(p[, 1])))
+}
+
+#' @export
+category_prob.augp_gaussian <- function(likelihood, mean, levels) {
+  stop(sprintf(paste0("`type = \"class\"` is not available for the %s likelihood ",
+                      "(a continuous response); use type = \"response\"."), likelihood$name),
+       call. = FALSE)
+}
+
+#' @export
+observed_response.augp_gaussian <- function(likelihood, y, trials, levels) y
+
+# simulate(): a data frame of simulated responses (the mean of `size` replicates).
+#' @export
+present_simulation.augp_gaussian <- function(likelihood, counts, size, ok, levels, rownames) {
+  nsim <- dim(counts)[1]
+  out <- matrix(NA_real_, length(ok), nsim,
+                dimnames = list(rownames, paste0("sim_", seq_len(nsim))))
+  out[ok, ] <- t(matrix(counts[, , 1], nsim)) / size[ok]
+  as.data.frame(out)
+}
+
+#' @export
+present_predictive.augp_gaussian <- function(likelihood, counts, size, levels) {
+  matrix(counts[, , 1], dim(counts)[1], dim(counts)[2]) / rep(size, each = dim(counts)[1])
+}
+
+#' @export
+observed_predictive.augp_gaussian <- function(likelihood, y, trials, levels) as.numeric(y)
+
+#' @export
+encode_new_response.augp_gaussian <- function(likelihood, y, levels) {
+  if (!is.numeric(y) || is.matrix(y) || anyNA(y) || any(!is.finite(y))) {
+    stop(sprintf("`newdata`: the response must be a finite numeric vector for %s().",
+                 likelihood$name), call. = FALSE)
+  }
+  n <- length(y)
+  list(y = as.double(y), trials = rep(1, n), levels = levels, keep = rep(TRUE, n))
+}
+
+#' @export
+plot_predictive_lik.augp_gaussian <- function(likelihood, object, inp, dat, grid, level) {
+  plot_predictive_regression(object, inp, dat, grid, level)
+}
+
+#' @export
+plot_response_frame.augp_gaussian <- function(likelihood, pred, levels) {
+  r <- nrow(pred)
+  data.frame(.row = seq_len(r), category = factor(rep("mean", r)),
+             estimate = pred$fit, lower = pred$lwr, upper = pred$upr)
+}
+
+#' @export
+plot_observed_frame.augp_gaussian <- function(likelihood, y, trials, levels) {
+  data.frame(.row = seq_along(y), category = factor(rep("mean", length(y))),
+             proportion = y, observed = factor(rep("observed", length(y))))
+}
+
+#' @export
+plot_response_label.augp_gaussian <- function(likelihood, levels) "E[y]"
+
+# Training root mean squared error and mean absolute error of the fitted mean.
+#' @export
+lik_fit_stats.augp_gaussian <- function(likelihood, object) {
+  r <- object$y - object$fitted[, 1]
+  w <- object$trials
+  structure(list(rmse = sqrt(sum(w * r^2) / sum(w)), mae = sum(w * abs(r)) / sum(w)),
+            labels = c(rmse = "Training RMSE: %.4g", mae = "MAE: %.4g"))
+}
+
+#' @export
+lik_learns_params.augp_gaussian <- function(likelihood) isTRUE(likelihood$learn_sigma)
+
+#' @export
+lik_param_values.augp_gaussian <- function(likelihood) list(sigma = likelihood$sigma)
+
+#' @export
+lik_params_label.augp_gaussian <- function(likelihood) "the noise scale `sigma`"
+
+#' @export
+print_lik_params.augp_gaussian <- function(likelihood, digits, rounds = NULL) {
+  if (is.null(likelihood$sigma)) return(invisible())
+  cat(sprintf("Noise: %s\n", lik_params_text(likelihood)))
+  invisible()
+}
+
+# The 1-D predictive plot of a regression fit: posterior mean, credible band of f,
+# prediction band of a new y, and the data; over two inputs, the mean surface.
+plot_predictive_regression <- function(object, inp, dat, grid, level) {
+  v <- inp$vars
+  g <- predictive_grid(inp, dat, grid)
+  nd <- grid_newdata(object, g, inp)
+  cr <- predict(object, nd, type = "response", interval = "credible", level = level)
+  ylab <- plot_response_label(object$likelihood, object$levels)
+  if (length(v) == 2L) {
+    g$mean <- cr$fit
+    pts <- data.frame(x1 = dat[[v[1]]], x2 = dat[[v[2]]])
+    p <- ggplot(g, aes(x = .data[[v[1]]], y = .data[[v[2]]])) +
+      geom_raster(aes(fill = .data$mean), interpolate = TRUE) +
+      ggplot2::scale_fill_viridis_c(name = ylab) +
+      geom_point(data = pts, aes(x = .data$x1, y = .data$x2), inherit.aes = FALSE,
+                 shape = 21, fill = "white", colour = "grey10", size = 1.4) +
+      labs(x = v[1], y = v[2], title = "GP regression: posterior mean surface")
+    return(add_inducing_2d(p, object, v) + ggplot2::coord_cartesian(expand = FALSE) + theme_augp())
+  }
+  pr <- predict(object, nd, type = "response", interval = "prediction", level = level)
+  curve <- data.frame(x = g[[v]], fit = cr$fit, clwr = cr$lwr, cupr = cr$upr,
+                      plwr = pr$lwr, pupr = pr$upr)
+  pts <- data.frame(x = dat[[v]], y = object$y)
+  bands <- c(sprintf("%g%% prediction", 100 * level), band_label(level))
+  p <- ggplot(curve, aes(x = .data$x)) +
+    ggplot2::geom_ribbon(aes(ymin = .data$plwr, ymax = .data$pupr, fill = bands[1]), alpha = 0.35) +
+    ggplot2::geom_ribbon(aes(ymin = .data$clwr, ymax = .data$cupr, fill = bands[2]), alpha = 0.6) +
+    geom_point(data = pts, aes(x = .data$x, y = .data$y), inherit.aes = FALSE,
+               shape = 21, fill = "white", colour = "grey20", size = 1.4) +
+    ggplot2::geom_line(aes(y = .data$fit), colour = "#08306b", linewidth = 0.8) +
+    scale_fill_manual(values = stats::setNames(c("#c6dbef", "#4292c6"), bands), breaks = bands,
+                      name = NULL) +
+    labs(x = v, y = ylab, title = sprintf("GP regression (%s)", object$likelihood$name),
+         subtitle = sprintf("Line: posterior mean; bands: %s interval of f and of a new observation",
+                            band_label(level)))
+  if (!is.null(Zd <- plot_inducing(object, v))) {
+    Zd$y <- min(pts$y)
+    Zd$what <- sprintf("inducing points (m = %d)", nrow(Zd))
+    p <- p + inducing_layer(Zd, aes(x = .data[[v]], y = .data$y, shape = .data$what))
+  }
+  p + theme_augp()
+}
