@@ -13,9 +13,17 @@
 #' log marginal likelihood at the given hyperparameters; the Gibbs sampler draws
 #' from the exact posterior.
 #'
-#' [augp()] picks this likelihood by itself for a numeric response that is not
-#' binary 0/1. The prior mean of the latent function is the (weighted) mean of
-#' `y`. Frequency `weights` count repeated observations.
+#' [augp()] picks this likelihood by itself for a numeric response with
+#' non-integer values (whole numbers are read as classes or counts; give
+#' `likelihood = gaussian()` to regress on them). The prior mean of the latent
+#' function is the (weighted) mean of `y`. Frequency `weights` count repeated
+#' observations.
+#'
+#' The kernel's starting variance is that of the kernel given (1 for the
+#' default [kernel_se()], the scale of a latent log-odds). For a response on
+#' another scale start it near the variance of `y`, e.g. `kernel =
+#' kernel_se(variance = var(y))`: from a start far off, the hyperparameter
+#' search can end in a poor local optimum (a very short lengthscale).
 #'
 #' The noise scale \eqn{\sigma} is learned by maximising the ELBO (closed form
 #' \eqn{\sigma^2 = \mathrm{mean}((y - m)^2 + v)} given \eqn{q(f) = N(m, v)}),
@@ -276,6 +284,7 @@ plot_predictive_regression <- function(object, inp, dat, grid, level) {
   nd <- grid_newdata(object, g, inp)
   cr <- predict(object, nd, type = "response", interval = "credible", level = level)
   ylab <- plot_response_label(object$likelihood, object$levels)
+  if (!is.null(object$terms)) ylab <- sprintf("%s (mean)", deparse(attr(object$terms, "variables")[[2]]))
   if (length(v) == 2L) {
     g$mean <- cr$fit
     pts <- data.frame(x1 = dat[[v[1]]], x2 = dat[[v[2]]])

@@ -14,7 +14,7 @@
 #' response gives `bernoulli_logit()`, a two-column count matrix gives
 #' `binomial_logit()`, a factor with more than two levels gives
 #' `logistic_softmax()`, a count matrix with more than two columns
-#' `stick_breaking()` and a numeric vector other than 0/1 [gaussian()].
+#' `stick_breaking()` and a numeric vector with non-integer values [gaussian()].
 #'
 #' @return An object of class `augp_likelihood`.
 #' @examples
@@ -68,7 +68,7 @@ guess_likelihood <- function(y) {
     }
     return(make())
   }
-  if (is.numeric(y) && !is.matrix(y) && !all(y[is.finite(y)] %in% c(0, 1))) return(gaussian())
+  if (is.numeric(y) && !is.matrix(y) && any(abs(y - round(y)) > 1e-8, na.rm = TRUE)) return(gaussian())
   bernoulli_logit()
 }
 
