@@ -1,7 +1,8 @@
 # Gaussian likelihood for GP regression: a numeric response y ~ N(f, sigma^2), one
 # latent column, response mean f (identity link). Frequency weights are the engine's
 # `trials` (t copies of a row). The noise scale sigma is learned by the ELBO (closed
-# form, src/lik_gaussian.cpp) unless given. student_t() objects (class
+# form, src/lik_gaussian.cpp) unless given. The constructor is gaussian_noise(), not
+# gaussian(), so that stats::gaussian() (accepted by check_likelihood()) stays unmasked. student_t() objects (class
 # c("augp_student_t", "augp_gaussian", ...)) inherit every method here except their
 # constructor, engine specification, parameters and deviance (R/lik_student_t.R).
 
@@ -13,9 +14,13 @@
 #' log marginal likelihood at the given hyperparameters; the Gibbs sampler draws
 #' from the exact posterior.
 #'
+#' `likelihood = gaussian()` (the stats family, identity link, as in
+#' [stats::glm()]) is the same as `gaussian_noise()`; the constructor has its own
+#' name so that attaching the package does not mask [stats::gaussian()].
+#'
 #' [augp()] picks this likelihood by itself for a numeric response with
 #' non-integer values (whole numbers are read as classes or counts; give
-#' `likelihood = gaussian()` to regress on them). The prior mean of the latent
+#' `likelihood = gaussian_noise()` to regress on them). The prior mean of the latent
 #' function is the (weighted) mean of `y`. Frequency `weights` count repeated
 #' observations.
 #'
@@ -42,14 +47,14 @@
 #' @return An object of class `c("augp_gaussian", "augp_likelihood")`.
 #' @seealso [student_t()] for a robust version, [augp()], [likelihoods]
 #' @examples
-#' gaussian()
-#' gaussian(sigma = 0.1)
+#' gaussian_noise()
+#' gaussian_noise(sigma = 0.1)
 #' set.seed(1)
 #' x <- seq(0, 1, length.out = 30)
-#' fit <- augp_fit(x, sin(6 * x) + rnorm(30, sd = 0.2), likelihood = gaussian())
+#' fit <- augp_fit(x, sin(6 * x) + rnorm(30, sd = 0.2), likelihood = gaussian_noise())
 #' sigma(fit)
 #' @export
-gaussian <- function(sigma = NULL) {
+gaussian_noise <- function(sigma = NULL) {
   if (!is.null(sigma)) sigma <- check_positive_scalar(sigma, "sigma")
   new_likelihood("gaussian", family = "gaussian", link = "identity", sigma = sigma,
                  learn_sigma = is.null(sigma))

@@ -11,12 +11,12 @@
 #' \eqn{w \sim \mathrm{Gamma}(\nu/2, \nu/2)}: conditionally on the auxiliary
 #' \eqn{w} the model is Gaussian, so both the Gibbs sampler and CAVI have
 #' closed-form steps. Heavy tails make the fit robust to outliers; as
-#' \eqn{\nu \to \infty} it becomes [gaussian()].
+#' \eqn{\nu \to \infty} it becomes [gaussian_noise()].
 #'
 #' The scale \eqn{\sigma} is learned by the ELBO (an EM fixed point given
 #' \eqn{q(f)} and \eqn{q(w)}), and so is \eqn{\nu} when `nu = NULL` (a
 #' one-dimensional search over \eqn{\log\nu \in [\log 0.2, \log 1000]},
-#' starting at 4), alternating with CAVI as for [gaussian()]; the kernel
+#' starting at 4), alternating with CAVI as for [gaussian_noise()]; the kernel
 #' hyperparameters are learned first at the starting values (`sd(y) / 2`,
 #' `nu = 4`). Gibbs fits hold the learned values fixed. Sparse (`inducing`)
 #' fits need fixed `sigma` and `nu`. Prediction intervals of a new observation
@@ -27,7 +27,7 @@
 #' @param sigma `NULL` (learn the scale by the ELBO) or a positive number (fixed).
 #' @return An object of class `c("augp_student_t", "augp_gaussian",
 #'   "augp_likelihood")`.
-#' @seealso [gaussian()], [augp()]
+#' @seealso [gaussian_noise()], [augp()]
 #' @examples
 #' student_t()
 #' student_t(nu = 3, sigma = 0.5)

@@ -14,7 +14,7 @@
 #' response gives `bernoulli_logit()`, a two-column count matrix gives
 #' `binomial_logit()`, a factor with more than two levels gives
 #' `logistic_softmax()`, a count matrix with more than two columns
-#' `stick_breaking()` and a numeric vector with non-integer values [gaussian()].
+#' `stick_breaking()` and a numeric vector with non-integer values [gaussian_noise()].
 #'
 #' @return An object of class `augp_likelihood`.
 #' @examples
@@ -68,16 +68,33 @@ guess_likelihood <- function(y) {
     }
     return(make())
   }
-  if (is.numeric(y) && !is.matrix(y) && any(abs(y - round(y)) > 1e-8, na.rm = TRUE)) return(gaussian())
+  if (is.numeric(y) && !is.matrix(y) && any(abs(y - round(y)) > 1e-8, na.rm = TRUE)) return(gaussian_noise())
   bernoulli_logit()
+}
+
+# A stats family object, as glm() takes it: gaussian() (identity link) is
+# gaussian_noise(), binomial() (logit link) the Bernoulli or binomial likelihood the
+# response calls for; other families and links have no augmented likelihood here.
+likelihood_from_family <- function(family, y) {
+  key <- paste(family$family, family$link)
+  if (identical(key, "gaussian identity")) return(gaussian_noise())
+  if (identical(key, "binomial logit")) {
+    lik <- guess_likelihood(y)
+    if (inherits(lik, "augp_binomial")) return(lik)
+  }
+  stop(sprintf(paste0("`likelihood`: the %s family with the %s link has no augmented ",
+                      "likelihood here; use gaussian() or binomial() (logit link), or one ",
+                      "of the package's likelihood constructors."), family$family, family$link),
+       call. = FALSE)
 }
 
 check_likelihood <- function(likelihood, y) {
   if (is.null(likelihood)) return(guess_likelihood(y))
   if (is.function(likelihood)) likelihood <- likelihood()
+  if (inherits(likelihood, "family")) likelihood <- likelihood_from_family(likelihood, y)
   if (!inherits(likelihood, "augp_likelihood")) {
     stop(paste0("`likelihood` must be NULL or made by bernoulli_logit(), binomial_logit(), ",
-                "logistic_softmax(), stick_breaking(), gaussian() or student_t()."), call. = FALSE)
+                "logistic_softmax(), stick_breaking(), gaussian_noise() or student_t()."), call. = FALSE)
   }
   likelihood
 }

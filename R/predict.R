@@ -18,7 +18,7 @@
 #' @param interval `"none"`, `"credible"`: pointwise credible intervals for
 #'   the latent function or the response mean (the probability), at probability
 #'   `level`; or `"prediction"` (`type = "response"`): pointwise intervals for
-#'   one new observation, including the observation noise (for [gaussian()]
+#'   one new observation, including the observation noise (for [gaussian_noise()]
 #'   the quantiles of \eqn{N(m, v + \sigma^2)}; otherwise quantiles of responses
 #'   simulated from the posterior predictive distribution, one trial each).
 #' @param level Probability of the credible interval, strictly between 0 and 1.

@@ -1,4 +1,4 @@
-# GP regression: the gaussian() and student_t() likelihoods against the exact GP
+# GP regression: the gaussian_noise() and student_t() likelihoods against the exact GP
 # formulas, their augmentation, robustness, input checks and the front end.
 rg_ns <- asNamespace("augmentedGP")
 
@@ -105,7 +105,7 @@ test_that("an outlier moves the Student-t posterior mean less than the Gaussian 
   y <- d$y
   y[15] <- y[15] + 6
   ctl <- augp_control(threads = 1)
-  ga <- augp_fit(d$x, y, likelihood = gaussian(), control = ctl)
+  ga <- augp_fit(d$x, y, likelihood = gaussian_noise(), control = ctl)
   st <- augp_fit(d$x, y, likelihood = student_t(nu = 3), control = ctl)
   truth <- sin(2 * d$x[15])
   expect_lt(abs(fitted(st)[15] - truth), abs(fitted(ga)[15] - truth))
@@ -113,17 +113,17 @@ test_that("an outlier moves the Student-t posterior mean less than the Gaussian 
 
 test_that("bad regression input is rejected, naming the argument", {
   d <- rg_data(10)
-  expect_error(augp_fit(d$x, replace(d$y, 2, Inf), likelihood = gaussian()), "`y`")
-  expect_error(augp_fit(d$x, replace(d$y, 2, NA), likelihood = gaussian()), "`y`")
-  expect_error(augp_fit(d$x, rep(2.5, 10), likelihood = gaussian()), "`y`.*constant")
-  expect_error(augp_fit(d$x, factor(rep(c("a", "b"), 5)), likelihood = gaussian()), "`y`.*numeric")
+  expect_error(augp_fit(d$x, replace(d$y, 2, Inf), likelihood = gaussian_noise()), "`y`")
+  expect_error(augp_fit(d$x, replace(d$y, 2, NA), likelihood = gaussian_noise()), "`y`")
+  expect_error(augp_fit(d$x, rep(2.5, 10), likelihood = gaussian_noise()), "`y`.*constant")
+  expect_error(augp_fit(d$x, factor(rep(c("a", "b"), 5)), likelihood = gaussian_noise()), "`y`.*numeric")
   expect_error(student_t(nu = 0), "`nu`")
   expect_error(student_t(nu = -1), "`nu`")
-  expect_error(gaussian(sigma = 0), "`sigma`")
+  expect_error(gaussian_noise(sigma = 0), "`sigma`")
   expect_error(rg_ns$.lik_response_mean_cpp(rg_spec(1, 1, "student_t", nu = -2), matrix(0)), "nu")
 })
 
-test_that("augp() picks gaussian() for a numeric response; print, summary, sigma, residuals", {
+test_that("augp() picks gaussian_noise() for a numeric response; print, summary, sigma, residuals", {
   d <- rg_data(25)
   df <- data.frame(x = d$x, y = d$y)
   fit <- augp(y ~ x, df, control = augp_control(threads = 1))
@@ -198,8 +198,24 @@ test_that("the 1-D predictive plot of a regression fit shows the mean, both band
 test_that("sparse (inducing) Gaussian regression runs with a fixed sigma and errors clearly otherwise", {
   d <- rg_data(60)
   df <- data.frame(x = d$x, y = d$y)
-  fit <- augp(y ~ x, df, likelihood = gaussian(sigma = 0.3), inducing = 20,
+  fit <- augp(y ~ x, df, likelihood = gaussian_noise(sigma = 0.3), inducing = 20,
               control = augp_control(threads = 1))
   expect_lt(sqrt(mean((fitted(fit) - sin(2 * d$x))^2)), 0.25)
-  expect_error(augp(y ~ x, df, likelihood = gaussian(), inducing = 20), "sigma")
+  expect_error(augp(y ~ x, df, likelihood = gaussian_noise(), inducing = 20), "sigma")
+})
+
+test_that("stats family objects select the augmented likelihoods; gaussian() is not masked", {
+  set.seed(3)
+  x <- seq(0, 1, length.out = 25)
+  y <- sin(5 * x) + rnorm(25, sd = 0.2)
+  f1 <- augp_fit(x, y, likelihood = stats::gaussian(), control = augp_control(threads = 1))
+  f2 <- augp_fit(x, y, likelihood = gaussian_noise(), control = augp_control(threads = 1))
+  expect_s3_class(f1$likelihood, "augp_gaussian")
+  expect_equal(fitted(f1), fitted(f2))
+  yb <- factor(x + rnorm(25, sd = 0.3) > 0.5)
+  fb <- augp_fit(x, yb, likelihood = stats::binomial(), control = augp_control(threads = 1))
+  expect_s3_class(fb$likelihood, "augp_bernoulli")
+  expect_error(augp_fit(x, y, likelihood = stats::poisson()), "`likelihood`")
+  expect_error(augp_fit(x, yb, likelihood = stats::binomial(link = "probit")), "probit")
+  expect_false("gaussian" %in% getNamespaceExports("augmentedGP"))
 })
