@@ -63,7 +63,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   if (!is.null(offset)) offset <- offset[kept]
 
   std <- standardise_design(x, control$standardise)
-  kernel_std <- fit_kernel_std(kernel, std, colnames(x))
+  kernel_std <- fit_kernel_std(kernel, std, colnames(x), lik_latent_scale(likelihood, resp))
   mean0 <- lik_prior_mean(likelihood, resp)
   spec <- engine_lik_spec(likelihood, resp)
   eng_mean0 <- offset_prior_mean(mean0, offset, nrow(x), spec$q)
@@ -109,8 +109,9 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
 # in the range the fit can work with. One value for several inputs of different scales
 # has no exact conversion: it is read in units of each input's standard deviation, with
 # a message.
-fit_kernel_std <- function(kernel, std, xnames) {
-  conv <- kernel_to_std(kernel, std$scale, keep = !(xnames %in% std$dropped))
+fit_kernel_std <- function(kernel, std, xnames, latent_scale = 1) {
+  conv <- kernel_to_std(kernel, std$scale, keep = !(xnames %in% std$dropped),
+                        latent_scale = latent_scale)
   if (length(conv$inexact)) {
     message(sprintf(paste0("`kernel`: one %s for %d inputs with different standard deviations ",
                            "is read in units of each input's standard deviation (the kernel is ",
@@ -118,7 +119,7 @@ fit_kernel_std <- function(kernel, std, xnames) {
                            "(ARD) to set it in data units."),
                     paste(conv$inexact, collapse = " and one "), length(std$scale)))
   }
-  kernel_check_range(conv$kernel)
+  kernel_check_range(conv$kernel, latent_scale = latent_scale)
 }
 
 # NULL, or one finite number per observation.

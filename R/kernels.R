@@ -14,9 +14,11 @@ kernel_check_lengthscale <- function(x) {
   check_positive(x, "lengthscale")
 }
 
-# `sd_units`: the parameters left at their default (NULL), which mean one standard
-# deviation of each input: 1 on the standardised scale the fits work on, and 1 for
-# kernel_matrix(), which takes the inputs as they are.
+# `sd_units`: the parameters left at their default (NULL): a lengthscale or period of
+# one standard deviation of each input (1 on the standardised scale the fits work on,
+# and 1 for kernel_matrix(), which takes the inputs as they are), and a variance of
+# one squared latent scale (lik_latent_scale(): 1 on the log-odds scale of the
+# classification likelihoods, var(y) for regression; 1 for kernel_matrix()).
 new_kernel_leaf <- function(type, variance, lengthscale, period = NULL, nu = NULL,
                             sd_units = character(0)) {
   structure(
@@ -29,6 +31,11 @@ new_kernel_leaf <- function(type, variance, lengthscale, period = NULL, nu = NUL
 
 # The lengthscale argument of a constructor: NULL is one standard deviation.
 kernel_default_ls <- function(lengthscale) if (is.null(lengthscale)) 1 else lengthscale
+
+# The parameters of a constructor left at their default, in the units sd_units marks.
+kernel_default_units <- function(variance, lengthscale, scale_name = "lengthscale") {
+  c(if (is.null(variance)) "variance", if (is.null(lengthscale)) scale_name)
+}
 
 #' Covariance kernels for Gaussian processes
 #'
@@ -74,7 +81,11 @@ kernel_default_ls <- function(lengthscale) if (is.null(lengthscale)) 1 else leng
 #'   training mean) when the inputs are standardised, so its value at a point
 #'   depends on the distance of the point from the centre of the data.
 #'
-#' @param variance Kernel variance, a single number > 0.
+#' @param variance Kernel variance, a single number > 0; `NULL` (the default,
+#'   printed "auto") is one squared latent scale: 1 for the classification and
+#'   count likelihoods (the log-odds scale) and the variance of `y` for
+#'   regression likelihoods ([gaussian_noise()], [student_t()]); 1 in
+#'   [kernel_matrix()].
 #' @param lengthscale Lengthscale(s) > 0 in the units of the inputs: one
 #'   number, or one per input column (ARD); `NULL` (the default) is one
 #'   standard deviation of each input (see Units).
@@ -95,35 +106,35 @@ NULL
 
 #' @rdname kernels
 #' @export
-kernel_se <- function(variance = 1, lengthscale = NULL) {
-  new_kernel_leaf("se", variance, kernel_default_ls(lengthscale),
-                  sd_units = if (is.null(lengthscale)) "lengthscale" else character(0))
+kernel_se <- function(variance = NULL, lengthscale = NULL) {
+  new_kernel_leaf("se", kernel_default_ls(variance), kernel_default_ls(lengthscale),
+                  sd_units = kernel_default_units(variance, lengthscale))
 }
 
 #' @rdname kernels
 #' @export
-kernel_matern <- function(nu = 1.5, variance = 1, lengthscale = NULL) {
+kernel_matern <- function(nu = 1.5, variance = NULL, lengthscale = NULL) {
   if (!is.numeric(nu) || length(nu) != 1 || is.na(nu) ||
       !any(abs(nu - c(0.5, 1.5, 2.5)) < 1e-12)) {
     stop("`nu` must be one of 0.5, 1.5 or 2.5.", call. = FALSE)
   }
-  new_kernel_leaf("matern", variance, kernel_default_ls(lengthscale), nu = nu,
-                  sd_units = if (is.null(lengthscale)) "lengthscale" else character(0))
+  new_kernel_leaf("matern", kernel_default_ls(variance), kernel_default_ls(lengthscale), nu = nu,
+                  sd_units = kernel_default_units(variance, lengthscale))
 }
 
 #' @rdname kernels
 #' @export
-kernel_linear <- function(variance = 1, lengthscale = NULL) {
-  new_kernel_leaf("linear", variance, kernel_default_ls(lengthscale),
-                  sd_units = if (is.null(lengthscale)) "lengthscale" else character(0))
+kernel_linear <- function(variance = NULL, lengthscale = NULL) {
+  new_kernel_leaf("linear", kernel_default_ls(variance), kernel_default_ls(lengthscale),
+                  sd_units = kernel_default_units(variance, lengthscale))
 }
 
 #' @rdname kernels
 #' @export
-kernel_periodic <- function(variance = 1, lengthscale = 1, period = NULL) {
-  new_kernel_leaf("periodic", variance, lengthscale,
+kernel_periodic <- function(variance = NULL, lengthscale = 1, period = NULL) {
+  new_kernel_leaf("periodic", kernel_default_ls(variance), lengthscale,
                   period = kernel_check_scalar(kernel_default_ls(period), "period"),
-                  sd_units = if (is.null(period)) "period" else character(0))
+                  sd_units = kernel_default_units(variance, period, "period"))
 }
 
 is_kernel <- function(x) inherits(x, "augp_kernel")
@@ -145,7 +156,9 @@ Ops.augp_kernel <- function(e1, e2) {
 #' @export
 format.augp_kernel <- function(x, digits = 3, ...) {
   f <- function(v) paste(formatC(v, digits = digits, format = "g", width = 1), collapse = ", ")
-  # a value, c(...) for several, or "1 sd" for the default of one standard deviation
+  # a value, c(...) for several, or "1 sd" for the default of one standard deviation;
+  # a default variance is "auto" (one squared latent scale, set by the fit)
+  vr <- function(v) if ("variance" %in% x$sd_units) "auto" else f(v)
   lsc <- function(l, nm) {
     v <- if (length(l) > 1) sprintf("c(%s)", f(l)) else f(l)
     if (nm %in% x$sd_units) paste(v, "sd") else v
@@ -159,14 +172,14 @@ format.augp_kernel <- function(x, digits = 3, ...) {
       }
       sprintf("%s * %s", wrap(x$k1), wrap(x$k2))
     },
-    se = sprintf("kernel_se(variance = %s, lengthscale = %s)", f(x$variance),
+    se = sprintf("kernel_se(variance = %s, lengthscale = %s)", vr(x$variance),
                  lsc(x$lengthscale, "lengthscale")),
     matern = sprintf("kernel_matern(nu = %s, variance = %s, lengthscale = %s)",
-                     f(x$nu), f(x$variance), lsc(x$lengthscale, "lengthscale")),
-    linear = sprintf("kernel_linear(variance = %s, lengthscale = %s)", f(x$variance),
+                     f(x$nu), vr(x$variance), lsc(x$lengthscale, "lengthscale")),
+    linear = sprintf("kernel_linear(variance = %s, lengthscale = %s)", vr(x$variance),
                      lsc(x$lengthscale, "lengthscale")),
     periodic = sprintf("kernel_periodic(variance = %s, lengthscale = %s, period = %s)",
-                       f(x$variance), lsc(x$lengthscale, ""), lsc(x$period, "period"))
+                       vr(x$variance), lsc(x$lengthscale, ""), lsc(x$period, "period"))
   )
 }
 
@@ -325,7 +338,7 @@ scales_equal <- function(scale) {
 # every predictor lose those of dropped columns). Returns list(kernel, inexact: the
 # names of parameters given as one value on several inputs of different scales, read
 # in units of each input's standard deviation).
-kernel_to_std <- function(kernel, scale, keep = rep(TRUE, length(scale))) {
+kernel_to_std <- function(kernel, scale, keep = rep(TRUE, length(scale)), latent_scale = 1) {
   p <- length(scale)
   same <- scales_equal(scale)
   inexact <- character(0)
@@ -350,6 +363,7 @@ kernel_to_std <- function(kernel, scale, keep = rep(TRUE, length(scale))) {
     if (k$type == "periodic" && !"period" %in% k$sd_units) {
       if (same) k$period <- k$period / scale[1] else inexact <<- c(inexact, "period")
     }
+    if ("variance" %in% k$sd_units) k$variance <- k$variance * latent_scale^2
     k$sd_units <- character(0)
     k
   }
@@ -432,9 +446,11 @@ kernel_hyper_data <- function(kernel, scale) {
 KERNEL_RANGE <- list(variance = c(1e-8, 1e8), lengthscale = c(1e-6, 1e6), period = c(1e-6, 1e6))
 
 # Stop when a hyperparameter of a kernel on the standardised inputs is out of range.
-kernel_check_range <- function(kernel, arg = "kernel") {
+kernel_check_range <- function(kernel, arg = "kernel", latent_scale = 1) {
   bad <- function(v, par) {
     r <- KERNEL_RANGE[[par]]
+    # a variance is checked in units of the squared latent scale
+    if (par == "variance") r <- r * latent_scale^2
     if (any(v < r[1] | v > r[2])) {
       stop(sprintf(paste0("`%s`: %s %s is outside the range [%s, %s] the fit can work with ",
                           "(%s, on inputs scaled to unit standard deviation)."),

@@ -24,11 +24,8 @@
 #' function is the (weighted) mean of `y`. Frequency `weights` count repeated
 #' observations.
 #'
-#' The kernel's starting variance is that of the kernel given (1 for the
-#' default [kernel_se()], the scale of a latent log-odds). For a response on
-#' another scale start it near the variance of `y`, e.g. `kernel =
-#' kernel_se(variance = var(y))`: from a start far off, the hyperparameter
-#' search can end in a poor local optimum (a very short lengthscale).
+#' A kernel's default variance (`variance = NULL`) is the variance of `y`
+#' here, so the default kernels start on the scale of the response.
 #'
 #' The noise scale \eqn{\sigma} is learned by maximising the ELBO (closed form
 #' \eqn{\sigma^2 = \mathrm{mean}((y - m)^2 + v)} given \eqn{q(f) = N(m, v)}),
@@ -134,6 +131,15 @@ engine_lik_spec.augp_gaussian <- function(likelihood, resp) {
 }
 
 # The weighted mean of y.
+# The kernel's default variance is var(y) (weighted by the frequency weights).
+#' @export
+lik_latent_scale.augp_gaussian <- function(likelihood, resp) {
+  w <- resp$trials / sum(resp$trials)
+  mu <- sum(w * resp$y)
+  s <- sqrt(sum(w * (resp$y - mu)^2))
+  if (s > 0) s else 1
+}
+
 #' @export
 lik_prior_mean.augp_gaussian <- function(likelihood, resp) sum(resp$trials * resp$y) / sum(resp$trials)
 
@@ -167,7 +173,7 @@ response_names.augp_gaussian <- function(likelihood, levels) "mean"
 lik_accepts_offset.augp_gaussian <- function(likelihood) TRUE
 
 #' @export
-lik_model_label.augp_gaussian <- function(likelihood) "GP regression"
+lik_model_label.augp_gaussian <- function(likelihood) "regression"
 
 # The observed y, its variance sigma^2 / weight (Pearson residuals divide by sigma)
 # and the unit deviance weight (y - mu)^2, as glm(family = gaussian).

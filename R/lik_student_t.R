@@ -80,7 +80,7 @@ lik_unit_deviance.augp_student_t <- function(likelihood, y, trials, mu) {
 }
 
 #' @export
-lik_model_label.augp_student_t <- function(likelihood) "GP regression (robust, Student-t)"
+lik_model_label.augp_student_t <- function(likelihood) "regression (robust, Student-t)"
 
 #' @export
 lik_learns_params.augp_student_t <- function(likelihood) {

@@ -88,6 +88,18 @@ likelihood_from_family <- function(family, y) {
        call. = FALSE)
 }
 
+#' The typical scale of the latent function under a likelihood
+#'
+#' A kernel's default variance (`variance = NULL`) is the square of this: 1 for
+#' likelihoods whose latent function is on the log-odds scale (the default method),
+#' the standard deviation of the response for regression likelihoods. `resp`: the
+#' encoded response (encode_response()).
+#' @noRd
+lik_latent_scale <- function(likelihood, resp) UseMethod("lik_latent_scale")
+
+#' @export
+lik_latent_scale.augp_likelihood <- function(likelihood, resp) 1
+
 check_likelihood <- function(likelihood, y) {
   if (is.null(likelihood)) return(guess_likelihood(y))
   if (is.function(likelihood)) likelihood <- likelihood()

@@ -219,3 +219,21 @@ test_that("stats family objects select the augmented likelihoods; gaussian() is 
   expect_error(augp_fit(x, yb, likelihood = stats::binomial(link = "probit")), "probit")
   expect_false("gaussian" %in% getNamespaceExports("augmentedGP"))
 })
+
+test_that("a default kernel variance is one squared latent scale: var(y) for regression, 1 otherwise", {
+  set.seed(8)
+  x <- seq(0, 1, length.out = 30)
+  y <- 50 * sin(6 * x) + rnorm(30, sd = 10)
+  ctl <- augp_control(threads = 1, learn_hyper = FALSE)
+  s2 <- sum((y - mean(y))^2) / length(y)
+  f_auto <- augp_fit(x, y, likelihood = gaussian_noise(sigma = 10), control = ctl)
+  f_var <- augp_fit(x, y, likelihood = gaussian_noise(sigma = 10),
+                    kernel = kernel_se(variance = s2), control = ctl)
+  expect_equal(coef(f_auto), coef(f_var))
+  expect_equal(elbo(f_auto), elbo(f_var))
+  expect_match(format(kernel_se()), "variance = auto")
+  yb <- factor(y > 0)
+  b_auto <- augp_fit(x, yb, control = ctl)
+  b_one <- augp_fit(x, yb, kernel = kernel_se(variance = 1), control = ctl)
+  expect_equal(elbo(b_auto), elbo(b_one))
+})
