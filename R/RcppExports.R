@@ -93,6 +93,10 @@
     .Call(`_augmentedGP_lik_loglik_obs_cpp`, lik, draws)
 }
 
+.lik_expected_loglik_cpp <- function(lik, m, v, Z) {
+    .Call(`_augmentedGP_lik_expected_loglik_cpp`, lik, m, v, Z)
+}
+
 .lik_learn_params_cpp <- function(lik, m, v) {
     .Call(`_augmentedGP_lik_learn_params_cpp`, lik, m, v)
 }

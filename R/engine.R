@@ -323,6 +323,15 @@ engine_vi <- function(X, lik, kernel, ctl, mean0) {
     hyper_evals <- hl$evals
     hyper_converged <- hl$hyper_converged
     if (!is.null(hl$state)) state <- hl$state
+    if (identical(ctl$hyper_objective, "direct")) {
+      sec <- progress_section(0.9, 0.95, "direct-ELBO ladder", announce = TRUE)
+      dl <- engine_direct_ladder(X, lik, kernel, ctl, mean0, jitter, state)
+      progress_restore(sec)
+      if (!identical(dl$kernel, kernel)) hl$path <- numeric(0)  # another kernel's trace
+      kernel <- dl$kernel
+      state <- dl$state
+      hyper_evals <- hyper_evals + dl$evals
+    }
   }
   sec <- progress_section(if (learn) 0.9 else 0, 1, "variational updates", announce = TRUE)
   res <- engine_cavi_kernel(kernel, X, jitter, lik, mean0, state$kappa, state$omega,
@@ -340,8 +349,85 @@ engine_vi <- function(X, lik, kernel, ctl, mean0) {
   progress_restore(sec)
   list(kernel = kernel, mean = engine_shape(res$m, q), var = engine_shape(res$v, q),
        alpha = engine_shape(res$alpha, q), omega = engine_shape(res$omega_q, q),
-       kappa = engine_shape(res$kappa, q), elbo = trace, converged = isTRUE(res$converged),
+       kappa = engine_shape(res$kappa, q), kl = if (length(res$elbo)) res$kl else NA_real_,
+       elbo = trace, converged = isTRUE(res$converged),
        hyper_converged = hyper_converged, jitter = jitter, hyper_evals = hyper_evals)
+}
+
+# The direct ELBO of a variational q(f) with means m and marginal variances v (n x q)
+# and KL(q(f) || p(f)) = kl (summed over the latent columns, as the CAVI sweep computes
+# it): E_q[log p(y | f)] - kl with the un-augmented likelihood, the expectation under
+# the Gaussian marginals of q(f) (the likelihood's expected_loglik: exact or quadrature
+# where it has one, else Monte Carlo over S fixed-seed standard-normal rows, the same
+# for every call so that kernels compare with common random numbers). Like the
+# augmented ELBO it is a lower bound on log p(y | kernel) for the same q(f), and never
+# below it: the augmented bound subtracts from E_q[log p(y | f)] the expected KL of the
+# mean-field q(aux) from the exact conditional p(aux | y, f).
+engine_direct_elbo <- function(lik, m, v, kl, S = 1000L) {
+  m <- as.matrix(m)
+  v <- as.matrix(v)
+  storage.mode(m) <- storage.mode(v) <- "double"
+  q <- ncol(m)
+  Z <- withr::with_seed(20261123L, matrix(stats::rnorm(S * q), S, q))
+  sum(.lik_expected_loglik_cpp(lik, m, v, Z)) - kl
+}
+
+# Kernel selection by the direct ELBO (control hyper_objective = "direct"): from the
+# augmented-ELBO optimum `kernel` (CAVI state `state`: its sites kappa, omega), CAVI to
+# convergence and the direct ELBO along a ladder of kernels: every lengthscale
+# multiplied by 2^-k, k = 0..4, at the learned variances; then, at the best
+# lengthscales, every variance multiplied by 2^j, j = -2, -1, 1, 2. The augmented
+# bound's gap to log p(y | kernel) grows with the kernel's flexibility, so its optimum
+# leans to long lengthscales; the ladder walks from there towards shorter ones. Each
+# CAVI starts from the sites of the previous rung (the variance rungs from the best
+# lengthscale rung's). Kernels without lengthscale or variance parameters skip the
+# corresponding rungs. Returns list(kernel, state, evals, values) with the kernel of
+# the highest direct ELBO and its sites.
+engine_direct_ladder <- function(X, lik, kernel, ctl, mean0, jitter, state) {
+  th0 <- engine_get_params(kernel)
+  is_ls <- grepl("lengthscale", names(th0), fixed = TRUE)
+  is_var <- grepl("variance", names(th0), fixed = TRUE)
+  evals <- 0L
+  run <- function(th, from) {
+    evals <<- evals + 1L
+    k <- engine_set_params(kernel, th)
+    res <- tryCatch(
+      engine_cavi_kernel(k, X, jitter, lik, mean0, from$kappa, from$omega,
+                         as.integer(ctl$maxit), min(ctl$tol, 1e-6), ctl$threads),
+      error = function(e) NULL)
+    if (is.null(res) || !length(res$elbo)) return(list(value = -Inf))
+    val <- engine_direct_elbo(lik, res$m, res$v, res$kl)
+    list(value = if (is.finite(val)) val else -Inf, th = th,
+         state = list(kappa = res$kappa, omega = res$omega))
+  }
+  best <- run(th0, state)
+  if (!is.finite(best$value)) return(list(kernel = kernel, state = state, evals = evals))
+  values <- best$value
+  if (any(is_ls)) {
+    prev <- best
+    for (k in 1:4) {
+      th <- th0
+      th[is_ls] <- th0[is_ls] - k * log(2)
+      cur <- run(th, prev$state)
+      values <- c(values, cur$value)
+      if (!is.finite(cur$value)) break
+      if (cur$value > best$value) best <- cur
+      prev <- cur
+    }
+  }
+  if (any(is_var)) {
+    thl <- best$th
+    from <- best$state
+    for (j in c(-2, -1, 1, 2)) {
+      th <- thl
+      th[is_var] <- thl[is_var] + j * log(2)
+      cur <- run(th, from)
+      values <- c(values, cur$value)
+      if (is.finite(cur$value) && cur$value > best$value) best <- cur
+    }
+  }
+  list(kernel = engine_set_params(kernel, best$th), state = best$state, evals = evals,
+       values = values)
 }
 
 # Run Gibbs chains `ids` (0-based stream indices out of n_streams) with a fixed
@@ -430,7 +516,7 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
               hyper_converged = fit$hyper_converged, draws = if (method == "gibbs") fit$draws else NULL,
               jitter = fit$jitter, jitter_increased = fit$jitter > ctl$jitter,
               mean0 = if (q == 1 && length(mean0_in) %in% c(1, n)) as.numeric(mean0_in) else mean0,
-              alpha = fit$alpha, omega = fit$omega, control = ctl,
+              alpha = fit$alpha, omega = fit$omega, kl = fit$kl, control = ctl,
               hyper_evals = fit$hyper_evals, shared_hyper = !is_kernel_list(fit$kernel))
   if (own) progress_finish()
   structure(out, class = "augp_engine")

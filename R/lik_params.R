@@ -86,6 +86,7 @@ engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = eng$contro
     eng$alpha <- engine_shape(res$alpha, q)
     eng$omega <- engine_shape(res$omega_q, q)
     eng$kappa <- engine_shape(res$kappa, q)
+    eng$kl <- res$kl
     eng$converged <- isTRUE(res$converged)
   }
   eng$elbo <- trace

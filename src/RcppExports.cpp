@@ -361,6 +361,20 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// lik_expected_loglik_cpp
+Eigen::VectorXd lik_expected_loglik_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::MatrixXd Z);
+RcppExport SEXP _augmentedGP_lik_expected_loglik_cpp(SEXP likSEXP, SEXP mSEXP, SEXP vSEXP, SEXP ZSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type m(mSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_expected_loglik_cpp(lik, m, v, Z));
+    return rcpp_result_gen;
+END_RCPP
+}
 // lik_learn_params_cpp
 List lik_learn_params_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v);
 RcppExport SEXP _augmentedGP_lik_learn_params_cpp(SEXP likSEXP, SEXP mSEXP, SEXP vSEXP) {
@@ -791,6 +805,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_lik_response_draws_cpp", (DL_FUNC) &_augmentedGP_lik_response_draws_cpp, 3},
     {"_augmentedGP_lik_simulate_cpp", (DL_FUNC) &_augmentedGP_lik_simulate_cpp, 4},
     {"_augmentedGP_lik_loglik_obs_cpp", (DL_FUNC) &_augmentedGP_lik_loglik_obs_cpp, 2},
+    {"_augmentedGP_lik_expected_loglik_cpp", (DL_FUNC) &_augmentedGP_lik_expected_loglik_cpp, 4},
     {"_augmentedGP_lik_learn_params_cpp", (DL_FUNC) &_augmentedGP_lik_learn_params_cpp, 3},
     {"_augmentedGP_lik_predictive_interval_cpp", (DL_FUNC) &_augmentedGP_lik_predictive_interval_cpp, 5},
     {"_augmentedGP_model_dense_new", (DL_FUNC) &_augmentedGP_model_dense_new, 8},

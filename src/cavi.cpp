@@ -91,6 +91,7 @@ int cavi_sweeps(const KernelSet& Ks, const Likelihood& lik, const Eigen::MatrixX
     });
     double kl = 0.0;
     for (int j = 0; j < q; ++j) kl += kls[j];
+    st.kl = kl;
     st.omega_q = st.omega;
     lik.expect_aux(st.m, st.v, st.kappa, st.omega);
     const double e = lik.elbo_local(st.m, st.v) - kl;

@@ -18,6 +18,7 @@ struct CaviState {
   Eigen::MatrixXd m, v, alpha;   // q(f): means, marginal variances, K^-1 (m - mu0)
   Eigen::MatrixXd kappa, omega;  // q(aux) summaries used for the next q(f) update
   Eigen::MatrixXd omega_q;       // the omega that produced the current q(f)
+  double kl = 0.0;               // KL(q(f) || p(f)) of the current q(f), summed over columns
   std::vector<double> elbo;
   bool converged = false;
 };

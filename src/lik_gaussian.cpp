@@ -78,6 +78,20 @@ class Gaussian : public Likelihood {
     return out;
   }
 
+  // Exact: t (-log(2 pi s2) / 2 - ((y - m)^2 + v) / (2 s2)), the terms of elbo_local.
+  Eigen::VectorXd expected_loglik(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
+                                  const Eigen::MatrixXd&) const override {
+    const int n = n_obs();
+    if (m.rows() != n || v.rows() != n || m.cols() != 1 || v.cols() != 1)
+      throw std::invalid_argument("expected_loglik: m and v must be n x 1 at the likelihood's observations");
+    Eigen::VectorXd out(n);
+    for (int i = 0; i < n; ++i) {
+      const double d = y_[i] - m(i, 0);
+      out[i] = t_[i] * (-0.5 * (LOG_2PI + std::log(s2_)) - 0.5 * (d * d + std::max(v(i, 0), 0.0)) / s2_);
+    }
+    return out;
+  }
+
   Eigen::MatrixXd response_mean(const Eigen::MatrixXd& f) const override { return f.leftCols(1); }
 
   Eigen::MatrixXd simulate(const Eigen::MatrixXd& f, const Eigen::VectorXd& size,

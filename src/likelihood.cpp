@@ -136,6 +136,22 @@ void Likelihood::response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixX
   }
 }
 
+Eigen::VectorXd Likelihood::expected_loglik(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
+                                            const Eigen::MatrixXd& Z) const {
+  const int n = n_obs(), q = n_latent(), S = static_cast<int>(Z.rows());
+  if (m.rows() != n || m.cols() != q || v.rows() != n || v.cols() != q)
+    throw std::invalid_argument("expected_loglik: m and v must be n x q at the likelihood's observations");
+  if (Z.cols() != q || S < 1) throw std::invalid_argument("expected_loglik: Z must be S x q with S >= 1");
+  const Eigen::MatrixXd sd = v.cwiseMax(0.0).cwiseSqrt();
+  Eigen::VectorXd out = Eigen::VectorXd::Zero(n);
+  Eigen::MatrixXd F(n, q);
+  for (int t = 0; t < S; ++t) {
+    for (int j = 0; j < q; ++j) F.col(j) = m.col(j) + Z(t, j) * sd.col(j);
+    out += loglik_obs(F);
+  }
+  return out / S;
+}
+
 void Likelihood::predictive_interval(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, double level,
                                      Rng& rng, Eigen::MatrixXd& lwr, Eigen::MatrixXd& upr) const {
   const int r = static_cast<int>(m.rows()), q = static_cast<int>(m.cols()), R = n_response();

@@ -62,6 +62,15 @@ class Likelihood {
   virtual Eigen::VectorXd loglik_obs(const Eigen::MatrixXd& f) const = 0;
   double loglik(const Eigen::MatrixXd& f) const { return loglik_obs(f).sum(); }
 
+  // E[log p(y_i | f_i)] when the f_ij ~ N(m_ij, v_ij) independently (m, v: n x q at the
+  // likelihood's own observations), for every observation (length n): the un-augmented
+  // expected log-likelihood of the "direct" ELBO E_q[log p(y | f)] - KL(q(f) || p(f)).
+  // The default averages loglik_obs over f_t = m + sqrt(v) Z_t for the S rows of Z (S x q
+  // standard normals, the same for every point). A likelihood may override it with an
+  // exact or quadrature computation (and then ignore Z).
+  virtual Eigen::VectorXd expected_loglik(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
+                                          const Eigen::MatrixXd& Z) const;
+
   // The response mean per trial at latent values f (r x q, any points): r x n_response().
   virtual Eigen::MatrixXd response_mean(const Eigen::MatrixXd& f) const = 0;
 

@@ -87,7 +87,7 @@ List cavi_run(const augp::KernelSet& K, const augp::Likelihood& L, const Numeric
   return List::create(Rcpp::Named("m") = st.m, Rcpp::Named("v") = st.v,
                       Rcpp::Named("alpha") = st.alpha, Rcpp::Named("kappa") = st.kappa,
                       Rcpp::Named("omega") = st.omega, Rcpp::Named("omega_q") = st.omega_q,
-                      Rcpp::Named("elbo") = trace,
+                      Rcpp::Named("elbo") = trace, Rcpp::Named("kl") = st.kl,
                       Rcpp::Named("converged") = st.converged);
 }
 

@@ -146,6 +146,21 @@ Eigen::MatrixXd lik_loglik_obs_cpp(List lik, NumericVector draws) {
   }
 }
 
+// E[log p(y_i | f_i)] under independent Gaussian marginals f_ij ~ N(m_ij, v_ij) (m, v:
+// n x q at the likelihood's own observations), one value per observation; Z: S x q
+// standard normals for the likelihoods that average over draws.
+// [[Rcpp::export(name = ".lik_expected_loglik_cpp")]]
+Eigen::VectorXd lik_expected_loglik_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::MatrixXd Z) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
+    if (m.rows() != L->n_obs() || m.cols() != L->n_latent() || v.rows() != m.rows() || v.cols() != m.cols())
+      throw std::invalid_argument("m and v must be n x q at the likelihood's observations");
+    return L->expected_loglik(m, v, Z);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
 // The likelihood's learned parameters at their optimum given q(f) (m, v: n x q at the
 // likelihood's own observations): the gain in the local ELBO and the parameters by
 // their spec names.
