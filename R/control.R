@@ -34,9 +34,10 @@
 #'   ELBO of the variational posterior \eqn{q(f)}, \eqn{E_q[\log p(y \mid
 #'   f)] - KL(q(f) \| p(f))} with the likelihood itself rather than its
 #'   augmented form, along a short ladder from the augmented optimum: every
-#'   lengthscale multiplied by \eqn{2^{-k}}, \eqn{k = 0, \dots, 4}, then,
-#'   at the best of those, every kernel variance multiplied by
-#'   \eqn{2^{j}}, \eqn{j = -2, \dots, 2} (eight more variational fits).
+#'   lengthscale halved, up to four times, while that raises the direct
+#'   ELBO; then every kernel variance doubled (or, if that does not help,
+#'   halved), up to twice, while it does (at most eight more variational
+#'   fits, each converged to a relative tolerance of 1e-4).
 #'   Both are lower bounds on the log marginal likelihood for the same
 #'   \eqn{q(f)}; the direct one is never below the augmented one, and the
 #'   augmented bound loosens as the kernel gets more flexible (shorter

@@ -373,60 +373,55 @@ engine_direct_elbo <- function(lik, m, v, kl, S = 1000L) {
 }
 
 # Kernel selection by the direct ELBO (control hyper_objective = "direct"): from the
-# augmented-ELBO optimum `kernel` (CAVI state `state`: its sites kappa, omega), CAVI to
-# convergence and the direct ELBO along a ladder of kernels: every lengthscale
-# multiplied by 2^-k, k = 0..4, at the learned variances; then, at the best
-# lengthscales, every variance multiplied by 2^j, j = -2, -1, 1, 2. The augmented
-# bound's gap to log p(y | kernel) grows with the kernel's flexibility, so its optimum
-# leans to long lengthscales; the ladder walks from there towards shorter ones. Each
-# CAVI starts from the sites of the previous rung (the variance rungs from the best
-# lengthscale rung's). Kernels without lengthscale or variance parameters skip the
-# corresponding rungs. Returns list(kernel, state, evals, values) with the kernel of
-# the highest direct ELBO and its sites.
-engine_direct_ladder <- function(X, lik, kernel, ctl, mean0, jitter, state) {
+# augmented-ELBO optimum `kernel` (CAVI state `state`: its sites kappa, omega), CAVI and
+# the direct ELBO along a ladder of kernels. First every lengthscale is multiplied by
+# 2^-k, k = 1..4, at the learned variances, stopping at the first rung below the best
+# so far; then, at the best lengthscales, every variance is multiplied by 2, 4 (while
+# that improves), and by 1/2, 1/4 if doubling did not improve. The augmented bound's
+# gap to log p(y | kernel) grows with the kernel's flexibility, so its optimum leans to
+# long lengthscales; the ladder walks from there towards shorter ones. Each rung's CAVI
+# starts from the sites of the best rung so far and stops at a relative ELBO change of
+# `rung_tol`: the direct ELBO is a lower bound on log p(y | kernel) for any Gaussian
+# q(f) the sites define, converged or not, so a looser tolerance only lowers the
+# rung's value a little (the final fit then converges to the control's tol). Kernels
+# without lengthscale or variance parameters skip those rungs. Returns list(kernel,
+# state, evals, values): the kernel of the highest direct ELBO, its sites, the number
+# of rungs and their direct ELBO values.
+engine_direct_ladder <- function(X, lik, kernel, ctl, mean0, jitter, state, rung_tol = 1e-4) {
   th0 <- engine_get_params(kernel)
   is_ls <- grepl("lengthscale", names(th0), fixed = TRUE)
   is_var <- grepl("variance", names(th0), fixed = TRUE)
-  evals <- 0L
+  values <- numeric(0)
   run <- function(th, from) {
-    evals <<- evals + 1L
     k <- engine_set_params(kernel, th)
     res <- tryCatch(
       engine_cavi_kernel(k, X, jitter, lik, mean0, from$kappa, from$omega,
-                         as.integer(ctl$maxit), min(ctl$tol, 1e-6), ctl$threads),
+                         as.integer(ctl$maxit), max(min(ctl$tol, 1e-6), rung_tol), ctl$threads),
       error = function(e) NULL)
-    if (is.null(res) || !length(res$elbo)) return(list(value = -Inf))
-    val <- engine_direct_elbo(lik, res$m, res$v, res$kl)
-    list(value = if (is.finite(val)) val else -Inf, th = th,
-         state = list(kappa = res$kappa, omega = res$omega))
+    val <- if (is.null(res) || !length(res$elbo)) -Inf else
+      engine_direct_elbo(lik, res$m, res$v, res$kl)
+    if (!is.finite(val)) val <- -Inf
+    values <<- c(values, val)
+    list(value = val, th = th,
+         state = if (!is.null(res)) list(kappa = res$kappa, omega = res$omega))
   }
   best <- run(th0, state)
-  if (!is.finite(best$value)) return(list(kernel = kernel, state = state, evals = evals))
-  values <- best$value
-  if (any(is_ls)) {
-    prev <- best
-    for (k in 1:4) {
-      th <- th0
-      th[is_ls] <- th0[is_ls] - k * log(2)
-      cur <- run(th, prev$state)
-      values <- c(values, cur$value)
-      if (!is.finite(cur$value)) break
-      if (cur$value > best$value) best <- cur
-      prev <- cur
-    }
+  if (!is.finite(best$value)) {
+    return(list(kernel = kernel, state = state, evals = length(values), values = values))
   }
-  if (any(is_var)) {
-    thl <- best$th
-    from <- best$state
-    for (j in c(-2, -1, 1, 2)) {
-      th <- thl
-      th[is_var] <- thl[is_var] + j * log(2)
-      cur <- run(th, from)
-      values <- c(values, cur$value)
-      if (is.finite(cur$value) && cur$value > best$value) best <- cur
+  # Rungs th0 + steps[i] * direction until one falls below the best; TRUE if any improved.
+  climb <- function(direction, steps) {
+    base <- best$th
+    for (st in steps) {
+      cur <- run(base + st * direction, best$state)
+      if (!(cur$value > best$value)) return(!identical(base, best$th))
+      best <<- cur
     }
+    TRUE
   }
-  list(kernel = engine_set_params(kernel, best$th), state = best$state, evals = evals,
+  if (any(is_ls)) climb(-log(2) * is_ls, 1:4)
+  if (any(is_var) && !climb(log(2) * is_var, 1:2)) climb(-log(2) * is_var, 1:2)
+  list(kernel = engine_set_params(kernel, best$th), state = best$state, evals = length(values),
        values = values)
 }
 

@@ -1,0 +1,164 @@
+# The direct ELBO E_q[log p(y | f)] - KL(q(f) || p(f)) (Likelihood::expected_loglik,
+# the KL that CAVI returns, engine_direct_elbo) and kernel selection by it
+# (augp_control(hyper_objective = "direct")).
+de_ns <- asNamespace("augmentedGP")
+
+de_counts <- function(n, K, size, seed) {
+  set.seed(seed)
+  t(vapply(seq_len(n), function(i) as.numeric(stats::rmultinom(1, size[i], stats::runif(K))),
+           numeric(K)))
+}
+
+de_cases <- list(
+  bernoulli = list(type = "bernoulli", q = 1L, y = c(0, 1, 1, 0, 1, 0), trials = rep(1, 6)),
+  binomial = list(type = "binomial", q = 1L, y = c(0, 3, 5, 2, 0, 9), trials = c(4, 3, 8, 2, 1, 12)),
+  logistic_softmax = list(type = "logistic_softmax", q = 3L, Y = de_counts(6, 3, c(1, 1, 3, 1, 2, 1), 4),
+                          bijective = FALSE, theta = c(1, 2, 0.5)),
+  stick_breaking = list(type = "stick_breaking", q = 3L, Y = de_counts(6, 4, c(3, 0, 5, 1, 2, 8), 6)),
+  gaussian = list(type = "gaussian", q = 1L, y = c(-1.2, 0.3, 2.5, 0.1, -3, 1), trials = c(1, 1, 2, 1, 3, 1),
+                  sigma = 0.7),
+  student_t = list(type = "student_t", q = 1L, y = c(-1.2, 0.3, 2.5, 0.1, -3, 6), trials = c(1, 1, 2, 1, 3, 1),
+                   sigma = 0.7, nu = 5)
+)
+
+# E log p(y_i | f_i) per observation by a product Gauss-Hermite rule over the q marginals.
+de_quadrature <- function(lik, m, v, k = if (ncol(m) == 1) 40 else 12) {
+  gh <- gauss_hermite(k)
+  x <- sqrt(2) * gh$x
+  w <- gh$w / sqrt(pi)
+  q <- ncol(m)
+  idx <- as.matrix(expand.grid(rep(list(seq_len(k)), q)))
+  X <- matrix(x[idx], ncol = q)
+  W <- apply(matrix(w[idx], ncol = q), 1, prod)
+  arr <- array(0, c(nrow(X), nrow(m), q))
+  for (t in seq_len(nrow(X))) arr[t, , ] <- m + sqrt(v) * rep(X[t, ], each = nrow(m))
+  drop(W %*% de_ns$.lik_loglik_obs_cpp(lik, arr))
+}
+
+test_that("expected_loglik is E_q log p(y | f) under the Gaussian marginals, for every likelihood", {
+  for (nm in names(de_cases)) {
+    lik <- de_cases[[nm]]
+    q <- lik$q
+    n <- 6
+    set.seed(3)
+    m <- matrix(rnorm(n * q, sd = 1.5), n, q)
+    v <- matrix(runif(n * q, 0.05, 1.5), n, q)
+    S <- 4000
+    Z <- matrix(rnorm(S * q), S, q)
+    el <- de_ns$.lik_expected_loglik_cpp(lik, m, v, Z)
+    expect_length(el, n)
+    # Monte Carlo standard errors of the default at these Z, from the draws themselves
+    arr <- array(0, c(S, n, q))
+    for (t in seq_len(S)) arr[t, , ] <- m + sqrt(v) * rep(Z[t, ], each = n)
+    L <- de_ns$.lik_loglik_obs_cpp(lik, arr)
+    se <- apply(L, 2, stats::sd) / sqrt(S)
+    quad <- de_quadrature(lik, m, v)
+    expect_true(all(abs(el - quad) <= 5 * se + 1e-6), label = paste(nm, "expected_loglik vs quadrature"))
+  }
+})
+
+test_that("the default expected_loglik averages loglik_obs over the given draws", {
+  lik <- de_cases$logistic_softmax
+  set.seed(4)
+  m <- matrix(rnorm(18), 6, 3)
+  v <- matrix(runif(18, 0.1, 2), 6, 3)
+  Z <- matrix(rnorm(30), 10, 3)
+  arr <- array(0, c(10, 6, 3))
+  for (t in 1:10) arr[t, , ] <- m + sqrt(v) * rep(Z[t, ], each = 6)
+  expect_equal(de_ns$.lik_expected_loglik_cpp(lik, m, v, Z),
+               colMeans(de_ns$.lik_loglik_obs_cpp(lik, arr)), tolerance = 1e-12)
+  expect_error(de_ns$.lik_expected_loglik_cpp(lik, m[1:5, ], v, Z), "n x q")
+  expect_error(de_ns$.lik_expected_loglik_cpp(lik, m, v, Z[, 1:2]), "Z must be S x q")
+})
+
+test_that("Bernoulli and Gaussian expected_loglik are exact (quadrature / closed form)", {
+  for (nm in c("binomial", "gaussian")) {
+    lik <- de_cases[[nm]]
+    set.seed(5)
+    m <- matrix(rnorm(6, sd = 2), 6, 1)
+    v <- matrix(runif(6, 0.01, 3), 6, 1)
+    Z <- matrix(rnorm(3), 3, 1)  # ignored: a three-draw average would be far off
+    expect_equal(de_ns$.lik_expected_loglik_cpp(lik, m, v, Z), de_quadrature(lik, m, v, 80),
+                 tolerance = 1e-9, label = nm)
+  }
+})
+
+# A small binary problem for the engine-level checks.
+de_binary <- function(n = 50, seed = 1) {
+  set.seed(seed)
+  X <- matrix(rnorm(n * 2), n)
+  y <- rbinom(n, 1, plogis(2 * sin(2 * X[, 1])))
+  list(X = X, y = y)
+}
+
+test_that("the KL returned by CAVI is KL(q(f) || p(f)) in closed form", {
+  d <- de_binary(30)
+  k <- kernel_se(lengthscale = 0.8, variance = 3)
+  fit <- de_ns$augp_engine(d$X, d$y, rep(1, 30), kernel = k, mean0 = 0.3,
+                           control = list(learn_hyper = FALSE, threads = 1))
+  K <- de_ns$engine_K(k, d$X, fit$jitter)
+  # q(f) = N(m, S), S = (K^-1 + diag(omega))^-1
+  S <- solve(solve(K) + diag(fit$omega))
+  dm <- fit$mean - 0.3
+  kl <- 0.5 * (sum(diag(solve(K, S))) + sum(dm * solve(K, dm)) - 30 +
+                 as.numeric(determinant(K)$modulus) - as.numeric(determinant(S)$modulus))
+  expect_equal(fit$kl, kl, tolerance = 1e-6)
+  expect_equal(fit$var, diag(S), tolerance = 1e-8)
+})
+
+test_that("Bernoulli: the direct ELBO is never below the augmented ELBO of the same q(f)", {
+  d <- de_binary(50)
+  for (ls in c(0.2, 0.7, 2, 6)) for (va in c(0.5, 5, 30)) {
+    fit <- de_ns$augp_engine(d$X, d$y, rep(1, 50), kernel = kernel_se(lengthscale = ls, variance = va),
+                             control = list(learn_hyper = FALSE, threads = 1))
+    aug <- fit$elbo[length(fit$elbo)]
+    direct <- de_ns$engine_direct_elbo(fit$lik, fit$mean, fit$var, fit$kl)
+    expect_gte(direct, aug - 1e-8)
+    # and the gap is real: the Polya-Gamma mean field is not exact
+    expect_gt(direct - aug, 1e-4)
+  }
+})
+
+test_that("Gaussian likelihood: the direct ELBO equals the augmented ELBO (no augmentation)", {
+  set.seed(2)
+  n <- 40
+  d <- data.frame(x1 = rnorm(n), x2 = rnorm(n))
+  d$y <- sin(2 * d$x1) + rnorm(n, sd = 0.3)
+  for (lik in list(gaussian_noise(), gaussian_noise(sigma = 0.5))) {
+    for (ls in c(0.3, 1, 4)) {
+      fit <- augp(y ~ x1 + x2, d, likelihood = lik, kernel = kernel_se(lengthscale = c(ls, ls)),
+                  control = augp_control(threads = 1, learn_hyper = ls == 1))
+      e <- fit$engine
+      direct <- de_ns$engine_direct_elbo(e$lik, e$mean, e$var, e$kl)
+      expect_equal(direct, e$elbo[length(e$elbo)], tolerance = 1e-10)
+    }
+  }
+})
+
+test_that("hyper_objective is validated and defaults to the augmented ELBO", {
+  expect_identical(augp_control()$hyper_objective, "augmented")
+  expect_identical(augp_control(hyper_objective = "direct")$hyper_objective, "direct")
+  expect_error(augp_control(hyper_objective = "exact"), "`hyper_objective` must be one of")
+})
+
+test_that("hyper_objective = 'direct' keeps the ladder kernel with the best direct ELBO", {
+  # Five classes in a checkerboard: the augmented optimum is a flatter kernel (small
+  # variance) than the one the direct ELBO prefers.
+  set.seed(8)
+  n <- 90
+  X <- matrix(runif(n * 2, -2, 2), n)
+  cls <- factor(letters[1 + (floor((X[, 1] + 2) * 1.5) + floor((X[, 2] + 2) * 1.5)) %% 5])
+  d <- data.frame(x1 = X[, 1], x2 = X[, 2], y = cls)
+  fa <- augp(y ~ ., d, control = augp_quick(hyper_objective = "augmented"), seed = 1)
+  fd <- augp(y ~ ., d, control = augp_quick(hyper_objective = "direct"), seed = 1)
+  direct_of <- function(f) {
+    e <- f$engine
+    de_ns$engine_direct_elbo(e$lik, e$mean, e$var, e$kl)
+  }
+  expect_gt(direct_of(fd), direct_of(fa) + 1)
+  expect_false(isTRUE(all.equal(coef(fd), coef(fa))))
+  # the ladder's values: its best is the kernel kept, and the fit stays a valid VI fit
+  e <- fd$engine
+  expect_true(is.finite(elbo(fd)))
+  expect_true(all(diff(e$elbo) >= -1e-8 * abs(e$elbo[-1])))
+})
