@@ -43,6 +43,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   check_design(x, "x")
   offset <- check_offset(offset, nrow(x))
   likelihood <- check_likelihood(likelihood, y)
+  if (is.null(control$hyper_objective)) control$hyper_objective <- lik_hyper_objective(likelihood)
   if (!is.null(offset) && !lik_accepts_offset(likelihood)) {
     stop(sprintf(paste0("`offset`: the %s likelihood takes no offset (its latent functions ",
                         "are not one linear predictor); leave `offset` out or use a ",

@@ -28,7 +28,9 @@
 #'   the subset levels (0, the default, keeps the hyperparameters found on
 #'   the largest subset and only runs the variational updates on all data).
 #' @param hyper_objective The objective that chooses the kernel
-#'   hyperparameters of exact (non-sparse) fits. `"augmented"` (the default):
+#'   hyperparameters of exact (non-sparse) fits: `NULL` (the default) lets
+#'   the likelihood choose, `"direct"` for [logistic_softmax()] and
+#'   `"augmented"` for every other likelihood. `"augmented"`:
 #'   the ELBO of the augmented model, maximised by L-BFGS-B (see Details).
 #'   `"direct"`: after that search, the kernel is chosen by the "direct"
 #'   ELBO of the variational posterior \eqn{q(f)}, \eqn{E_q[\log p(y \mid
@@ -42,7 +44,10 @@
 #'   \eqn{q(f)}; the direct one is never below the augmented one, and the
 #'   augmented bound loosens as the kernel gets more flexible (shorter
 #'   lengthscales, larger variances), so its optimum can be far too smooth,
-#'   notably for the logistic-softmax likelihood with many classes. The
+#'   notably for the logistic-softmax likelihood with many classes (on the
+#'   11-class `mlbench::Vowel` data it chose a lengthscale of 8.9 standard
+#'   deviations, the direct ladder 4.4, with test log loss 1.27 against
+#'   0.92). The
 #'   expectation uses quadrature or a closed form where the likelihood has
 #'   one, otherwise 1000 fixed-seed Monte Carlo draws per point. [elbo()]
 #'   still reports the augmented ELBO of the final fit. Ignored by sparse
@@ -150,7 +155,7 @@
 augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, shared_hyper = TRUE,
                          hyper_maxit = 30,
                          hyper_tol = 1e-3, hyper_polish = 0,
-                         hyper_objective = c("augmented", "direct"), iter = 1000, warmup = floor(iter / 2),
+                         hyper_objective = NULL, iter = 1000, warmup = floor(iter / 2),
                          thin = 1, chains = 2,
                          threads = NULL, jitter = 1e-6, verbose = FALSE,
                          standardise = TRUE, pred_draws = 1000,
@@ -174,8 +179,9 @@ control_build <- function(s, prefix = "") {
     hyper_maxit = as.integer(check_count(s$hyper_maxit, nm("hyper_maxit"))),
     hyper_tol = check_number(s$hyper_tol, nm("hyper_tol"), min = 0, min_open = TRUE),
     hyper_polish = as.integer(check_count(s$hyper_polish, nm("hyper_polish"))),
-    hyper_objective = check_choice(s$hyper_objective, nm("hyper_objective"),
-                                   c("augmented", "direct")),
+    hyper_objective = if (!is.null(s$hyper_objective)) {
+      check_choice(s$hyper_objective, nm("hyper_objective"), c("augmented", "direct"))
+    },
     iter = as.integer(check_count(s$iter, nm("iter"), min = 1)),
     warmup = as.integer(check_count(s$warmup, nm("warmup"))),
     thin = as.integer(check_count(s$thin, nm("thin"), min = 1)),

@@ -100,6 +100,19 @@ lik_latent_scale <- function(likelihood, resp) UseMethod("lik_latent_scale")
 #' @export
 lik_latent_scale.augp_likelihood <- function(likelihood, resp) 1
 
+#' The objective that chooses the kernel hyperparameters by default
+#'
+#' `augp_control(hyper_objective = NULL)` asks the likelihood: `"augmented"` (the
+#' augmented ELBO, the default method) or `"direct"` (the augmented search, then a
+#' ladder of kernels ranked by the direct ELBO E_q[log p(y | f)] - KL(q(f) || p(f)); see
+#' engine_direct_ladder() in R/engine.R). A likelihood whose augmented bound loosens
+#' markedly with the kernel's flexibility returns "direct".
+#' @noRd
+lik_hyper_objective <- function(likelihood) UseMethod("lik_hyper_objective")
+
+#' @export
+lik_hyper_objective.augp_likelihood <- function(likelihood) "augmented"
+
 check_likelihood <- function(likelihood, y) {
   if (is.null(likelihood)) return(guess_likelihood(y))
   if (is.function(likelihood)) likelihood <- likelihood()

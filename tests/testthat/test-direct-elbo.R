@@ -135,8 +135,9 @@ test_that("Gaussian likelihood: the direct ELBO equals the augmented ELBO (no au
   }
 })
 
-test_that("hyper_objective is validated and defaults to the augmented ELBO", {
-  expect_identical(augp_control()$hyper_objective, "augmented")
+test_that("hyper_objective is validated; by default the likelihood chooses", {
+  expect_null(augp_control()$hyper_objective)
+  expect_identical(augp_control(hyper_objective = "aug")$hyper_objective, "augmented")
   expect_identical(augp_control(hyper_objective = "direct")$hyper_objective, "direct")
   expect_error(augp_control(hyper_objective = "exact"), "`hyper_objective` must be one of")
 })
@@ -161,4 +162,17 @@ test_that("hyper_objective = 'direct' keeps the ladder kernel with the best dire
   e <- fd$engine
   expect_true(is.finite(elbo(fd)))
   expect_true(all(diff(e$elbo) >= -1e-8 * abs(e$elbo[-1])))
+})
+
+test_that("the default objective is the likelihood's: direct for logistic-softmax only", {
+  expect_identical(de_ns$lik_hyper_objective(logistic_softmax()), "direct")
+  expect_identical(de_ns$lik_hyper_objective(stick_breaking()), "augmented")
+  expect_identical(de_ns$lik_hyper_objective(gaussian_noise()), "augmented")
+  d <- augp_toy(40)
+  fb <- augp(y ~ x1 + x2, d, control = augp_quick())
+  expect_identical(fb$control$hyper_objective, "augmented")
+  fs <- augp(g ~ x1 + x2, d, control = augp_quick(), seed = 1)
+  expect_identical(fs$control$hyper_objective, "direct")
+  fs2 <- augp(g ~ x1 + x2, d, control = augp_quick(hyper_objective = "direct"), seed = 1)
+  expect_equal(coef(fs), coef(fs2))
 })
