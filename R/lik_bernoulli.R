@@ -75,14 +75,6 @@ encode_response.augp_binomial <- function(likelihood, y, weights = NULL) {
 }
 
 #' @export
-subset_response.augp_binomial <- function(likelihood, resp, rows) {
-  resp$y <- resp$y[rows]
-  resp$trials <- resp$trials[rows]
-  resp$keep <- resp$keep[rows]
-  resp
-}
-
-#' @export
 response_data.augp_binomial <- function(likelihood, resp) resp$y
 
 #' @export

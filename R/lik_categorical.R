@@ -6,14 +6,6 @@
 # response mean, latent names) are in each likelihood's file.
 
 #' @export
-subset_response.augp_categorical <- function(likelihood, resp, rows) {
-  resp$Y <- resp$Y[rows, , drop = FALSE]
-  resp$trials <- resp$trials[rows]
-  resp$keep <- resp$keep[rows]
-  resp
-}
-
-#' @export
 response_data.augp_categorical <- function(likelihood, resp) resp$Y
 
 #' @export

@@ -106,14 +106,6 @@ encode_response.augp_gaussian <- function(likelihood, y, weights = NULL) {
 }
 
 #' @export
-subset_response.augp_gaussian <- function(likelihood, resp, rows) {
-  resp$y <- resp$y[rows]
-  resp$trials <- resp$trials[rows]
-  resp$keep <- resp$keep[rows]
-  resp
-}
-
-#' @export
 response_data.augp_gaussian <- function(likelihood, resp) resp$y
 
 # The starting noise scale: the fixed value, or half the (weighted) sd of y.

@@ -153,6 +153,17 @@ encode_response <- function(likelihood, y, weights = NULL) {
 #' @noRd
 subset_response <- function(likelihood, resp, rows) UseMethod("subset_response")
 
+# The per-row fields of encode_response(): `keep`, `trials`, and the counts or values
+# `y` (a vector) or `Y` (one row per observation); `levels` is not per row.
+#' @export
+subset_response.augp_likelihood <- function(likelihood, resp, rows) {
+  resp$keep <- resp$keep[rows]
+  resp$trials <- resp$trials[rows]
+  if (!is.null(resp$y)) resp$y <- resp$y[rows]
+  if (!is.null(resp$Y)) resp$Y <- resp$Y[rows, , drop = FALSE]
+  resp
+}
+
 #' The observed response as stored in the fit (`fit$y`) from an encoded response
 #' @noRd
 response_data <- function(likelihood, resp) UseMethod("response_data")

@@ -33,12 +33,7 @@ class Bernoulli : public Likelihood {
   int n_response() const override { return 1; }
 
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
-    std::vector<double> y, N;
-    for (int i : rows) {
-      y.push_back(y_.at(i));
-      N.push_back(N_.at(i));
-    }
-    return std::unique_ptr<Likelihood>(new Bernoulli(y, N));
+    return std::unique_ptr<Likelihood>(new Bernoulli(take_rows(y_, rows), take_rows(N_, rows)));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,

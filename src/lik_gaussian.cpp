@@ -41,12 +41,8 @@ class Gaussian : public Likelihood {
   int n_response() const override { return 1; }
 
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
-    std::vector<double> y, t;
-    for (int i : rows) {
-      y.push_back(y_.at(i));
-      t.push_back(t_.at(i));
-    }
-    return std::unique_ptr<Likelihood>(new Gaussian(y, t, std::sqrt(s2_)));
+    return std::unique_ptr<Likelihood>(
+        new Gaussian(take_rows(y_, rows), take_rows(t_, rows), std::sqrt(s2_)));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng&, Eigen::MatrixXd& kappa,

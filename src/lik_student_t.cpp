@@ -54,12 +54,8 @@ class StudentT : public Likelihood {
   int n_response() const override { return 1; }
 
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
-    std::vector<double> y, t;
-    for (int i : rows) {
-      y.push_back(y_.at(i));
-      t.push_back(t_.at(i));
-    }
-    return std::unique_ptr<Likelihood>(new StudentT(y, t, std::sqrt(s2_), nu_, learn_sigma_, learn_nu_));
+    return std::unique_ptr<Likelihood>(new StudentT(take_rows(y_, rows), take_rows(t_, rows),
+                                                    std::sqrt(s2_), nu_, learn_sigma_, learn_nu_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,

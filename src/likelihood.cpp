@@ -247,4 +247,11 @@ void draw_multinomial(double size, const double* p, int K, Rng& rng, double* out
   out[K - 1] = left;
 }
 
+std::vector<double> take_rows(const std::vector<double>& x, const std::vector<int>& rows) {
+  std::vector<double> out;
+  out.reserve(rows.size());
+  for (int i : rows) out.push_back(x.at(i));
+  return out;
+}
+
 }  // namespace augp

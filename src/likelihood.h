@@ -147,6 +147,10 @@ bool register_likelihood(const std::string& type, LikFactory factory);
 // Binomial(n, p) for a whole number n >= 0: exact, O(log n) Beta splits for large n.
 double draw_binomial(double n, double p, Rng& rng);
 
+// The entries `rows` (0-based, bounds-checked) of a per-observation vector: the data
+// of a likelihood's subset().
+std::vector<double> take_rows(const std::vector<double>& x, const std::vector<int>& rows);
+
 // Multinomial(size, p) into out (K counts), p summing to 1 (up to rounding).
 void draw_multinomial(double size, const double* p, int K, Rng& rng, double* out);
 
