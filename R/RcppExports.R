@@ -69,8 +69,8 @@
     .Call(`_augmentedGP_gp_lik_eval_cpp`, lik, m, v, f)
 }
 
-.gp_gibbs_cpp <- function(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress = NULL) {
-    .Call(`_augmentedGP_gp_gibbs_cpp`, specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress)
+.gp_gibbs_cpp <- function(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress = NULL, hyper = NULL) {
+    .Call(`_augmentedGP_gp_gibbs_cpp`, specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress, hyper)
 }
 
 .lik_response_mean_cpp <- function(lik, f) {

@@ -61,6 +61,9 @@
 #' @param offset `NULL` or a numeric vector of one value per row of `data`
 #'   (evaluated in `data`, as `weights`), added to the latent function; see
 #'   Offsets.
+#' @param prior Priors on the kernel hyperparameters for full-Bayes Gibbs fits
+#'   (`augp_control(sample_hyper = TRUE)`): `NULL` for the defaults or
+#'   [augp_prior()]. Ignored by fits that do not sample the hyperparameters.
 #' @param control Settings from [augp_control()].
 #' @param seed `NULL` or a whole number within R's integer range (as for
 #'   [set.seed()]); with a number the fit is reproducible without touching the
@@ -77,7 +80,7 @@
 #' @export
 augp <- function(formula, data, likelihood = NULL, kernel = kernel_se(),
                  method = c("vi", "gibbs"), inducing = NULL, subset, weights,
-                 na.action, offset, control = augp_control(), seed = NULL) {
+                 na.action, offset, prior = NULL, control = augp_control(), seed = NULL) {
   cl <- match.call()
   method <- match.arg(method)
   if (missing(formula) || !inherits(formula, "formula")) {
@@ -117,8 +120,8 @@ augp <- function(formula, data, likelihood = NULL, kernel = kernel_se(),
 
   off <- stats::model.offset(mf)
   fit <- augp_fit(x, y, likelihood = likelihood, kernel = kernel, method = method,
-                  inducing = inducing, weights = w, offset = off, control = control,
-                  seed = seed)
+                  inducing = inducing, weights = w, offset = off, prior = prior,
+                  control = control, seed = seed)
   fit$call <- cl
   fit$formula <- formula
   fit$terms <- mt

@@ -23,13 +23,19 @@
 #' @export
 augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
                      method = c("vi", "gibbs"), inducing = NULL, weights = NULL,
-                     offset = NULL, control = augp_control(), seed = NULL) {
+                     offset = NULL, prior = NULL, control = augp_control(), seed = NULL) {
   t0 <- proc.time()[["elapsed"]]
   method <- match.arg(method)
   if (!is.null(inducing) && method != "vi") {
     stop("`inducing`: sparse GPs support method = \"vi\" only.", call. = FALSE)
   }
   control <- as_augp_control(control)
+  prior <- check_prior(prior)
+  if (control$sample_hyper && method != "gibbs") {
+    stop(paste0("`control`: sample_hyper = TRUE samples the kernel hyperparameters in a ",
+                "Gibbs fit; use method = \"gibbs\" (variational fits learn them by the ELBO)."),
+         call. = FALSE)
+  }
   if (!inherits(kernel, "augp_kernel")) {
     stop("`kernel` must be a kernel object such as kernel_se().", call. = FALSE)
   }
@@ -79,10 +85,15 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
     stop(sprintf("`likelihood`: learning %s is not supported for sparse (`inducing`) fits.",
                  lik_params_label(likelihood)), call. = FALSE)
   }
+  if (!is.null(prior) || control$sample_hyper) {
+    prior <- structure(if (is.null(prior)) augp_prior() else prior,
+                       latent_scale = lik_latent_scale(likelihood, resp))
+  }
   eng <- if (learn_params) {
-    engine_fit_lik_params(std$x, spec, likelihood, kernel_std, method, control, seed, eng_mean0)
+    engine_fit_lik_params(std$x, spec, likelihood, kernel_std, method, control, seed, eng_mean0,
+                          prior)
   } else {
-    run_engine(std$x, spec, kernel_std, method, control, seed, eng_mean0, inducing)
+    run_engine(std$x, spec, kernel_std, method, control, seed, eng_mean0, inducing, prior = prior)
   }
   if (isTRUE(eng$jitter_increased) || isTRUE(eng$jitter > control$jitter * (1 + 1e-8))) {
     warning(sprintf(paste0("The kernel matrix was nearly singular (duplicate or very close ",
@@ -283,11 +294,12 @@ standardise_design <- function(x, standardise = TRUE) {
 # the engine is done; callers that go on fitting (engine_fit_lik_params()) check
 # their final fit instead.
 run_engine <- function(X, lik, kernel, method, control, seed, mean0, inducing = NULL,
-                       check = TRUE) {
+                       check = TRUE, prior = NULL) {
   args <- list(X = X, kernel = kernel, method = method, control = control, seed = seed,
-               mean0 = mean0, lik = lik)
+               mean0 = mean0, lik = lik, prior = prior)
   engine <- augp_engine
   if (!is.null(inducing)) {
+    args$prior <- NULL
     engine <- augp_sparse_engine
     args$method <- NULL
     args$inducing <- inducing

@@ -52,6 +52,16 @@
 #'   one, otherwise 1000 fixed-seed Monte Carlo draws per point. [elbo()]
 #'   still reports the augmented ELBO of the final fit. Ignored by sparse
 #'   GPs (`inducing`) and when the hyperparameters are not learned.
+#' @param sample_hyper Gibbs fits (`method = "gibbs"`): sample the kernel
+#'   hyperparameters with the latent functions ("full Bayes"), under the
+#'   priors of [augp_prior()], instead of holding them at the values the
+#'   variational fit learned. Each sweep draws them from their conditional
+#'   given the auxiliary variables with the latent functions integrated out
+#'   (an adaptive random-walk Metropolis step on the log scale, tuned during
+#'   warm-up), then the latent functions given them. Predictions then
+#'   average over the hyperparameters; [hyper_draws()] returns their draws.
+#'   Likelihood parameters (class weights, noise scales) stay at their
+#'   learned values.
 #' @param iter Number of Gibbs iterations per chain, warm-up included. Each
 #'   chain keeps `floor((iter - warmup) / thin)` draws.
 #' @param warmup Number of warm-up iterations discarded from each chain.
@@ -155,7 +165,8 @@
 augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, shared_hyper = TRUE,
                          hyper_maxit = 30,
                          hyper_tol = 1e-3, hyper_polish = 0,
-                         hyper_objective = NULL, iter = 1000, warmup = floor(iter / 2),
+                         hyper_objective = NULL, sample_hyper = FALSE, iter = 1000,
+                         warmup = floor(iter / 2),
                          thin = 1, chains = 2,
                          threads = NULL, jitter = 1e-6, verbose = FALSE,
                          standardise = TRUE, pred_draws = 1000,
@@ -182,6 +193,7 @@ control_build <- function(s, prefix = "") {
     hyper_objective = if (!is.null(s$hyper_objective)) {
       check_choice(s$hyper_objective, nm("hyper_objective"), c("augmented", "direct"))
     },
+    sample_hyper = check_flag(s$sample_hyper, nm("sample_hyper")),
     iter = as.integer(check_count(s$iter, nm("iter"), min = 1)),
     warmup = as.integer(check_count(s$warmup, nm("warmup"))),
     thin = as.integer(check_count(s$thin, nm("thin"), min = 1)),

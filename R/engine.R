@@ -430,15 +430,26 @@ engine_direct_ladder <- function(X, lik, kernel, ctl, mean0, jitter, state, rung
 # and ids give the same draws however the chains are split. init_sd NULL: the prior
 # standard deviations. Progress (R/progress.R): the C++ loop calls back between chunks
 # of iterations when a reporter runs; the draws do not depend on it.
+# hyper: NULL, or the sampler's hyperparameter settings (see .gp_gibbs_cpp).
 engine_gibbs_chains <- function(kernel, X, lik, mean0, init_mean, init_sd, ctl, seeds, ids,
-                                n_streams, jitter) {
+                                n_streams, jitter, hyper = NULL) {
   .gp_gibbs_cpp(engine_specs(kernel), X, lik, mean0, init_mean, init_sd,
                 as.integer(ctl$warmup), control_kept_draws(ctl), as.integer(ctl$thin),
                 as.integer(ids), as.integer(n_streams), seeds, as.integer(ctl$threads),
-                jitter, progress_gibbs_callback())
+                jitter, progress_gibbs_callback(), hyper)
 }
 
-engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0) {
+# Spread (log scale) of the chains' starting kernel log parameters around the
+# variational fit's, so that split R-hat can see chains that have not mixed.
+HYPER_INIT_SD <- 0.3
+
+# Gibbs chains. With ctl$sample_hyper the kernel hyperparameters are sampled too, under
+# `prior` (an augp_prior or NULL for the defaults; its attribute "latent_scale" is the
+# unit of the sd prior): the result then also has theta (the draws of the log
+# parameters, [iterations, chains, parameters] named as engine_get_params()), accept
+# (acceptance rates, chains x blocks) and prior_table (hyper_prior_table()); its kernel
+# is the one at the posterior medians of the log parameters.
+engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
   seeds <- new_seed(seed)
   q <- lik$q
   kernel <- engine_percol_kernel(kernel, q, ctl)
@@ -461,14 +472,27 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0) {
   sec <- progress_section(if (is.null(vi)) 0 else 0.2, 1, "Gibbs", announce = TRUE,
                           line = sprintf("Gibbs sampling, %d chain(s) x %d iterations",
                                          ctl$chains, ctl$iter))
+  hyper <- ptab <- NULL
+  if (isTRUE(ctl$sample_hyper)) {
+    ls <- attr(prior, "latent_scale")
+    ptab <- hyper_prior_table(kernel, prior, X, if (is.null(ls)) 1 else ls)
+    hyper <- list(prior = hyper_prior_matrix(ptab), init_sd = HYPER_INIT_SD,
+                  moves = 1L)
+  }
   res <- future_gibbs_chains(function(ids) {
     cc <- ctl
     if (ctl$parallel == "future") cc$threads <- 1L
     engine_gibbs_chains(kernel, X, lik, mean0, init_mean, init_sd, cc, seeds, ids, ctl$chains,
-                        jitter)
+                        jitter, hyper)
   }, ctl$chains, ctl$parallel)
   progress_restore(sec)
   draws <- res$draws
+  theta <- NULL
+  if (!is.null(hyper)) {
+    theta <- res$theta
+    dimnames(theta) <- list(NULL, NULL, ptab$name)
+    kernel <- engine_set_params(kernel, apply(theta, 3, stats::median))
+  }
   kept <- control_kept_draws(ctl)
   flat <- matrix(draws, kept * ctl$chains, n * q)
   mean <- colMeans(flat)
@@ -478,13 +502,14 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0) {
        elbo = if (is.null(vi)) numeric(0) else vi$elbo,
        converged = if (is.null(vi)) TRUE else vi$converged,
        hyper_converged = if (is.null(vi)) NA else vi$hyper_converged,
-       jitter = max(res$jitter, if (is.null(vi)) 0 else vi$jitter), seed = seeds)
+       jitter = max(res$jitter, if (is.null(vi)) 0 else vi$jitter), seed = seeds,
+       theta = theta, accept = res$accept, prior_table = ptab)
 }
 
 # Fit the latent GP(s). `lik`: an engine likelihood list (type, q, data); without
 # it, the binomial-logistic likelihood of (y, trials). See the notes at the top.
 augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gibbs"),
-                        control = list(), seed = NULL, mean0 = 0, lik = NULL) {
+                        control = list(), seed = NULL, mean0 = 0, lik = NULL, prior = NULL) {
   method <- match.arg(method)
   X <- kernel_as_matrix(X, "X")
   n <- nrow(X)
@@ -503,7 +528,7 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
   } else if (method == "vi") {
     engine_vi(X, lik, kernel, ctl, mean0)
   } else {
-    engine_gibbs(X, lik, kernel, ctl, seed, mean0)
+    engine_gibbs(X, lik, kernel, ctl, seed, mean0, prior)
   }
   out <- list(kernel = fit$kernel, X = X, y = y, trials = trials, lik = lik, q = q,
               method = method,
@@ -512,7 +537,8 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
               jitter = fit$jitter, jitter_increased = fit$jitter > ctl$jitter,
               mean0 = if (q == 1 && length(mean0_in) %in% c(1, n)) as.numeric(mean0_in) else mean0,
               alpha = fit$alpha, omega = fit$omega, kl = fit$kl, control = ctl,
-              hyper_evals = fit$hyper_evals, shared_hyper = !is_kernel_list(fit$kernel))
+              hyper_evals = fit$hyper_evals, shared_hyper = !is_kernel_list(fit$kernel),
+              theta = fit$theta, accept = fit$accept, prior_table = fit$prior_table)
   if (own) progress_finish()
   structure(out, class = "augp_engine")
 }
@@ -577,11 +603,52 @@ augp_engine_predict.augp_engine <- function(fit, Xnew, draws = FALSE, mean0 = NU
   # Standard normals for the predictive draws from R's generator: S x nnew per latent
   # column, column after column.
   Z <- if (draws) stats::rnorm(S * nnew * q)
-  res <- .gp_predict_cpp(specs, fit$X, Xnew, fit$jitter, m0new, TRUE, NULL, NULL,
-                         fit$draws, as.integer(S), m0, Z, threads)
+  res <- if (is.null(fit$theta)) {
+    .gp_predict_cpp(specs, fit$X, Xnew, fit$jitter, m0new, TRUE, NULL, NULL,
+                    fit$draws, as.integer(S), m0, Z, threads)
+  } else {
+    engine_predict_hyper_draws(fit, Xnew, m0new, m0, Z, threads)
+  }
   out <- list(mean = engine_shape(res$mean, q), var = engine_shape(res$var, q), draws = NULL)
   if (draws) {
     out$draws <- if (q == 1) res$draws else array(res$draws, c(S, nnew, q))
   }
   out
+}
+
+# The predictive distribution of a Gibbs fit with sampled hyperparameters: the draws
+# that share one value of the kernel's log parameters (a Metropolis step keeps the value
+# when it rejects) go through the fixed-kernel prediction together, and the groups
+# combine by the law of total variance: mean = sum_g S_g mean_g / S and
+# var = sum_g S_g (var_g + (mean_g - mean)^2) / S, where var_g already holds the spread
+# of group g's conditional means with divisor S_g. Draws (when Z is given) keep their
+# positions. Returns list(mean, var, draws) as .gp_predict_cpp().
+engine_predict_hyper_draws <- function(fit, Xnew, m0new, m0, Z, threads) {
+  q <- if (is.null(fit$q)) 1L else fit$q
+  n <- nrow(fit$X)
+  nnew <- nrow(Xnew)
+  d <- dim(fit$draws)
+  S <- d[1] * d[2]
+  flat <- matrix(fit$draws, S, n * q)
+  th <- matrix(fit$theta, S, dim(fit$theta)[3])
+  key <- apply(th, 1, function(r) paste(format(r, digits = 17), collapse = " "))
+  groups <- split(seq_len(S), factor(key, levels = unique(key)))
+  Zarr <- if (!is.null(Z)) array(Z, c(S, nnew, q))
+  mean <- matrix(0, nnew, q)
+  second <- matrix(0, nnew, q)
+  out_draws <- if (!is.null(Z)) matrix(0, S, nnew * q)
+  for (idx in groups) {
+    k <- engine_set_params(fit$kernel, th[idx[1], ])
+    zg <- if (!is.null(Z)) as.numeric(Zarr[idx, , , drop = FALSE])
+    res <- .gp_predict_cpp(engine_specs(k), fit$X, Xnew, fit$jitter, m0new, TRUE, NULL, NULL,
+                           as.numeric(flat[idx, , drop = FALSE]), length(idx), m0, zg, threads)
+    mg <- matrix(res$mean, nnew, q)
+    vg <- matrix(res$var, nnew, q)
+    w <- length(idx) / S
+    mean <- mean + w * mg
+    second <- second + w * (vg + mg^2)
+    if (!is.null(Z)) out_draws[idx, ] <- matrix(res$draws, length(idx), nnew * q)
+  }
+  list(mean = mean, var = pmax(second - mean^2, 0),
+       draws = if (!is.null(Z)) (if (q == 1) out_draws else as.numeric(out_draws)))
 }

@@ -103,7 +103,8 @@ engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = eng$contro
 # Progress and convergence: one reporter for the whole fit (the variational fit, the
 # parameter rounds and the sampler report to it) and the convergence warnings once, on
 # the final fit (engine_check_convergence()).
-engine_fit_lik_params <- function(X, spec, likelihood, kernel, method, control, seed, mean0) {
+engine_fit_lik_params <- function(X, spec, likelihood, kernel, method, control, seed, mean0,
+                                  prior = NULL) {
   own <- progress_begin(control$verbose, progress_header(method, X))
   if (own) on.exit(progress_close(), add = TRUE)
   sec <- progress_section(0, if (method == "vi") 0.9 else 0.25)
@@ -121,7 +122,7 @@ engine_fit_lik_params <- function(X, spec, likelihood, kernel, method, control, 
   ctl <- control
   ctl$learn_hyper <- FALSE
   sec <- progress_section(0.3, 1)
-  g <- run_engine(X, vi$lik, vi$kernel, "gibbs", ctl, seed, mean0, check = FALSE)
+  g <- run_engine(X, vi$lik, vi$kernel, "gibbs", ctl, seed, mean0, check = FALSE, prior = prior)
   progress_restore(sec)
   g$elbo <- vi$elbo
   g$converged <- vi$converged

@@ -270,8 +270,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_gibbs_cpp
-List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids, int n_streams, NumericVector seed, int threads, double jitter, Rcpp::Nullable<Rcpp::Function> progress);
-RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chain_idsSEXP, SEXP n_streamsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP progressSEXP) {
+List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids, int n_streams, NumericVector seed, int threads, double jitter, Rcpp::Nullable<Rcpp::Function> progress, Rcpp::Nullable<List> hyper);
+RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chain_idsSEXP, SEXP n_streamsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP progressSEXP, SEXP hyperSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -290,7 +290,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<List> >::type hyper(hyperSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress, hyper));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -799,7 +800,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_hyper_obj_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cpp, 7},
     {"_augmentedGP_gp_hyper_obj_cols_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cols_cpp, 8},
     {"_augmentedGP_gp_lik_eval_cpp", (DL_FUNC) &_augmentedGP_gp_lik_eval_cpp, 4},
-    {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 15},
+    {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 16},
     {"_augmentedGP_lik_response_mean_cpp", (DL_FUNC) &_augmentedGP_lik_response_mean_cpp, 2},
     {"_augmentedGP_lik_response_cpp", (DL_FUNC) &_augmentedGP_lik_response_cpp, 6},
     {"_augmentedGP_lik_response_draws_cpp", (DL_FUNC) &_augmentedGP_lik_response_draws_cpp, 3},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gaussian_step.h"
+#include "hyper_sampler.h"
 #include "kernel.h"
 #include "likelihood.h"
 #include "rng.h"
@@ -106,6 +107,12 @@ class GibbsChain {
   GibbsChain(const KernelSet& K, const KernelSet& LK, const Likelihood& lik,
              const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& f_init, Rng rng, int warmup,
              int iter, int thin, double* out, int out_stride, int threads = 1);
+  // Full Bayes: the kernel hyperparameters are sampled within each sweep
+  // (hyper_sampler.h) by `blocks`, which together serve every latent column once; K and
+  // LK given to the constructor are then unused. Saved draw s of the k-th log parameter
+  // (over the blocks in order) goes to theta_out[s + stride * k].
+  void sample_hyper(std::vector<HyperBlock> blocks, double* theta_out);
+  const std::vector<HyperBlock>& hyper_blocks() const { return blocks_; }
   // Run iterations [it, it + count) of the chain; returns false on a numerical failure.
   bool run(int count);
   int done() const { return it_; }
@@ -122,6 +129,9 @@ class GibbsChain {
   double* out_;
   int stride_;
   int threads_;
+  std::vector<HyperBlock> blocks_;
+  double* theta_out_ = nullptr;
+  bool sweep_hyper();
 };
 
 }  // namespace augp

@@ -1,6 +1,9 @@
 // The Gibbs sampler for augmented GP models: alternate
-//   aux | f  (the likelihood's sample_aux)   and   f | aux ~ N(m, S)  (the shared Gaussian step).
+//   aux | f  (the likelihood's sample_aux)   and   f | aux ~ N(m, S)  (the shared Gaussian step),
+// or, with the kernel hyperparameters sampled, aux | f and then (theta, f) | aux per
+// hyperparameter block (hyper_sampler.h).
 #include <cstdint>
+#include <utility>
 #include <stdexcept>
 #include <vector>
 
@@ -23,13 +26,51 @@ GibbsChain::GibbsChain(const KernelSet& K, const KernelSet& LK,
     throw std::invalid_argument("K and its Cholesky factors must both be shared or per column");
 }
 
+void GibbsChain::sample_hyper(std::vector<HyperBlock> blocks, double* theta_out) {
+  std::vector<int> served(lik_.n_latent(), 0);
+  for (const HyperBlock& b : blocks)
+    for (int j : b.cols()) {
+      if (j < 0 || j >= lik_.n_latent()) throw std::invalid_argument("a block serves an unknown column");
+      ++served[j];
+    }
+  for (int s : served)
+    if (s != 1) throw std::invalid_argument("every latent column needs exactly one hyperparameter block");
+  blocks_ = std::move(blocks);
+  theta_out_ = theta_out;
+}
+
+// (theta, f) | aux for every block. Random numbers: one seed per block, then one per
+// latent column, from the chain's stream; block g moves on stream q + g of its seed and
+// column j's f draw on stream j of its seed, so blocks may run in parallel.
+bool GibbsChain::sweep_hyper() {
+  const int q = lik_.n_latent();
+  const int nb = static_cast<int>(blocks_.size());
+  std::vector<std::uint64_t> bseeds(nb), cseeds(q);
+  for (int g = 0; g < nb; ++g) bseeds[g] = rng_.next();
+  for (int j = 0; j < q; ++j) cseeds[j] = rng_.next();
+  const int warmup_it = it_ < warmup_ ? it_ + 1 : 0;
+  std::vector<int> ok(nb, 1);
+  parallel_items(nb, threads_, [&](int g) {
+    HyperBlock& b = blocks_[g];
+    Rng rb(bseeds[g], static_cast<std::uint64_t>(q + g));
+    std::vector<Rng> cr;
+    for (int j : b.cols()) cr.emplace_back(cseeds[j], static_cast<std::uint64_t>(j));
+    ok[g] = b.step(kappa_, omega_, mu0_, f_, rb, cr, warmup_it) ? 1 : 0;
+  });
+  for (int g = 0; g < nb; ++g)
+    if (!ok[g]) return false;
+  return true;
+}
+
 // Saved draw s (0-based) of latent column j goes to out_[s + stride * (i + n * j)].
 bool GibbsChain::run(int count) {
   const int n = lik_.n_obs(), q = lik_.n_latent();
   const int total = warmup_ + iter_ * thin_;
   for (int c = 0; c < count && it_ < total; ++c, ++it_) {
     lik_.sample_aux(f_, rng_, kappa_, omega_);
-    if (q == 1) {
+    if (!blocks_.empty()) {
+      if (!sweep_hyper()) return false;
+    } else if (q == 1) {
       if (!step_.factor(K_[0], omega_.col(0))) return false;
       const Eigen::VectorXd m0 = mu0_.col(0);
       f_.col(0) = step_.draw(K_[0], LK_[0], kappa_.col(0), m0, rng_);
@@ -55,6 +96,9 @@ bool GibbsChain::run(int count) {
       const int s = after / thin_;
       for (int j = 0; j < q; ++j)
         for (int i = 0; i < n; ++i) out_[s + static_cast<long>(stride_) * (i + n * j)] = f_(i, j);
+      long k = 0;
+      for (const HyperBlock& b : blocks_)
+        for (double th : b.theta()) theta_out_[s + static_cast<long>(stride_) * k++] = th;
     }
   }
   return true;

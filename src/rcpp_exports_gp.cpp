@@ -330,12 +330,22 @@ List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::Matr
 // streams, so the draws do not depend on progress reporting or the thread count.
 // Returns draws as an array [iter, length(chain_ids), n * q] (latent column j of
 // point i at i + n * j).
+// hyper (NULL: the kernels stay fixed) samples the kernel hyperparameters
+// (hyper_sampler.h): list(prior = P x 4 matrix, one row per log parameter of the specs in
+// order: family code, a, b, on_sd; init_sd = the spread of the chains' starting log
+// parameters around the specs' values, drawn from each chain's starting-point stream;
+// moves = Metropolis proposals per sweep, default 1).
+// One block per spec (one spec: all latent columns; q specs: column j). The result then
+// also has theta, an array [iter, length(chain_ids), P] of the log parameters, and
+// accept, a length(chain_ids) x (number of blocks) matrix of acceptance rates after
+// warmup.
 // [[Rcpp::export(name = ".gp_gibbs_cpp")]]
 List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
                   Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup,
                   int iter, int thin, Rcpp::IntegerVector chain_ids,
                   int n_streams, NumericVector seed, int threads, double jitter,
-                  Rcpp::Nullable<Rcpp::Function> progress = R_NilValue) {
+                  Rcpp::Nullable<Rcpp::Function> progress = R_NilValue,
+                  Rcpp::Nullable<List> hyper = R_NilValue) {
   const int chains = chain_ids.size();
   if (chains < 1) Rcpp::stop("no chains to run");
   for (int c = 0; c < chains; ++c)
@@ -348,12 +358,42 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
   }
   const int n = L->n_obs(), q = L->n_latent();
   std::vector<Eigen::MatrixXd> Ks;
+  std::vector<augp::KernelSpec> kspecs;
   try {
     if (X.rows() != n) throw std::invalid_argument("the likelihood data and X differ in their number of rows");
-    Ks = augp::kernel_matrices(augp::kernel_specs_from_list(specs), X, 0.0);
+    kspecs = augp::kernel_specs_from_list(specs);
+    Ks = augp::kernel_matrices(kspecs, X, 0.0);
     kernel_set(Ks).check(n, q);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
+  }
+  // Hyperparameter priors, one row per log parameter over the specs.
+  const bool full_bayes = hyper.isNotNull();
+  std::vector<augp::HyperPrior> priors;
+  double theta_sd = 0.0;
+  int moves = 1;
+  int n_theta = 0;
+  for (const augp::KernelSpec& sp : kspecs) n_theta += sp.n_params();
+  if (full_bayes) {
+    List h(hyper.get());
+    const Rcpp::NumericMatrix pm = h["prior"];
+    theta_sd = Rcpp::as<double>(h["init_sd"]);
+    moves = h.containsElementNamed("moves") ? Rcpp::as<int>(h["moves"]) : 1;
+    if (pm.nrow() != n_theta || pm.ncol() != 4)
+      Rcpp::stop("hyper$prior must have one row per kernel parameter and 4 columns");
+    try {
+      for (int k = 0; k < n_theta; ++k) {
+        augp::HyperPrior p;
+        p.family = static_cast<int>(pm(k, 0));
+        p.a = pm(k, 1);
+        p.b = pm(k, 2);
+        p.on_sd = pm(k, 3) != 0.0;
+        augp::hyper_check_prior(p, "hyper$prior");
+        priors.push_back(p);
+      }
+    } catch (std::exception& e) {
+      Rcpp::stop(e.what());
+    }
   }
   // Starting spreads: given, or the prior standard deviations sqrt(k(x_i, x_i)).
   Eigen::MatrixXd sd0(n, q);
@@ -386,6 +426,7 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
   // idle (nested loops would only add thread start-up costs) and n is large.
   const int col_threads = chains < threads ? augp::threads_for_cubic(q, n, threads) : 1;
   NumericVector out(static_cast<R_xlen_t>(iter) * chains * n * q);
+  NumericVector theta_out(full_bayes ? static_cast<R_xlen_t>(iter) * chains * n_theta : 0);
   std::vector<augp::GibbsChain> ch;
   ch.reserve(chains);
   for (int c = 0; c < chains; ++c) {
@@ -398,6 +439,31 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
     ch.emplace_back(K, LK, *L, m0, f0, augp::Rng(base, static_cast<std::uint64_t>(id)), warmup,
                     iter, thin, out.begin() + static_cast<R_xlen_t>(iter) * c, iter * chains,
                     col_threads);
+    if (full_bayes) {
+      std::vector<augp::HyperBlock> blocks;
+      int k0 = 0;
+      try {
+        for (std::size_t b = 0; b < kspecs.size(); ++b) {
+          augp::KernelSpec sp = kspecs[b];
+          const int p = sp.n_params();
+          std::vector<augp::HyperPrior> pr(priors.begin() + k0, priors.begin() + k0 + p);
+          for (int k = 0; k < p; ++k)
+            if (pr[k].family != augp::HyperPrior::FIXED) sp.theta[k] += theta_sd * rinit.norm();
+          std::vector<int> cols;
+          if (kspecs.size() == 1) {
+            for (int j = 0; j < q; ++j) cols.push_back(j);
+          } else {
+            cols.push_back(static_cast<int>(b));
+          }
+          blocks.emplace_back(sp, pr, cols, X, jit, moves, warmup);
+          k0 += p;
+        }
+        ch.back().sample_hyper(std::move(blocks),
+                               theta_out.begin() + static_cast<R_xlen_t>(iter) * c);
+      } catch (std::exception& e) {
+        Rcpp::stop(std::string("chain ") + std::to_string(id + 1) + ": " + e.what());
+      }
+    }
   }
   std::vector<int> ok(chains, 1);
   const int total = warmup + iter * thin;
@@ -415,6 +481,16 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
     if (progress.isNotNull()) Rcpp::Function(progress.get())(done, total);
   }
   out.attr("dim") = Rcpp::IntegerVector::create(iter, chains, n * q);
-  return List::create(Rcpp::Named("draws") = out, Rcpp::Named("jitter") = jit);
+  if (!full_bayes) return List::create(Rcpp::Named("draws") = out, Rcpp::Named("jitter") = jit);
+  theta_out.attr("dim") = Rcpp::IntegerVector::create(iter, chains, n_theta);
+  const int nb = static_cast<int>(kspecs.size());
+  Rcpp::NumericMatrix accept(chains, nb);
+  for (int c = 0; c < chains; ++c)
+    for (int b = 0; b < nb; ++b) {
+      const augp::HyperBlock& hb = ch[c].hyper_blocks()[b];
+      accept(c, b) = hb.proposed() > 0 ? static_cast<double>(hb.accepted()) / hb.proposed() : NA_REAL;
+    }
+  return List::create(Rcpp::Named("draws") = out, Rcpp::Named("jitter") = jit,
+                      Rcpp::Named("theta") = theta_out, Rcpp::Named("accept") = accept);
 }
 

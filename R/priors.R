@@ -1,0 +1,239 @@
+# Priors on the kernel hyperparameters, for full-Bayes Gibbs fits
+# (augp_control(sample_hyper = TRUE)). The sampler itself is C++ (src/hyper_sampler.*);
+# here: the prior families users write, their defaults from the data, and the table of
+# one prior per log parameter that the sampler takes.
+
+# Family codes shared with HyperPrior::Family in src/hyper_sampler.h.
+PRIOR_CODES <- c(fixed = 0L, inv_gamma = 1L, half_t = 2L, lognormal = 3L, gamma = 4L,
+                 half_normal = 5L)
+
+new_prior_dist <- function(family, a = 0, b = 1) {
+  structure(list(family = family, a = a, b = b), class = "augp_prior_dist")
+}
+
+#' Priors on kernel hyperparameters
+#'
+#' Full-Bayes Gibbs fits (`method = "gibbs"` with
+#' `augp_control(sample_hyper = TRUE)`) sample the kernel's hyperparameters
+#' with the latent functions. `augp_prior()` sets their priors, by role:
+#' every lengthscale, the standard deviation \eqn{\sqrt{v}} of every kernel
+#' variance \eqn{v}, and every period. Each prior is one of the
+#' distributions below (all on positive values); [augp()] takes the result as
+#' its `prior` argument.
+#'
+#' @section Defaults: The defaults follow those of `brms::gp()`, so that the
+#'   same model can be fitted with both:
+#' * lengthscale: an inverse-gamma distribution with 1% of its mass below the
+#'   smallest and 1% above the largest distance between two training inputs
+#'   (standardised; for ARD kernels, per input along that input);
+#' * sd: a half Student-t with 3 degrees of freedom and scale 2.5 latent
+#'   units (2.5 on the log-odds scale for binary and multi-class likelihoods;
+#'   2.5 standard deviations of the response for regression);
+#' * period: a log-normal centred on the starting period with `sdlog` 0.5.
+#'
+#' The variances of the second and later factors of a product kernel are held
+#' fixed (only the product's overall variance is identified), and so are the
+#' lengthscales of linear kernels (they only rescale the variance).
+#'
+#' @section Units: Lengthscale and period priors are on the standardised
+#'   inputs (1 = one standard deviation of the input; see [augp_control()]'s
+#'   `standardise`), as `coef(fit, units = "standardised")` reports them. The
+#'   `sd` prior is in latent units. With one input, a prior
+#'   `prior_inv_gamma(a, b)` on the lengthscale in data units is
+#'   `prior_inv_gamma(a, b / s)` in standardised units, for the input's
+#'   standard deviation `s`.
+#'
+#' @param lengthscale,sd,period A prior distribution (from the `prior_*()`
+#'   functions) for every parameter of that role, or `NULL` for the default
+#'   (see Defaults).
+#' @param shape,scale,rate,df,meanlog,sdlog The distribution's parameters:
+#'   inverse-gamma density \eqn{b^a / \Gamma(a) x^{-a-1} e^{-b/x}} (shape a,
+#'   scale b); half Student-t (`df`, `scale`: twice the density of a scaled
+#'   t on \eqn{x > 0}); log-normal (`meanlog`, `sdlog`); gamma (`shape`,
+#'   `rate`); half-normal (`scale`).
+#' @return `augp_prior()`: an object of class `augp_prior`; the `prior_*()`
+#'   functions: a prior distribution (class `augp_prior_dist`).
+#' @seealso [augp_control()] (`sample_hyper`), [hyper_draws()].
+#' @examples
+#' augp_prior(lengthscale = prior_inv_gamma(5, 5), sd = prior_half_normal(2))
+#' set.seed(1)
+#' x <- matrix(rnorm(40), 20)
+#' y <- factor(x[, 1] > 0)
+#' fit <- augp_fit(x, y, method = "gibbs",
+#'                 prior = augp_prior(lengthscale = prior_inv_gamma(4, 4)),
+#'                 control = augp_control(sample_hyper = TRUE, iter = 200, chains = 1,
+#'                                        threads = 1))
+#' summary(fit)
+#' @name priors
+NULL
+
+#' @rdname priors
+#' @export
+augp_prior <- function(lengthscale = NULL, sd = NULL, period = NULL) {
+  args <- list(lengthscale = lengthscale, sd = sd, period = period)
+  for (nm in names(args)) {
+    if (!is.null(args[[nm]]) && !inherits(args[[nm]], "augp_prior_dist")) {
+      stop(sprintf("`%s` must be NULL or a prior such as prior_inv_gamma(5, 5).", nm),
+           call. = FALSE)
+    }
+  }
+  structure(args, class = "augp_prior")
+}
+
+#' @rdname priors
+#' @export
+prior_inv_gamma <- function(shape, scale) {
+  new_prior_dist("inv_gamma", check_number(shape, "shape", min = 0, min_open = TRUE),
+                 check_number(scale, "scale", min = 0, min_open = TRUE))
+}
+
+#' @rdname priors
+#' @export
+prior_half_t <- function(df = 3, scale = 2.5) {
+  new_prior_dist("half_t", check_number(df, "df", min = 0, min_open = TRUE),
+                 check_number(scale, "scale", min = 0, min_open = TRUE))
+}
+
+#' @rdname priors
+#' @export
+prior_lognormal <- function(meanlog = 0, sdlog = 1) {
+  new_prior_dist("lognormal", check_number(meanlog, "meanlog"),
+                 check_number(sdlog, "sdlog", min = 0, min_open = TRUE))
+}
+
+#' @rdname priors
+#' @export
+prior_gamma <- function(shape, rate) {
+  new_prior_dist("gamma", check_number(shape, "shape", min = 0, min_open = TRUE),
+                 check_number(rate, "rate", min = 0, min_open = TRUE))
+}
+
+#' @rdname priors
+#' @export
+prior_half_normal <- function(scale = 1) {
+  new_prior_dist("half_normal", 0, check_number(scale, "scale", min = 0, min_open = TRUE))
+}
+
+#' @export
+format.augp_prior_dist <- function(x, digits = 3, ...) {
+  f <- function(v) format(signif(v, digits))
+  switch(x$family,
+         fixed = "fixed",
+         inv_gamma = sprintf("inv_gamma(%s, %s)", f(x$a), f(x$b)),
+         half_t = sprintf("half_t(%s, %s)", f(x$a), f(x$b)),
+         lognormal = sprintf("lognormal(%s, %s)", f(x$a), f(x$b)),
+         gamma = sprintf("gamma(%s, %s)", f(x$a), f(x$b)),
+         half_normal = sprintf("half_normal(%s)", f(x$b)))
+}
+
+#' @export
+print.augp_prior_dist <- function(x, ...) {
+  cat("<prior>", format(x), "\n")
+  invisible(x)
+}
+
+#' @export
+print.augp_prior <- function(x, ...) {
+  cat("<augp_prior>\n")
+  for (nm in names(x)) {
+    cat(sprintf("  %-11s %s\n", nm, if (is.null(x[[nm]])) "default" else format(x[[nm]])))
+  }
+  invisible(x)
+}
+
+# NULL, or an augp_prior; anything else is an error naming `prior`.
+check_prior <- function(prior) {
+  if (is.null(prior) || inherits(prior, "augp_prior")) return(prior)
+  stop("`prior` must be NULL or made by augp_prior().", call. = FALSE)
+}
+
+# The inverse-gamma distribution with 1% of its mass below lo and 1% above hi (lo < hi):
+# 1 / l is gamma(a, rate b), so qgamma(0.99, a) / qgamma(0.01, a) = hi / lo fixes a
+# (the ratio falls as a grows) and then b = lo * qgamma(0.99, a, rate = 1).
+prior_inv_gamma_tuned <- function(lo, hi) {
+  ratio <- function(la) {
+    a <- exp(la)
+    log(stats::qgamma(0.99, a)) - log(stats::qgamma(0.01, a)) - log(hi / lo)
+  }
+  la <- if (ratio(log(1e4)) > 0) log(1e4) else if (ratio(log(1e-2)) < 0) log(1e-2) else
+    stats::uniroot(ratio, c(log(1e-2), log(1e4)), tol = 1e-10)$root
+  a <- exp(la)
+  new_prior_dist("inv_gamma", a, lo * stats::qgamma(0.99, a))
+}
+
+# Smallest positive and largest distance between rows of X (at most 1000 evenly spaced
+# rows, so the cost stays bounded).
+input_distance_range <- function(X) {
+  X <- as.matrix(X)
+  if (nrow(X) > 1000L) X <- X[unique(round(seq(1, nrow(X), length.out = 1000))), , drop = FALSE]
+  d <- as.numeric(stats::dist(X))
+  d <- d[d > 1e-10 * max(1, max(d))]
+  if (!length(d)) return(c(1, 1))
+  range(d)
+}
+
+# Default lengthscale prior for the inputs `cols` of X.
+default_lengthscale_prior <- function(X, cols) {
+  r <- input_distance_range(X[, cols, drop = FALSE])
+  if (!(r[2] > r[1] * 1.01)) r <- c(r[1] / 10, r[2] * 10)
+  prior_inv_gamma_tuned(r[1], r[2])
+}
+
+# The role of every log parameter of a kernel (kernel_flatten() order): "variance",
+# "lengthscale" (with the input it serves for ARD, else NA), "period", and whether it is
+# held fixed (variances of later factors of a product; lengthscales of linear kernels).
+kernel_param_roles <- function(k, later_factor = FALSE) {
+  if (k$type %in% c("sum", "prod")) {
+    a <- kernel_param_roles(k$k1, later_factor)
+    b <- kernel_param_roles(k$k2, later_factor || k$type == "prod")
+    return(rbind(a, b))
+  }
+  nl <- length(k$lengthscale)
+  per <- k$type == "periodic"
+  data.frame(type = k$type,
+             role = c("variance", rep("lengthscale", nl), if (per) "period"),
+             input = c(NA_integer_, if (nl > 1) seq_len(nl) else NA_integer_,
+                       if (per) NA_integer_),
+             fixed = c(later_factor, rep(k$type == "linear", nl), if (per) FALSE),
+             start = c(k$variance, k$lengthscale, if (per) k$period),
+             stringsAsFactors = FALSE)
+}
+
+# One prior per log parameter of `kernel` (one kernel, or per-column kernels, on the
+# standardised inputs X): a data frame with the parameter names of engine_get_params(),
+# role, the prior (a list column of augp_prior_dist) and the sampler's codes (code, a, b,
+# on_sd). `prior`: an augp_prior or NULL; latent_scale: the unit of the sd prior.
+hyper_prior_table <- function(kernel, prior, X, latent_scale = 1) {
+  if (is.null(prior)) prior <- augp_prior()
+  one <- function(k) {
+    roles <- kernel_param_roles(k)
+    pr <- lapply(seq_len(nrow(roles)), function(i) {
+      if (roles$fixed[i]) return(new_prior_dist("fixed"))
+      switch(roles$role[i],
+             variance = if (!is.null(prior$sd)) prior$sd else
+               new_prior_dist("half_t", 3, 2.5 * latent_scale),
+             lengthscale = if (!is.null(prior$lengthscale)) prior$lengthscale else
+               default_lengthscale_prior(X, if (is.na(roles$input[i])) seq_len(ncol(X)) else
+                 roles$input[i]),
+             period = if (!is.null(prior$period)) prior$period else
+               new_prior_dist("lognormal", log(roles$start[i]), 0.5))
+    })
+    roles$prior <- pr
+    roles
+  }
+  tab <- if (is_kernel_list(kernel)) do.call(rbind, lapply(kernel, one)) else one(kernel)
+  tab$name <- names(engine_get_params(kernel))
+  tab$code <- unname(PRIOR_CODES[vapply(tab$prior, `[[`, "", "family")])
+  tab$a <- vapply(tab$prior, `[[`, 0, "a")
+  tab$b <- vapply(tab$prior, `[[`, 0, "b")
+  tab$on_sd <- as.numeric(tab$role == "variance")
+  rownames(tab) <- NULL
+  tab
+}
+
+# The matrix the C++ sampler takes: code, a, b, on_sd per log parameter.
+hyper_prior_matrix <- function(tab) {
+  m <- cbind(tab$code, tab$a, tab$b, tab$on_sd)
+  storage.mode(m) <- "double"
+  m
+}

@@ -1,0 +1,265 @@
+// Kernel hyperparameters sampled inside the Gibbs sweep: see hyper_sampler.h.
+#include "hyper_sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace augp {
+
+namespace {
+const double kNegInf = -std::numeric_limits<double>::infinity();
+const double kLog2 = 0.69314718055994530942;
+const double kLogSqrt2Pi = 0.91893853320467274178;
+const double kLogPi = 1.14472988584940017414;
+const double kTargetAccept = 0.3;
+// Independence proposals: multivariate t with kIndDf degrees of freedom, centred at the
+// mean of the second half of the warmup draws, scale kIndScale times their covariance.
+const double kIndDf = 4.0;
+const double kIndScale = 1.5;
+}  // namespace
+
+double hyper_log_prior(const HyperPrior& p, double theta) {
+  if (!std::isfinite(theta)) return kNegInf;
+  // x and log |dx / dtheta|
+  const double lx = p.on_sd ? theta / 2.0 : theta;
+  const double x = std::exp(lx);
+  const double jac = p.on_sd ? lx - kLog2 : lx;
+  if (!(x > 0.0) || !std::isfinite(x)) return kNegInf;
+  double lp;
+  switch (p.family) {
+    case HyperPrior::INV_GAMMA:
+      lp = p.a * std::log(p.b) - std::lgamma(p.a) - (p.a + 1.0) * lx - p.b / x;
+      break;
+    case HyperPrior::HALF_T: {
+      const double z = x / p.b;
+      lp = kLog2 + std::lgamma((p.a + 1.0) / 2.0) - std::lgamma(p.a / 2.0) -
+           0.5 * (std::log(p.a) + kLogPi) - std::log(p.b) -
+           (p.a + 1.0) / 2.0 * std::log1p(z * z / p.a);
+      break;
+    }
+    case HyperPrior::LOG_NORMAL: {
+      const double z = (lx - p.a) / p.b;
+      lp = -lx - std::log(p.b) - kLogSqrt2Pi - 0.5 * z * z;
+      break;
+    }
+    case HyperPrior::GAMMA:
+      lp = p.a * std::log(p.b) - std::lgamma(p.a) + (p.a - 1.0) * lx - p.b * x;
+      break;
+    case HyperPrior::HALF_NORMAL: {
+      const double z = x / p.b;
+      lp = kLog2 - std::log(p.b) - kLogSqrt2Pi - 0.5 * z * z;
+      break;
+    }
+    default:
+      return kNegInf;
+  }
+  return lp + jac;
+}
+
+void hyper_check_prior(const HyperPrior& p, const char* what) {
+  const std::string w(what);
+  const bool finite = std::isfinite(p.a) && std::isfinite(p.b);
+  switch (p.family) {
+    case HyperPrior::FIXED:
+      return;
+    case HyperPrior::INV_GAMMA:
+    case HyperPrior::HALF_T:
+    case HyperPrior::GAMMA:
+      if (!finite || !(p.a > 0.0) || !(p.b > 0.0))
+        throw std::invalid_argument(w + ": both prior parameters must be positive and finite");
+      return;
+    case HyperPrior::LOG_NORMAL:
+    case HyperPrior::HALF_NORMAL:
+      if (!finite || !(p.b > 0.0))
+        throw std::invalid_argument(w + ": the prior's scale must be positive and finite");
+      return;
+    default:
+      throw std::invalid_argument(w + ": unknown prior family " + std::to_string(p.family));
+  }
+}
+
+Eigen::MatrixXd kernel_matrix_jitter(const KernelSpec& spec, const Eigen::MatrixXd& X,
+                                     double jitter) {
+  Eigen::MatrixXd K = kernel_eval(spec, X, X, nullptr);
+  K.diagonal().array() += jitter;
+  return K;
+}
+
+namespace {
+// Lower Cholesky factor of K into L; false if K is not numerically positive definite.
+bool chol_lower(const Eigen::MatrixXd& K, Eigen::MatrixXd& L) {
+  L = K;
+  Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(L);
+  if (llt.info() != Eigen::Success) return false;
+  L.triangularView<Eigen::StrictlyUpper>().setZero();
+  return true;
+}
+}  // namespace
+
+HyperBlock::HyperBlock(const KernelSpec& spec, const std::vector<HyperPrior>& priors,
+                       const std::vector<int>& cols, const Eigen::MatrixXd& X, double jitter,
+                       int moves, int warmup)
+    : spec_(spec), priors_(priors), cols_(cols), X_(X), jitter_(jitter), moves_(moves),
+      warmup_(warmup) {
+  if (moves_ < 1) throw std::invalid_argument("at least one Metropolis move per sweep is needed");
+  if (static_cast<int>(priors_.size()) != spec_.n_params())
+    throw std::invalid_argument("one prior per kernel parameter is needed");
+  if (cols_.empty()) throw std::invalid_argument("a hyperparameter block serves no column");
+  for (int k = 0; k < spec_.n_params(); ++k) {
+    hyper_check_prior(priors_[k], "prior");
+    if (priors_[k].family != HyperPrior::FIXED) free_.push_back(k);
+  }
+  K_ = kernel_matrix_jitter(spec_, X_, jitter_);
+  if (!chol_lower(K_, LK_))
+    throw std::runtime_error("the starting kernel matrix is not positive definite");
+  cur_.resize(cols_.size());
+  prop_.resize(cols_.size());
+  const int p = static_cast<int>(free_.size());
+  log_s_ = p > 0 ? std::log(2.38 / std::sqrt(static_cast<double>(p))) : 0.0;
+  set_proposal(0.04 * Eigen::MatrixXd::Identity(p, p));
+  mean_ = Eigen::VectorXd::Zero(p);
+  m2_ = Eigen::MatrixXd::Zero(p, p);
+  lmean_ = Eigen::VectorXd::Zero(p);
+  lm2_ = Eigen::MatrixXd::Zero(p, p);
+}
+
+void HyperBlock::set_proposal(const Eigen::MatrixXd& cov) {
+  Eigen::MatrixXd L;
+  if (!chol_lower(cov, L)) {
+    // a degenerate covariance: keep its diagonal
+    L = cov.diagonal().cwiseMax(1e-8).cwiseSqrt().asDiagonal();
+  }
+  prop_chol_ = L;
+}
+
+double HyperBlock::log_prior(const std::vector<double>& theta) const {
+  double lp = 0.0;
+  for (int k : free_) lp += hyper_log_prior(priors_[k], theta[k]);
+  return lp;
+}
+
+double HyperBlock::log_marginal(const Eigen::MatrixXd& K, const Eigen::MatrixXd& kappa,
+                                const Eigen::MatrixXd& omega, const Eigen::MatrixXd& mu0,
+                                std::vector<GaussianStep>& steps) const {
+  double total = 0.0;
+  for (std::size_t k = 0; k < cols_.size(); ++k) {
+    const int j = cols_[k];
+    const Eigen::VectorXd om = omega.col(j);
+    if (!steps[k].factor(K, om)) return kNegInf;
+    const Eigen::VectorXd& sw = steps[k].sqrt_omega();
+    Eigen::VectorXd r(om.size());
+    for (int i = 0; i < r.size(); ++i)
+      r[i] = sw[i] > 0.0 ? (kappa(i, j) - om[i] * mu0(i, j)) / sw[i] : 0.0;
+    const Eigen::VectorXd u = steps[k].solve_factor(r);
+    total += -0.5 * steps[k].logdet_B() - 0.5 * u.squaredNorm();
+  }
+  return std::isfinite(total) ? total : kNegInf;
+}
+
+double HyperBlock::ind_log_density(const std::vector<double>& theta) const {
+  const int p = static_cast<int>(free_.size());
+  Eigen::VectorXd d(p);
+  for (int k = 0; k < p; ++k) d[k] = theta[free_[k]] - lmean_[k];
+  ind_chol_.triangularView<Eigen::Lower>().solveInPlace(d);
+  return -0.5 * (kIndDf + p) * std::log1p(d.squaredNorm() / kIndDf);
+}
+
+void HyperBlock::adapt(const std::vector<double>& theta, double accept_prob, int warmup_it) {
+  const int p = static_cast<int>(free_.size());
+  const double gain = 1.0 / std::sqrt(static_cast<double>(warmup_it - reset_at_));
+  log_s_ += gain * (accept_prob - kTargetAccept);
+  log_s_ = std::min(std::max(log_s_, std::log(1e-3)), std::log(50.0));
+  // Welford update of the free coordinates
+  Eigen::VectorXd x(p);
+  for (int k = 0; k < p; ++k) x[k] = theta[free_[k]];
+  ++n_seen_;
+  const Eigen::VectorXd d = x - mean_;
+  mean_ += d / static_cast<double>(n_seen_);
+  m2_ += d * (x - mean_).transpose();
+  if (warmup_it > warmup_ / 2) {
+    ++ln_;
+    const Eigen::VectorXd e = x - lmean_;
+    lmean_ += e / static_cast<double>(ln_);
+    lm2_ += e * (x - lmean_).transpose();
+  }
+  if (warmup_it == warmup_ && ln_ > 2 * p + 5) {
+    Eigen::MatrixXd cov = lm2_ / static_cast<double>(ln_ - 1);
+    cov *= kIndScale * kIndScale;
+    cov.diagonal().array() += 1e-6;
+    Eigen::MatrixXd L;
+    if (chol_lower(cov, L)) {
+      ind_chol_ = L;
+      have_ind_ = true;
+    }
+  }
+  if (warmup_it == next_cov_) {
+    next_cov_ *= 2;
+    if (n_seen_ > 2 * p + 5) {
+      Eigen::MatrixXd cov = m2_ / static_cast<double>(n_seen_ - 1);
+      cov.diagonal().array() += 1e-6;
+      set_proposal(cov);
+      log_s_ = std::log(2.38 / std::sqrt(static_cast<double>(p)));
+      reset_at_ = warmup_it - 1;
+    }
+  }
+}
+
+bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega,
+                      const Eigen::MatrixXd& mu0, Eigen::MatrixXd& f, Rng& rng,
+                      std::vector<Rng>& col_rngs, int warmup_it) {
+  const int p = static_cast<int>(free_.size());
+  double cur = log_marginal(K_, kappa, omega, mu0, cur_);
+  if (!std::isfinite(cur)) return false;
+  for (int m = 0; m < (p > 0 ? moves_ : 0); ++m) {
+    Eigen::VectorXd z(p);
+    const bool indep = warmup_it == 0 && have_ind_;
+    for (int k = 0; k < p; ++k) z[k] = rng.norm();
+    KernelSpec prop = spec_;
+    double log_q = 0.0;  // log q(theta) - log q(theta') for independence proposals
+    if (indep) {
+      const double g = 2.0 * (rng.exp1() + rng.exp1());  // chi-square with 4 df
+      Eigen::VectorXd t = ind_chol_.triangularView<Eigen::Lower>() * z;
+      t *= std::sqrt(kIndDf / g);
+      for (int k = 0; k < p; ++k) prop.theta[free_[k]] = lmean_[k] + t[k];
+      log_q = ind_log_density(spec_.theta) - ind_log_density(prop.theta);
+    } else {
+      Eigen::VectorXd step = prop_chol_.triangularView<Eigen::Lower>() * z;
+      step *= std::exp(log_s_);
+      for (int k = 0; k < p; ++k) prop.theta[free_[k]] += step[k];
+    }
+    const double u = rng.unif();
+    double log_ratio = kNegInf, val = kNegInf;
+    const double lp_prop = log_prior(prop.theta);
+    if (std::isfinite(lp_prop)) {
+      Kp_ = kernel_matrix_jitter(prop, X_, jitter_);
+      val = Kp_.allFinite() ? log_marginal(Kp_, kappa, omega, mu0, prop_) : kNegInf;
+      if (std::isfinite(val)) log_ratio = val + lp_prop - cur - log_prior(spec_.theta) + log_q;
+    }
+    const double accept_prob = std::isfinite(log_ratio) ? std::exp(std::min(0.0, log_ratio)) : 0.0;
+    const bool accept = std::log(u) < log_ratio && chol_lower(Kp_, LKp_);
+    if (accept) {
+      spec_.theta = prop.theta;
+      K_.swap(Kp_);
+      LK_.swap(LKp_);
+      std::swap(cur_, prop_);
+      cur = val;
+    }
+    if (warmup_it > 0) {
+      adapt(spec_.theta, accept_prob, warmup_it);
+    } else {
+      ++proposed_;
+      if (accept) ++accepted_;
+    }
+  }
+  for (std::size_t k = 0; k < cols_.size(); ++k) {
+    const int j = cols_[k];
+    const Eigen::VectorXd m0 = mu0.col(j);
+    f.col(j) = cur_[k].draw(K_, LK_, kappa.col(j), m0, col_rngs[k]);
+  }
+  return true;
+}
+
+}  // namespace augp

@@ -1,0 +1,135 @@
+// Sampling the kernel hyperparameters inside the Gibbs sweep (no R API here).
+//
+// Given the auxiliary variables, latent column j enters the likelihood through
+// exp(kappa_j' f_j - f_j' W_j f_j / 2), W_j = diag(omega_j): Gaussian pseudo-data
+// kappa_j / omega_j with noise variances 1 / omega_j. With f_j ~ N(mu0_j, K_theta)
+// integrated out,
+//   log p(kappa_j | theta, omega_j) = c(kappa_j, omega_j) - log|B| / 2 - r' B^-1 r / 2,
+//   B = I + W^1/2 K_theta W^1/2,   r = (kappa_j - omega_j mu0_j) / sqrt(omega_j),
+// where c does not depend on theta (expanding the Gaussian integral: the quadratic form
+// is b' S b with b = kappa_j - W mu0_j and S = (K^-1 + W)^-1; b' S b = r'r - r' B^-1 r).
+// A kernel shared by several latent columns sums this over them.
+//
+// One block of hyperparameters (the log parameters theta of one kernel and the latent
+// columns it serves) moves by random-walk Metropolis on this marginal times the prior,
+// then those columns' f_j are drawn from N(m, S) at the new theta. The pair is the
+// blocked move (theta, f) | aux: it leaves p(f, theta, aux | y) invariant, and the
+// Cholesky factor of B at the accepted theta is the one the f draw needs. Per sweep a
+// block costs the factors of B at the current and the proposed theta (the
+// auxiliaries changed) and, when the proposal is accepted, the factor of K at it.
+//
+// The proposal is N(theta, s^2 Sigma) on the sampled coordinates. During warmup s adapts
+// toward an acceptance rate of 0.3 (Robbins-Monro on log s with gain 1/sqrt(t), t counted
+// from the last reset) and Sigma becomes the covariance of the warmup draws so far at
+// warmup iterations 50, 100, 200, 400, ... (s then restarts at 2.38 / sqrt(p)); both are
+// frozen after warmup, so the kept draws come from one fixed Markov kernel. Adaptation
+// uses only the chain's own draws, so it depends on the seed alone.
+#ifndef AUGP_HYPER_SAMPLER_H
+#define AUGP_HYPER_SAMPLER_H
+
+#include <Eigen/Dense>
+#include <vector>
+
+#include "gaussian_step.h"
+#include "kernel.h"
+#include "rng.h"
+
+namespace augp {
+
+// The prior of one log parameter theta. The density is on x = exp(theta), or on
+// x = exp(theta / 2) when on_sd (the standard deviation of a variance parameter);
+// hyper_log_prior adds the Jacobian, so it is the log density of theta itself.
+struct HyperPrior {
+  enum Family {
+    FIXED = 0,        // not sampled
+    INV_GAMMA = 1,    // shape a, scale b:   b^a / Gamma(a) x^(-a-1) exp(-b / x)
+    HALF_T = 2,       // df a, scale b:      2 t_a(x / b) / b on x > 0
+    LOG_NORMAL = 3,   // meanlog a, sdlog b
+    GAMMA = 4,        // shape a, rate b
+    HALF_NORMAL = 5   // scale b
+  };
+  int family = FIXED;
+  double a = 0.0, b = 1.0;
+  bool on_sd = false;
+};
+
+// log p(theta) with the Jacobian of x(theta); -Inf outside the support or for FIXED.
+double hyper_log_prior(const HyperPrior& p, double theta);
+
+// Checks a prior's family and parameters; throws std::invalid_argument naming `what`.
+void hyper_check_prior(const HyperPrior& p, const char* what);
+
+// One kernel's hyperparameters and the latent columns they serve, for one chain.
+class HyperBlock {
+ public:
+  // spec: the kernel at its starting log parameters; priors: one per log parameter of
+  // spec; cols: the latent columns (0-based) with this kernel; X: the inputs (must
+  // outlive the block); jitter: added to the diagonal of every kernel matrix.
+  // Throws std::invalid_argument on inconsistent sizes and std::runtime_error when the
+  // starting kernel matrix has no Cholesky factor.
+  // moves: Metropolis proposals per sweep (each costs the factor of B at the proposal,
+  // and of K when accepted).
+  HyperBlock(const KernelSpec& spec, const std::vector<HyperPrior>& priors,
+             const std::vector<int>& cols, const Eigen::MatrixXd& X, double jitter,
+             int moves = 1, int warmup = 0);
+
+  // `moves` Metropolis steps on theta given the auxiliaries (n x q, all columns; only this
+  // block's are used), then fills f's columns of this block with a draw given theta.
+  // warmup_it: 1-based warmup iteration (adapts the proposal), or 0 after warmup.
+  // col_rngs[k]: the stream of the k-th column of this block for the f draw.
+  // Returns false on a numerical failure at the current theta.
+  bool step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega,
+            const Eigen::MatrixXd& mu0, Eigen::MatrixXd& f, Rng& rng,
+            std::vector<Rng>& col_rngs, int warmup_it);
+
+  const std::vector<double>& theta() const { return spec_.theta; }
+  const std::vector<int>& cols() const { return cols_; }
+  const Eigen::MatrixXd& K() const { return K_; }
+  int n_params() const { return spec_.n_params(); }
+  // Proposals and acceptances counted after warmup.
+  long proposed() const { return proposed_; }
+  long accepted() const { return accepted_; }
+
+ private:
+  // Factor B for every column at kernel matrix K into steps; returns the summed
+  // log marginal (-Inf when a factor fails).
+  double log_marginal(const Eigen::MatrixXd& K, const Eigen::MatrixXd& kappa,
+                      const Eigen::MatrixXd& omega, const Eigen::MatrixXd& mu0,
+                      std::vector<GaussianStep>& steps) const;
+  double log_prior(const std::vector<double>& theta) const;
+  void adapt(const std::vector<double>& theta, double accept_prob, int warmup_it);
+  void set_proposal(const Eigen::MatrixXd& cov);
+
+  KernelSpec spec_;
+  std::vector<HyperPrior> priors_;
+  std::vector<int> cols_, free_;  // free_: indices of the sampled parameters
+  const Eigen::MatrixXd& X_;
+  double jitter_;
+  int moves_, warmup_;
+  Eigen::MatrixXd K_, LK_, Kp_, LKp_;
+  std::vector<GaussianStep> cur_, prop_;
+  // proposal N(0, s^2 Sigma) on the free coordinates: lower factor of Sigma, log s
+  Eigen::MatrixXd prop_chol_;
+  double log_s_;
+  int reset_at_ = 0;  // warmup iteration of the last reset of the gain
+  int next_cov_ = 50;
+  // Welford sums of the free coordinates over the warmup draws
+  long n_seen_ = 0;
+  Eigen::VectorXd mean_;
+  Eigen::MatrixXd m2_;
+  long proposed_ = 0, accepted_ = 0;
+  // Welford sums over the second half of warmup, and the independence proposal
+  long ln_ = 0;
+  Eigen::VectorXd lmean_;
+  Eigen::MatrixXd lm2_, ind_chol_;
+  bool have_ind_ = false;
+  double ind_log_density(const std::vector<double>& theta) const;
+};
+
+// The kernel matrix k(X, X) + jitter I of spec.
+Eigen::MatrixXd kernel_matrix_jitter(const KernelSpec& spec, const Eigen::MatrixXd& X,
+                                     double jitter);
+
+}  // namespace augp
+
+#endif
