@@ -119,7 +119,7 @@ check_likelihood <- function(likelihood, y) {
   if (inherits(likelihood, "family")) likelihood <- likelihood_from_family(likelihood, y)
   if (!inherits(likelihood, "augp_likelihood")) {
     stop(paste0("`likelihood` must be NULL or made by bernoulli_logit(), binomial_logit(), ",
-                "logistic_softmax(), stick_breaking(), gaussian_noise() or student_t()."), call. = FALSE)
+                "logistic_softmax(), stick_breaking(), gaussian_noise(), student_t() or laplace()."), call. = FALSE)
   }
   likelihood
 }

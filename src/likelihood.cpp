@@ -17,6 +17,7 @@ std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_stick_breaking(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_gaussian(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_student_t(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_laplace(const LikSpec& spec);
 
 namespace {
 
@@ -29,6 +30,7 @@ std::map<std::string, LikFactory>& registry() {
       {"stick_breaking", &make_stick_breaking},
       {"gaussian", &make_gaussian},
       {"student_t", &make_student_t},
+      {"laplace", &make_laplace},
   };
   return r;
 }
