@@ -285,6 +285,24 @@ engine_check_convergence <- function(eng) {
         "the training points: %s). Run longer chains: increase `iter` (and `warmup`) in ",
         "augp_control()."), paste(why, collapse = "; ")), "augp_mcmc_warning")
     }
+    hd <- hyper_diagnostics(eng)
+    eng$mcmc_hyper <- hd
+    if (!is.null(hd)) {
+      e <- mcmc_extremes(hd)
+      bad_rhat <- isTRUE(e$rhat > MCMC_RHAT_MAX)
+      bad_ess <- isTRUE(e$ess_bulk < MCMC_ESS_PER_CHAIN * chains)
+      if (bad_rhat || bad_ess) {
+        why <- c(if (bad_rhat) sprintf("max split R-hat %.3f > %.2f", e$rhat, MCMC_RHAT_MAX),
+                 if (bad_ess) sprintf("min bulk ESS %.0f < %d (%d per chain)", e$ess_bulk,
+                                      as.integer(MCMC_ESS_PER_CHAIN * chains),
+                                      as.integer(MCMC_ESS_PER_CHAIN)))
+        convergence_warning(sprintf(paste0(
+          "The sampled kernel hyperparameters may not have converged or mixed enough (%s). ",
+          "Run longer chains: increase `iter` (and `warmup`) in augp_control(), or use ",
+          "a more informative prior (augp_prior())."), paste(why, collapse = "; ")),
+          "augp_mcmc_warning")
+      }
+    }
   }
   eng
 }
@@ -331,8 +349,21 @@ print_convergence <- function(x, digits) {
   cat(sprintf("Draws: %d per chain x %d chain(s)\n", d[1], d[2]))
   line <- mcmc_line(eng$mcmc, tail = FALSE)
   if (!is.null(line)) cat(line, "\n", sep = "")
+  hyper_line(eng)
   st <- gibbs_search_label(eng)
   if (!is.null(st)) cat("Hyperparameters:", st, "\n")
+  invisible()
+}
+
+# One line on the sampled hyperparameters of a full-Bayes Gibbs fit (nothing for others).
+hyper_line <- function(eng) {
+  if (is.null(eng$theta)) return(invisible())
+  hd <- eng$mcmc_hyper
+  e <- if (!is.null(hd)) mcmc_extremes(hd)
+  cat(sprintf("Hyperparameters sampled (the values above are posterior medians): Metropolis acceptance %.2f%s\n",
+              mean(eng$accept, na.rm = TRUE),
+              if (is.null(e)) "" else sprintf("; max R-hat %.3f, min bulk ESS %.0f", e$rhat,
+                                              e$ess_bulk)))
   invisible()
 }
 
@@ -349,6 +380,7 @@ summary_convergence <- function(object) {
     out$converged <- identical(out$status, "converged")
   } else {
     out$diagnostics <- mcmc_diagnostics(object)
+    out$hyper_summary <- hyper_summary(object)
     out$draws_dim <- dim(eng$draws)
     out$status <- gibbs_search_label(eng)
   }
@@ -369,6 +401,7 @@ print_summary_convergence <- function(x, digits) {
   cat(sprintf("Draws: %d per chain x %d chain(s)\n", x$draws_dim[1], x$draws_dim[2]))
   line <- mcmc_line(x$diagnostics)
   if (!is.null(line)) cat(line, "\n", sep = "")
+  print_hyper_summary(x$hyper_summary, digits)
   if (!is.null(x$status)) cat("Hyperparameters:", x$status, "\n")
   invisible()
 }

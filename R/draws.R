@@ -15,7 +15,9 @@
 #' session's random number state is left alone. Their R-hat and effective sample
 #' sizes describe Monte Carlo draws, not a Markov chain. The kernel hyperparameters
 #' are point estimates (learned by the ELBO, fixed in the sampler) and not part of
-#' the draws; see [tidy()][augp-tidiers] or [coef()][augp-methods].
+#' the draws; see [tidy()][augp-tidiers] or [coef()][augp-methods]. Gibbs fits
+#' with sampled hyperparameters (`augp_control(sample_hyper = TRUE)`) list their
+#' draws first, named as [hyper_draws()] names them.
 #'
 #' The posterior methods are registered when posterior is loaded; `as.mcmc.list()`
 #' (Gibbs fits only) when coda is.
@@ -76,6 +78,14 @@ latent_draws_array <- function(x, ndraws = NULL, seed = NULL) {
     d <- array(F, c(dim(F)[1], 1L, dim(F)[2] * dim(F)[3]))
   }
   dimnames(d) <- list(iteration = NULL, chain = NULL, variable = latent_var_names(x, x$n))
+  h <- hyper_draws_raw(x, "data")
+  if (!is.null(h) && dim(h)[3] > 0) {
+    # sampled kernel hyperparameters first, as brms lists its parameters
+    out <- array(c(h, d), c(dim(d)[1:2], dim(h)[3] + dim(d)[3]))
+    dimnames(out) <- list(iteration = NULL, chain = NULL,
+                          variable = c(dimnames(h)[[3]], dimnames(d)[[3]]))
+    d <- out
+  }
   d
 }
 

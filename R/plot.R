@@ -25,7 +25,8 @@
 #'   For Gibbs fits with learned hyperparameters, the trace of the
 #'   hyperparameter search run before sampling.
 #' * `"trace"`: trace plots of the latent function at a few observations
-#'   (Gibbs fits); `which` indexes the latent values `f[i]` or, with several
+#'   (Gibbs fits; with sampled hyperparameters, `augp_control(sample_hyper =
+#'   TRUE)`, the default shows the hyperparameters instead); `which` indexes the latent values `f[i]` or, with several
 #'   latent functions, `f[i,category]` in the order of `as_draws_array()`
 #'   (default: four observations, or with several latent functions one panel
 #'   per class or stick, at the first observation).
@@ -687,6 +688,8 @@ plot_trace <- function(object, which = NULL) {
     stop("`type = \"trace\"` needs a Gibbs fit (method = \"gibbs\"); use type = \"elbo\".",
          call. = FALSE)
   }
+  h <- hyper_draws_raw(object, "data")
+  if (is.null(which) && !is.null(h) && dim(h)[3] > 0) return(plot_trace_hyper(h))
   n <- dim(d)[3]
   vn <- latent_var_names(object, object$n)
   if (is.null(which)) {
@@ -715,6 +718,25 @@ plot_trace <- function(object, which = NULL) {
     scale_colour_manual(values = unname(augp_palette(levels(df$chain)))) +
     labs(x = "Iteration (after warm-up)", y = "Latent f", colour = "Chain",
          title = "Trace of the latent function") + theme_augp()
+}
+
+# Trace of the sampled kernel hyperparameters (data units, log axis), one panel each.
+plot_trace_hyper <- function(h) {
+  d <- dim(h)
+  df <- do.call(rbind, lapply(seq_len(d[3]), function(k) {
+    data.frame(iteration = rep(seq_len(d[1]), d[2]),
+               chain = factor(rep(seq_len(d[2]), each = d[1])),
+               value = as.numeric(h[, , k]), variable = dimnames(h)[[3]][k])
+  }))
+  df$variable <- factor(df$variable, levels = dimnames(h)[[3]])
+  ggplot(df, aes(x = .data$iteration, y = .data$value, colour = .data$chain)) +
+    geom_line(linewidth = 0.3) + facet_wrap(~variable, scales = "free_y") +
+    ggplot2::scale_y_log10() +
+    scale_colour_manual(values = unname(augp_palette(levels(df$chain)))) +
+    labs(x = "Iteration (after warm-up)", y = "Value (data units, log scale)", colour = "Chain",
+         title = "Trace of the sampled kernel hyperparameters",
+         subtitle = "type = \"trace\", which = <indices> shows latent values instead") +
+    theme_augp()
 }
 
 # Posterior mean and interval of the latent values at the training points, one

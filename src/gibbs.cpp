@@ -59,6 +59,13 @@ bool GibbsChain::sweep_hyper() {
   });
   for (int g = 0; g < nb; ++g)
     if (!ok[g]) return false;
+  // interweaving moves on the kernels' scales, one block after another (the likelihood
+  // couples the columns), each on a stream of its own
+  for (int g = 0; g < nb; ++g) {
+    if (!blocks_[g].has_scale()) continue;
+    Rng rs(rng_.next(), static_cast<std::uint64_t>(q + nb + g));
+    blocks_[g].scale_move(lik_, f_, mu0_, rs);
+  }
   return true;
 }
 

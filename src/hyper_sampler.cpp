@@ -1,6 +1,8 @@
 // Kernel hyperparameters sampled inside the Gibbs sweep: see hyper_sampler.h.
 #include "hyper_sampler.h"
 
+#include "likelihood.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -115,6 +117,11 @@ HyperBlock::HyperBlock(const KernelSpec& spec, const std::vector<HyperPrior>& pr
   K_ = kernel_matrix_jitter(spec_, X_, jitter_);
   if (!chol_lower(K_, LK_))
     throw std::runtime_error("the starting kernel matrix is not positive definite");
+  bool has_sum = false;
+  for (int c : spec_.code) has_sum = has_sum || c == K_SUM;
+  if (!has_sum && spec_.n_params() > 0 && priors_[0].family != HyperPrior::FIXED &&
+      priors_[0].on_sd)
+    scale_index_ = 0;
   cur_.resize(cols_.size());
   prop_.resize(cols_.size());
   const int p = static_cast<int>(free_.size());
@@ -260,6 +267,61 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
     f.col(j) = cur_[k].draw(K_, LK_, kappa.col(j), m0, col_rngs[k]);
   }
   return true;
+}
+
+void HyperBlock::scale_move(const Likelihood& lik, Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0,
+                            Rng& rng) {
+  if (scale_index_ < 0) return;
+  const double t0 = spec_.theta[scale_index_];
+  const int n = f.rows();
+  // G: the block's columns of (f - mu0) / sqrt(v); F: the latent matrix at log v = t
+  Eigen::MatrixXd G(n, cols_.size());
+  for (std::size_t k = 0; k < cols_.size(); ++k)
+    G.col(k) = (f.col(cols_[k]) - mu0.col(cols_[k])) * std::exp(-t0 / 2.0);
+  Eigen::MatrixXd F = f;
+  auto log_target = [&](double t) {
+    const double lp = hyper_log_prior(priors_[scale_index_], t);
+    if (!std::isfinite(lp)) return kNegInf;
+    const double s = std::exp(t / 2.0);
+    for (std::size_t k = 0; k < cols_.size(); ++k)
+      F.col(cols_[k]) = mu0.col(cols_[k]) + s * G.col(k);
+    const double ll = lik.loglik(F);
+    return std::isfinite(ll) ? lp + ll : kNegInf;
+  };
+  // slice sampling (Neal 2003): stepping out with width 1, then shrinkage
+  const double h = log_target(t0) - rng.exp1();
+  const double w = 1.0;
+  double lo = t0 - w * rng.unif(), hi = lo + w;
+  for (int k = 0; k < 20 && log_target(lo) > h; ++k) lo -= w;
+  for (int k = 0; k < 20 && log_target(hi) > h; ++k) hi += w;
+  double t1 = t0;
+  for (int k = 0; k < 100; ++k) {
+    const double t = lo + (hi - lo) * rng.unif();
+    if (log_target(t) > h) {
+      t1 = t;
+      break;
+    }
+    if (t < t0) lo = t; else hi = t;
+  }
+  if (t1 == t0) return;
+  const double s = std::exp((t1 - t0) / 2.0);
+  for (std::size_t k = 0; k < cols_.size(); ++k)
+    f.col(cols_[k]) = mu0.col(cols_[k]) + s * std::exp(t0 / 2.0) * G.col(k);
+  spec_.theta[scale_index_] = t1;
+  // K = v C + jitter I: rescale the v C part, keep the jitter
+  K_.diagonal().array() -= jitter_;
+  K_ *= s * s;
+  K_.diagonal().array() += jitter_;
+  if (!chol_lower(K_, LK_)) {
+    // numerically not positive definite after rescaling: undo the move
+    K_.diagonal().array() -= jitter_;
+    K_ /= s * s;
+    K_.diagonal().array() += jitter_;
+    chol_lower(K_, LK_);
+    spec_.theta[scale_index_] = t0;
+    for (std::size_t k = 0; k < cols_.size(); ++k)
+      f.col(cols_[k]) = mu0.col(cols_[k]) + std::exp(t0 / 2.0) * G.col(k);
+  }
 }
 
 }  // namespace augp

@@ -82,6 +82,24 @@ class HyperBlock {
             const Eigen::MatrixXd& mu0, Eigen::MatrixXd& f, Rng& rng,
             std::vector<Rng>& col_rngs, int warmup_it);
 
+  // The interweaving move on the kernel's overall scale (when the kernel has one: a
+  // single leaf or a product of leaves, whose first variance multiplies the whole
+  // kernel, and that variance is sampled). With g = (f_j - mu0_j) / sqrt(v) held fixed
+  // for the block's columns (the non-centred parametrisation, f_j = mu0_j + sqrt(v) g),
+  // log v moves by a slice sampler (stepping out, width 1) on
+  //   log p(log v) + log p(y | f(v)),
+  // the likelihood itself (lik.loglik), the auxiliaries integrated out: a partially
+  // collapsed step, valid because the auxiliaries are drawn afresh from their full
+  // conditional at the start of the next sweep before anything uses them. K and its
+  // factor are rescaled with v. Costs a few likelihood evaluations (O(n q) each), no
+  // factorisation. (The jitter added to K stays fixed while v C scales, so the target of
+  // this move differs from the centred move's by O(jitter / v).) Alternating it with the centred move above (f integrated out given
+  // the auxiliaries) is an ancillarity-sufficiency interweaving: the centred move is slow
+  // when the auxiliaries pin down the scale of f, the non-centred one is not.
+  void scale_move(const class Likelihood& lik, Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0,
+                  Rng& rng);
+  bool has_scale() const { return scale_index_ >= 0; }
+
   const std::vector<double>& theta() const { return spec_.theta; }
   const std::vector<int>& cols() const { return cols_; }
   const Eigen::MatrixXd& K() const { return K_; }
@@ -106,6 +124,7 @@ class HyperBlock {
   const Eigen::MatrixXd& X_;
   double jitter_;
   int moves_, warmup_;
+  int scale_index_ = -1;  // the log parameter that scales the whole kernel, or -1
   Eigen::MatrixXd K_, LK_, Kp_, LKp_;
   std::vector<GaussianStep> cur_, prop_;
   // proposal N(0, s^2 Sigma) on the free coordinates: lower factor of Sigma, log s

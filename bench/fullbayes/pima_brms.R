@@ -47,11 +47,12 @@ augp_hyper <- posterior::as_draws_array(
         c(dim(th)[1:2], 2), dimnames = list(NULL, NULL, c("lscale", "sdgp"))))
 ep_augp <- posterior_epred(fit, newdata = te)
 cat(sprintf("augp: %.1f s, acceptance %.2f, prior lengthscale %s, m0 %.3f\n", t_augp,
-            mean(fit$engine$accept), format(ig), m0))
+            mean(fit$engine$accept), sprintf("inv_gamma(%.3f, %.3f)", ig$a, ig$b), m0))
 
 # brms, same model and priors
-pri <- c(prior_string(sprintf("inv_gamma(%.10g, %.10g)", ig$a, ig$b), class = "lscale"),
-         prior_string("student_t(3, 0, 2.5)", class = "sdgp"),
+pri <- c(prior_string(sprintf("inv_gamma(%.10g, %.10g)", ig$a, ig$b), class = "lscale",
+                      coef = "gpzgluzbmi"),
+         prior_string("student_t(3, 0, 2.5)", class = "sdgp", coef = "gpzgluzbmi"),
          prior_string(sprintf("constant(%.10g)", m0), class = "b", coef = "Intercept"))
 form <- bf(y ~ 0 + Intercept + gp(zglu, zbmi, scale = FALSE))
 t0 <- proc.time()[["elapsed"]]
@@ -62,10 +63,7 @@ t0 <- proc.time()[["elapsed"]]
 bf_fit <- update(b0, recompile = FALSE, chains = chains, cores = cores, iter = 1000,
                  warmup = 500, seed = 1, refresh = 0, silent = 2)
 t_brms <- proc.time()[["elapsed"]] - t0
-dr <- posterior::as_draws_array(bf_fit, variable = c("lscale_gpzglubmi", "sdgp_gpzglubmi"))
-if (posterior::nvariables(dr) < 2) {
-  dr <- posterior::as_draws_array(bf_fit, variable = c("^lscale_", "^sdgp_"), regex = TRUE)
-}
+dr <- posterior::as_draws_array(bf_fit, variable = c("^lscale_", "^sdgp_"), regex = TRUE)
 posterior::variables(dr) <- c("lscale", "sdgp")
 ep_brms <- posterior_epred(bf_fit, newdata = dte)
 cat(sprintf("brms: compile %.1f s, sampling %.1f s\n", t_compile, t_brms))

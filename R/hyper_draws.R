@@ -1,0 +1,126 @@
+# The kernel hyperparameters of full-Bayes Gibbs fits (augp_control(sample_hyper =
+# TRUE)): their draws in data units, their diagnostics and posterior summary.
+
+#' Posterior draws of the kernel hyperparameters
+#'
+#' For a Gibbs fit with sampled hyperparameters (`method = "gibbs"`,
+#' `augp_control(sample_hyper = TRUE)`), the draws of every kernel
+#' hyperparameter, named as [coef()][augp-methods] names them (for example
+#' `se.variance`, `se.lengthscale`; per-latent kernels add `[class]`).
+#' Parameters held fixed by the prior (see [augp_prior()]) are left out. The
+#' same draws are part of [as_draws()][augp-draws] and of the trace plot.
+#'
+#' @param x A fit from [augp()] or [augp_fit()].
+#' @param units `"data"` (default: lengthscales and periods in the units of
+#'   the inputs, listed per input for isotropic kernels on several inputs) or
+#'   `"standardised"` (the scale the sampler and the priors use).
+#' @return A `draws_array` (posterior package) with the fit's chains.
+#' @seealso [augp_prior()], [augp_control()].
+#' @examples
+#' set.seed(1)
+#' x <- matrix(rnorm(40), 20)
+#' y <- factor(x[, 1] > 0)
+#' fit <- augp_fit(x, y, method = "gibbs",
+#'                 control = augp_control(sample_hyper = TRUE, iter = 200, chains = 2,
+#'                                        threads = 1))
+#' posterior::summarise_draws(hyper_draws(fit))
+#' @export
+hyper_draws <- function(x, units = c("data", "standardised")) {
+  if (!inherits(x, "augp")) stop("`x` must be a fit from augp() or augp_fit().", call. = FALSE)
+  units <- check_choice(if (identical(units, "standardized")) "standardised" else units,
+                        "units", c("data", "standardised"))
+  th <- x$engine$theta
+  if (is.null(th)) {
+    stop(paste0("`x` has no hyperparameter draws: its kernel hyperparameters are point ",
+                "estimates. Refit with method = \"gibbs\" and ",
+                "control = augp_control(sample_hyper = TRUE)."), call. = FALSE)
+  }
+  posterior::as_draws_array(hyper_draws_raw(x, units))
+}
+
+# The hyperparameter draws of a full-Bayes fit as an [iteration, chain, variable] array
+# (free parameters only), in data or standardised units; NULL for other fits.
+hyper_draws_raw <- function(x, units = "data") {
+  th <- x$engine$theta
+  if (is.null(th)) return(NULL)
+  d <- dim(th)
+  flat <- matrix(th, d[1] * d[2], d[3])
+  free <- x$engine$prior_table$code != PRIOR_CODES[["fixed"]]
+  conv <- function(theta) {
+    k <- engine_set_params(x$kernel, theta)
+    hyper_values(x, k, units)
+  }
+  # draws share values where the Metropolis step rejected: convert each value once
+  key <- apply(flat, 1, function(r) paste(format(r, digits = 17), collapse = " "))
+  first <- !duplicated(key)
+  vals <- t(vapply(which(first), function(i) conv(flat[i, ]), conv(flat[1, ])))
+  if (length(conv(flat[1, ])) == 1L) vals <- t(vals)
+  all_vals <- vals[match(key, key[first]), , drop = FALSE]
+  keep <- hyper_free_columns(x, free, units)
+  out <- array(all_vals[, keep, drop = FALSE], c(d[1], d[2], sum(keep)))
+  dimnames(out) <- list(iteration = NULL, chain = NULL, variable = colnames(vals)[keep])
+  out
+}
+
+# A kernel's hyperparameters as a named vector (coef() names): per-latent kernels give
+# name[latent] for every latent function.
+hyper_values <- function(x, kernel, units) {
+  one <- function(k) if (units == "data") kernel_hyper_data(k, x$scale) else kernel_hyper(k)
+  if (!is_kernel_list(kernel)) return(one(kernel))
+  nm <- latent_names(x$likelihood, x$levels, x$q)
+  unlist(lapply(seq_along(kernel), function(j) {
+    v <- one(kernel[[j]])
+    stats::setNames(v, sprintf("%s[%s]", names(v), nm[j]))
+  }))
+}
+
+# Which entries of hyper_values() come from sampled log parameters: with every log
+# parameter at 0 and then the free ones at 1, exactly the entries of the free ones
+# change (by the factor e; a data-unit lengthscale listed per input repeats its
+# parameter's entry).
+hyper_free_columns <- function(x, free, units) {
+  v1 <- hyper_values(x, engine_set_params(x$kernel, rep(0, length(free))), units)
+  v2 <- hyper_values(x, engine_set_params(x$kernel, as.numeric(free)), units)
+  abs(v2 / v1 - 1) > 1e-12
+}
+
+# Split R-hat and bulk ESS of the sampled log parameters (NULL for other fits).
+hyper_diagnostics <- function(eng) {
+  th <- eng$theta
+  if (is.null(th)) return(NULL)
+  free <- which(eng$prior_table$code != PRIOR_CODES[["fixed"]])
+  d <- dim(th)
+  if (d[1] < MCMC_MIN_DRAWS || !length(free)) return(NULL)
+  out <- lapply(free, function(k) {
+    m <- matrix(th[, , k], d[1], d[2])
+    if (!(diff(range(m)) > 0)) return(c(rhat = NA_real_, ess_bulk = NA_real_))
+    suppressWarnings(c(rhat = posterior::rhat(m), ess_bulk = posterior::ess_bulk(m)))
+  })
+  data.frame(variable = dimnames(th)[[3]][free], rhat = vapply(out, `[[`, 0, "rhat"),
+             ess_bulk = vapply(out, `[[`, 0, "ess_bulk"), stringsAsFactors = FALSE)
+}
+
+# Posterior summary of the hyperparameters (data units) for summary(): median, 5% and
+# 95% quantiles, split R-hat and bulk ESS; NULL for other fits.
+hyper_summary <- function(x) {
+  h <- hyper_draws_raw(x, "data")
+  if (is.null(h) || !dim(h)[3]) return(NULL)
+  s <- posterior::summarise_draws(posterior::as_draws_array(h), "median",
+                                  ~stats::quantile(.x, c(0.05, 0.95), names = FALSE),
+                                  "rhat", "ess_bulk")
+  out <- data.frame(median = s$median, q5 = s[[3]], q95 = s[[4]], rhat = s$rhat,
+                    ess_bulk = s$ess_bulk, row.names = s$variable)
+  attr(out, "accept") <- mean(x$engine$accept, na.rm = TRUE)
+  out
+}
+
+print_hyper_summary <- function(hs, digits) {
+  if (is.null(hs)) return(invisible())
+  cat(sprintf(paste0("Hyperparameter posterior (sampled; data units; Metropolis acceptance ",
+                     "%.2f):\n"), attr(hs, "accept")))
+  out <- hs
+  out$rhat <- sprintf("%.3f", out$rhat)
+  out$ess_bulk <- round(out$ess_bulk)
+  print(format(out, digits = digits), quote = FALSE)
+  invisible()
+}
