@@ -197,3 +197,7 @@
     .Call(`_augmentedGP_numerics_cpp`, n, p)
 }
 
+.hyper_log_prior_cpp <- function(family, a, b, on_sd, theta) {
+    .Call(`_augmentedGP_hyper_log_prior_cpp`, family, a, b, on_sd, theta)
+}
+

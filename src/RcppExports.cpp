@@ -781,6 +781,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// hyper_log_prior_cpp
+NumericVector hyper_log_prior_cpp(int family, double a, double b, bool on_sd, NumericVector theta);
+RcppExport SEXP _augmentedGP_hyper_log_prior_cpp(SEXP familySEXP, SEXP aSEXP, SEXP bSEXP, SEXP on_sdSEXP, SEXP thetaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type family(familySEXP);
+    Rcpp::traits::input_parameter< double >::type a(aSEXP);
+    Rcpp::traits::input_parameter< double >::type b(bSEXP);
+    Rcpp::traits::input_parameter< bool >::type on_sd(on_sdSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type theta(thetaSEXP);
+    rcpp_result_gen = Rcpp::wrap(hyper_log_prior_cpp(family, a, b, on_sd, theta));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_rpg_cpp", (DL_FUNC) &_augmentedGP_rpg_cpp, 6},
@@ -832,6 +847,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_bench_cpp", (DL_FUNC) &_augmentedGP_gp_bench_cpp, 4},
     {"_augmentedGP_lik_subset_cpp", (DL_FUNC) &_augmentedGP_lik_subset_cpp, 5},
     {"_augmentedGP_numerics_cpp", (DL_FUNC) &_augmentedGP_numerics_cpp, 2},
+    {"_augmentedGP_hyper_log_prior_cpp", (DL_FUNC) &_augmentedGP_hyper_log_prior_cpp, 5},
     {NULL, NULL, 0}
 };
 

@@ -114,14 +114,14 @@ HyperBlock::HyperBlock(const KernelSpec& spec, const std::vector<HyperPrior>& pr
     hyper_check_prior(priors_[k], "prior");
     if (priors_[k].family != HyperPrior::FIXED) free_.push_back(k);
   }
-  K_ = kernel_matrix_jitter(spec_, X_, jitter_);
-  if (!chol_lower(K_, LK_))
-    throw std::runtime_error("the starting kernel matrix is not positive definite");
   bool has_sum = false;
   for (int c : spec_.code) has_sum = has_sum || c == K_SUM;
   if (!has_sum && spec_.n_params() > 0 && priors_[0].family != HyperPrior::FIXED &&
       priors_[0].on_sd)
     scale_index_ = 0;
+  K_ = kernel_matrix_jitter(spec_, X_, block_jitter(spec_.theta));
+  if (!chol_lower(K_, LK_))
+    throw std::runtime_error("the starting kernel matrix is not positive definite");
   cur_.resize(cols_.size());
   prop_.resize(cols_.size());
   const int p = static_cast<int>(free_.size());
@@ -241,7 +241,7 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
     double log_ratio = kNegInf, val = kNegInf;
     const double lp_prop = log_prior(prop.theta);
     if (std::isfinite(lp_prop)) {
-      Kp_ = kernel_matrix_jitter(prop, X_, jitter_);
+      Kp_ = kernel_matrix_jitter(prop, X_, block_jitter(prop.theta));
       val = Kp_.allFinite() ? log_marginal(Kp_, kappa, omega, mu0, prop_) : kNegInf;
       if (std::isfinite(val)) log_ratio = val + lp_prop - cur - log_prior(spec_.theta) + log_q;
     }
@@ -308,20 +308,13 @@ void HyperBlock::scale_move(const Likelihood& lik, Eigen::MatrixXd& f, const Eig
   for (std::size_t k = 0; k < cols_.size(); ++k)
     f.col(cols_[k]) = mu0.col(cols_[k]) + s * std::exp(t0 / 2.0) * G.col(k);
   spec_.theta[scale_index_] = t1;
-  // K = v C + jitter I: rescale the v C part, keep the jitter
-  K_.diagonal().array() -= jitter_;
+  // K = v (C + jitter I) scales with v as a whole, and so does its factor
   K_ *= s * s;
-  K_.diagonal().array() += jitter_;
-  if (!chol_lower(K_, LK_)) {
-    // numerically not positive definite after rescaling: undo the move
-    K_.diagonal().array() -= jitter_;
-    K_ /= s * s;
-    K_.diagonal().array() += jitter_;
-    chol_lower(K_, LK_);
-    spec_.theta[scale_index_] = t0;
-    for (std::size_t k = 0; k < cols_.size(); ++k)
-      f.col(cols_[k]) = mu0.col(cols_[k]) + std::exp(t0 / 2.0) * G.col(k);
-  }
+  LK_ *= s;
+}
+
+double HyperBlock::block_jitter(const std::vector<double>& theta) const {
+  return scale_index_ >= 0 ? jitter_ * std::exp(theta[scale_index_]) : jitter_;
 }
 
 }  // namespace augp

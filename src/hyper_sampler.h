@@ -92,8 +92,8 @@ class HyperBlock {
   // collapsed step, valid because the auxiliaries are drawn afresh from their full
   // conditional at the start of the next sweep before anything uses them. K and its
   // factor are rescaled with v. Costs a few likelihood evaluations (O(n q) each), no
-  // factorisation. (The jitter added to K stays fixed while v C scales, so the target of
-  // this move differs from the centred move's by O(jitter / v).) Alternating it with the centred move above (f integrated out given
+  // factorisation. (So that K scales exactly with v, a kernel with such a scale gets the
+  // jitter v * jitter rather than jitter; see block_jitter.) Alternating it with the centred move above (f integrated out given
   // the auxiliaries) is an ancillarity-sufficiency interweaving: the centred move is slow
   // when the auxiliaries pin down the scale of f, the non-centred one is not.
   void scale_move(const class Likelihood& lik, Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0,
@@ -143,6 +143,9 @@ class HyperBlock {
   Eigen::MatrixXd lm2_, ind_chol_;
   bool have_ind_ = false;
   double ind_log_density(const std::vector<double>& theta) const;
+  // The diagonal jitter of the kernel matrix at theta: jitter times the overall scale v
+  // for kernels that have one (K = v (C + jitter I)), else jitter.
+  double block_jitter(const std::vector<double>& theta) const;
 };
 
 // The kernel matrix k(X, X) + jitter I of spec.

@@ -13,6 +13,7 @@
 
 #include "adapter.h"
 #include "engine.h"
+#include "hyper_sampler.h"
 #include "gaussian_step.h"
 #include "kernel.h"
 #include "likelihood.h"
@@ -255,4 +256,22 @@ List numerics_cpp(int n, NumericVector p) {
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
+}
+
+// The log prior density of a kernel log parameter theta (hyper_sampler.h), for tests.
+// [[Rcpp::export(name = ".hyper_log_prior_cpp")]]
+NumericVector hyper_log_prior_cpp(int family, double a, double b, bool on_sd, NumericVector theta) {
+  augp::HyperPrior p;
+  p.family = family;
+  p.a = a;
+  p.b = b;
+  p.on_sd = on_sd;
+  try {
+    augp::hyper_check_prior(p, "prior");
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+  NumericVector out(theta.size());
+  for (R_xlen_t i = 0; i < theta.size(); ++i) out[i] = augp::hyper_log_prior(p, theta[i]);
+  return out;
 }

@@ -17,6 +17,8 @@ if (length(args)) .libPaths(c(args[1], .libPaths()))
 suppressPackageStartupMessages({
   library(augmentedGP)
   library(brms)
+  # Debian's BH package relies on the system boost headers
+  if (!nzchar(rstan::rstan_options("boost_lib"))) rstan::rstan_options(boost_lib = "/usr/include")
 })
 chains <- 4
 cores <- 2
