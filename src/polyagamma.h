@@ -269,7 +269,9 @@ double hull_piece_draw(double m, double lo, double hi, RNG& rng) {
   if (std::isinf(hi)) return lo - std::log(u) / (-m);  // m < 0 on the last piece
   const double w = hi - lo;
   if (std::fabs(m * w) < 1e-12) return lo + u * w;
-  const double y = lo + std::log1p(u * std::expm1(m * w)) / m;
+  // inverse cdf measured from the end where the density is largest (no overflow for any m w)
+  const double y = m < 0.0 ? lo + std::log1p(u * std::expm1(m * w)) / m
+                           : hi + std::log1p(u * std::expm1(-m * w)) / m;
   return std::min(std::max(y, lo), hi);
 }
 
