@@ -11,8 +11,8 @@ namespace pg {
 namespace {
 // Constants of the saddle-point sampler (see the derivation at the top of this file).
 constexpr double SADDLE_EPS_C = 0.04;     // |f / f_SP2 - 1| <= SADDLE_EPS_C / b^2 (b >= 4)
-constexpr double SADDLE_DELTA_MAX = 0.0;  // sup over v of b * delta(v)
-constexpr double SADDLE_AUTO_B = 12.0;    // automatic switch to the saddle-point sampler
+constexpr double SADDLE_DELTA_MAX = 1e-12;  // sup over v of b * delta(v) (0, up to rounding)
+constexpr double SADDLE_AUTO_B = 13.0;     // automatic switch to the saddle-point sampler
 constexpr double SADDLE_SPREAD = 1.3;     // tangent points at about +-1.3 sd
 constexpr double NEG_INF = -std::numeric_limits<double>::infinity();
 constexpr long double LD_EPS = std::numeric_limits<long double>::epsilon();

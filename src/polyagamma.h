@@ -294,11 +294,12 @@ double draw_saddle(const SaddleSetup& s, RNG& rng) {
     const double v = saddle_v(x, s.b, v_start);
     const SaddleEval e = saddle_eval(v, s.b, s.z, s.lch);
     const double lsp = e.logf + std::log1p(e.delta);
-    if (lu <= lsp - band) return x;   // below the lower bound of f: accept
-    if (lu > lsp + band) continue;    // above the upper bound of f: reject
+    const double bw = band + 1e-14 * std::fabs(lsp);  // plus the rounding of log f itself
+    if (lu <= lsp - bw) return x;   // below the lower bound of f: accept
+    if (lu > lsp + bw) continue;    // above the upper bound of f: reject
     bool ok = true;                   // inside the band: decide with the exact density
     const double lf = log_density(x, s.b, s.z, &ok);
-    if (!(std::fabs(lf - lsp) <= band) || lf > loghat)
+    if (!(std::fabs(lf - lsp) <= bw) || lf > loghat + 1e-14 * std::fabs(lf))
       saddle_violations().fetch_add(1, std::memory_order_relaxed);
     if (lu <= lf) return x;
   }
