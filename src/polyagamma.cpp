@@ -1,4 +1,42 @@
-// Polya-Gamma density, distribution function and the sampler's envelope tables.
+// Polya-Gamma density, distribution function and the samplers' envelopes.
+//
+// Saddle-point rejection sampler for large b (exact; its cost does not grow with b)
+// ---------------------------------------------------------------------------------
+// With a_k = pi^2 (k - 1/2)^2, cosh(sqrt(v)) = prod_k (1 + v / a_k), so
+//   L(v) = log cosh(sqrt(v)) = sum_k log(1 + v / a_k)   (log cos(sqrt(-v)) for -pi^2/4 < v < 0),
+//   L1 = L' = sum_k 1 / (a_k + v) > 0,  L2 = L'' < 0,  L3 = L''' > 0,  and
+//   4 v L2 + 2 L1 + 4 v L1^2 = 1  (from tanh' = 1 - tanh^2); its derivatives give L3 and L4.
+// Near v = 0 the Taylor series L = sum_m (-1)^(m-1) S_m v^m / m, S_m = sum_k a_k^(-m), is used.
+// The cumulant generating function of omega ~ PG(b, z) is
+//   K(theta) = log E exp(theta omega) = b [L(v0) - L(v0 - theta / 2)],  v0 = z^2 / 4,
+// so the saddle point theta^ of x (K'(theta^) = x) is theta^ = 2 (v0 - v) where v solves
+//   x = (b / 2) L1(v)                                                         (1)
+// (v depends on x / b only; v = v0 at the mean). With K2 = K''(theta^) = -(b / 4) L2(v),
+//   log f_SP(x) = K(theta^) - theta^ x - log(2 pi K2) / 2
+//               = b [L(v0) - L(v) - (v0 - v) L1(v)] - log(2 pi K2) / 2,
+// and the second-order saddle-point density is f_SP2 = f_SP (1 + delta),
+//   delta = lambda4 / 8 - 5 lambda3^2 / 24,  lambda3^2 = L3^2 / (b (-L2)^3),  lambda4 = -L4 / (b L2^2).
+// The law tilted to have mean x is a sum of b unit pieces whose cumulants depend on v only, so
+// the relative error rho = f / f_SP2 - 1 is a function of (b, v) alone, not of z: checking it
+// over v at one z covers every (z, x). Measured against dpg() for v in (-pi^2/4, 1e4] it is
+// |rho| <= 0.0152 / b^2 for b >= 4 (0.0145 / b^2 for large b); the sampler uses the band
+// |log f - log f_SP2| <= -log(1 - eps), eps = 0.04 / b^2 plus rounding terms, and
+// test-pg-saddle.R re-checks it. b delta(v) lies in [-1/12, 0] (its limits are those of the
+// gamma law as x -> infinity and of the inverse Gaussian law as x -> 0).
+//   Concavity: d^2/dx^2 log f_SP = -(1 + lambda4 / 2 - lambda3^2) / K2 with
+// b (lambda4 / 2 - lambda3^2) >= -1 (the gamma limit), so log f_SP is concave in x for b > 1;
+// its slope is d/dx log f_SP = 2 v - z^2 / 2 - L3 / (b L2^2).
+//   Envelope: the tangents of log f_SP at three points (v0 and v0 -+ 1.3 / sqrt(-b L2(v0)), i.e.
+// the mean and about 1.3 sd either side) form a piecewise exponential hull H >= f_SP; since
+// f <= f_SP2 / (1 - eps) <= f_SP / (1 - eps) (delta <= 0), H / (1 - eps) dominates f. The
+// acceptance rate is 0.77 at b = 4 and 0.88 for large b.
+//   Step: draw x from the hull and u uniform; solve (1) for v by Newton on 1 / L1(v)^2 (increasing
+// and nearly linear) inside a shrinking bracket; accept if u H <= f_SP2 (1 - eps), reject if
+// u H > f_SP2 / (1 - eps), and otherwise (probability about 2 eps per proposal) decide with the
+// exact density log_density(). Given the band the output is exactly PG(b, z); an exact density
+// outside the band or above the hull is counted in saddle_violations() (the tests require 0).
+// Per draw: a setup of four evaluations of L and its derivatives (skipped when b and z repeat),
+// then per proposal a few Newton steps and one evaluation; nothing grows with b.
 #include "polyagamma.h"
 
 #include <algorithm>
@@ -745,7 +783,8 @@ std::atomic<long>& saddle_violations() {
 
 double saddle_eps(double b, double z) {
   // the verified bound, widened by the rounding error of log f and of the exact density
-  return SADDLE_EPS_C / (b * b) + 1e-9 + 1e-14 * b * (1.0 + z);
+  // (the exact log density carries terms of size b z / 2, rounded to about 1e-16 relative)
+  return std::min(0.5, SADDLE_EPS_C / (b * b) + 1e-9 + 1e-15 * b * (1.0 + z));
 }
 double saddle_delta_max() { return SADDLE_DELTA_MAX; }
 double saddle_auto_b() { return SADDLE_AUTO_B; }

@@ -19,6 +19,11 @@
 //     computed once per b-grid node from the density (see frac_table()); the accept/reject
 //     decision uses partial sums that bracket f0, so the output is exactly PG(b, c).
 //   * other b: floor(b) PG(1, c) draws plus one draw of the fractional part.
+//   * b >= saddle_auto_b(), integer or not: instead, an exact rejection sampler whose envelope is
+//     the tangent hull of the saddle-point approximation; accept/reject is decided by the
+//     second-order saddle-point density within its verified error band, and by the exact
+//     density inside the band (derivation at the top of polyagamma.cpp). Its cost does not
+//     grow with b.
 #ifndef AUGP_POLYAGAMMA_H
 #define AUGP_POLYAGAMMA_H
 
