@@ -137,6 +137,18 @@
     .Call(`_augmentedGP_model_sparse_state`, model)
 }
 
+.pg_saddle_eval_cpp <- function(v, b, c) {
+    .Call(`_augmentedGP_pg_saddle_eval_cpp`, v, b, c)
+}
+
+.pg_saddle_v_cpp <- function(x, b, v_start) {
+    .Call(`_augmentedGP_pg_saddle_v_cpp`, x, b, v_start)
+}
+
+.pg_saddle_setup_cpp <- function(b, c) {
+    .Call(`_augmentedGP_pg_saddle_setup_cpp`, b, c)
+}
+
 .sparse_cavi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads, accelerate = FALSE) {
     .Call(`_augmentedGP_sparse_cavi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, maxit, tol, threads, accelerate)
 }

@@ -520,6 +520,44 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// pg_saddle_eval_cpp
+NumericMatrix pg_saddle_eval_cpp(NumericVector v, double b, double c);
+RcppExport SEXP _augmentedGP_pg_saddle_eval_cpp(SEXP vSEXP, SEXP bSEXP, SEXP cSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< NumericVector >::type v(vSEXP);
+    Rcpp::traits::input_parameter< double >::type b(bSEXP);
+    Rcpp::traits::input_parameter< double >::type c(cSEXP);
+    rcpp_result_gen = Rcpp::wrap(pg_saddle_eval_cpp(v, b, c));
+    return rcpp_result_gen;
+END_RCPP
+}
+// pg_saddle_v_cpp
+NumericVector pg_saddle_v_cpp(NumericVector x, double b, double v_start);
+RcppExport SEXP _augmentedGP_pg_saddle_v_cpp(SEXP xSEXP, SEXP bSEXP, SEXP v_startSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< double >::type b(bSEXP);
+    Rcpp::traits::input_parameter< double >::type v_start(v_startSEXP);
+    rcpp_result_gen = Rcpp::wrap(pg_saddle_v_cpp(x, b, v_start));
+    return rcpp_result_gen;
+END_RCPP
+}
+// pg_saddle_setup_cpp
+List pg_saddle_setup_cpp(double b, double c);
+RcppExport SEXP _augmentedGP_pg_saddle_setup_cpp(SEXP bSEXP, SEXP cSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< double >::type b(bSEXP);
+    Rcpp::traits::input_parameter< double >::type c(cSEXP);
+    rcpp_result_gen = Rcpp::wrap(pg_saddle_setup_cpp(b, c));
+    return rcpp_result_gen;
+END_RCPP
+}
 // sparse_cavi_cpp
 List sparse_cavi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, int maxit, double tol, int threads, bool accelerate);
 RcppExport SEXP _augmentedGP_sparse_cavi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP accelerateSEXP) {
@@ -832,6 +870,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_model_sparse_cavi", (DL_FUNC) &_augmentedGP_model_sparse_cavi, 8},
     {"_augmentedGP_model_sparse_eval", (DL_FUNC) &_augmentedGP_model_sparse_eval, 7},
     {"_augmentedGP_model_sparse_state", (DL_FUNC) &_augmentedGP_model_sparse_state, 1},
+    {"_augmentedGP_pg_saddle_eval_cpp", (DL_FUNC) &_augmentedGP_pg_saddle_eval_cpp, 3},
+    {"_augmentedGP_pg_saddle_v_cpp", (DL_FUNC) &_augmentedGP_pg_saddle_v_cpp, 3},
+    {"_augmentedGP_pg_saddle_setup_cpp", (DL_FUNC) &_augmentedGP_pg_saddle_setup_cpp, 2},
     {"_augmentedGP_sparse_cavi_cpp", (DL_FUNC) &_augmentedGP_sparse_cavi_cpp, 12},
     {"_augmentedGP_sparse_profile_cpp", (DL_FUNC) &_augmentedGP_sparse_profile_cpp, 15},
     {"_augmentedGP_sparse_obj_cpp", (DL_FUNC) &_augmentedGP_sparse_obj_cpp, 13},

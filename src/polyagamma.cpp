@@ -1,4 +1,42 @@
-// Polya-Gamma density, distribution function and the sampler's envelope tables.
+// Polya-Gamma density, distribution function and the samplers' envelopes.
+//
+// Saddle-point rejection sampler for large b (exact; its cost does not grow with b)
+// ---------------------------------------------------------------------------------
+// With a_k = pi^2 (k - 1/2)^2, cosh(sqrt(v)) = prod_k (1 + v / a_k), so
+//   L(v) = log cosh(sqrt(v)) = sum_k log(1 + v / a_k)   (log cos(sqrt(-v)) for -pi^2/4 < v < 0),
+//   L1 = L' = sum_k 1 / (a_k + v) > 0,  L2 = L'' < 0,  L3 = L''' > 0,  and
+//   4 v L2 + 2 L1 + 4 v L1^2 = 1  (from tanh' = 1 - tanh^2); its derivatives give L3 and L4.
+// Near v = 0 the Taylor series L = sum_m (-1)^(m-1) S_m v^m / m, S_m = sum_k a_k^(-m), is used.
+// The cumulant generating function of omega ~ PG(b, z) is
+//   K(theta) = log E exp(theta omega) = b [L(v0) - L(v0 - theta / 2)],  v0 = z^2 / 4,
+// so the saddle point theta^ of x (K'(theta^) = x) is theta^ = 2 (v0 - v) where v solves
+//   x = (b / 2) L1(v)                                                         (1)
+// (v depends on x / b only; v = v0 at the mean). With K2 = K''(theta^) = -(b / 4) L2(v),
+//   log f_SP(x) = K(theta^) - theta^ x - log(2 pi K2) / 2
+//               = b [L(v0) - L(v) - (v0 - v) L1(v)] - log(2 pi K2) / 2,
+// and the second-order saddle-point density is f_SP2 = f_SP (1 + delta),
+//   delta = lambda4 / 8 - 5 lambda3^2 / 24,  lambda3^2 = L3^2 / (b (-L2)^3),  lambda4 = -L4 / (b L2^2).
+// The law tilted to have mean x is a sum of b unit pieces whose cumulants depend on v only, so
+// the relative error rho = f / f_SP2 - 1 is a function of (b, v) alone, not of z: checking it
+// over v at one z covers every (z, x). Measured against dpg() for v in (-pi^2/4, 1e4] it is
+// |rho| <= 0.0152 / b^2 for b >= 4 (0.0145 / b^2 for large b); the sampler uses the band
+// |log f - log f_SP2| <= -log(1 - eps), eps = 0.04 / b^2 plus rounding terms, and
+// test-pg-saddle.R re-checks it. b delta(v) lies in [-1/12, 0] (its limits are those of the
+// gamma law as x -> infinity and of the inverse Gaussian law as x -> 0).
+//   Concavity: d^2/dx^2 log f_SP = -(1 + lambda4 / 2 - lambda3^2) / K2 with
+// b (lambda4 / 2 - lambda3^2) >= -1 (the gamma limit), so log f_SP is concave in x for b > 1;
+// its slope is d/dx log f_SP = 2 v - z^2 / 2 - L3 / (b L2^2).
+//   Envelope: the tangents of log f_SP at three points (v0 and v0 -+ 1.3 / sqrt(-b L2(v0)), i.e.
+// the mean and about 1.3 sd either side) form a piecewise exponential hull H >= f_SP; since
+// f <= f_SP2 / (1 - eps) <= f_SP / (1 - eps) (delta <= 0), H / (1 - eps) dominates f. The
+// acceptance rate is 0.77 at b = 4 and 0.88 for large b.
+//   Step: draw x from the hull and u uniform; solve (1) for v by Newton on 1 / L1(v)^2 (increasing
+// and nearly linear) inside a shrinking bracket; accept if u H <= f_SP2 (1 - eps), reject if
+// u H > f_SP2 / (1 - eps), and otherwise (probability about 2 eps per proposal) decide with the
+// exact density log_density(). Given the band the output is exactly PG(b, z); an exact density
+// outside the band or above the hull is counted in saddle_violations() (the tests require 0).
+// Per draw: a setup of four evaluations of L and its derivatives (skipped when b and z repeat),
+// then per proposal a few Newton steps and one evaluation; nothing grows with b.
 #include "polyagamma.h"
 
 #include <algorithm>
@@ -9,6 +47,11 @@ namespace augp {
 namespace pg {
 
 namespace {
+// Constants of the saddle-point sampler (see the derivation at the top of this file).
+constexpr double SADDLE_EPS_C = 0.04;     // |f / f_SP2 - 1| <= SADDLE_EPS_C / b^2 (b >= 4)
+constexpr double SADDLE_DELTA_MAX = 1e-12;  // sup over v of b * delta(v) (0, up to rounding)
+constexpr double SADDLE_AUTO_B = 13.0;     // automatic switch to the saddle-point sampler
+constexpr double SADDLE_SPREAD = 1.3;     // tangent points at about +-1.3 sd
 constexpr double NEG_INF = -std::numeric_limits<double>::infinity();
 constexpr long double LD_EPS = std::numeric_limits<long double>::epsilon();
 }  // namespace
@@ -113,16 +156,20 @@ namespace {
 const std::vector<double>& stick_sums() {
   static const std::vector<double> s = [] {
     const int J = 90;
-    std::vector<double> v(J + 1, 0.0);
-    for (int j = 1; j <= J; ++j) {
-      if (j == 1) {
-        v[1] = 1.0;  // telescoping sum
-        continue;
+    // powers by repeated multiplication (smallest terms first), stopping once they vanish
+    std::vector<long double> acc(J + 1, 0.0L);
+    for (int k = 4000; k >= 2; --k) {
+      const long double p = 1.0L / ((long double)k * (k - 1.0L));
+      long double q = 1.0L;
+      for (int j = 2; j <= J; ++j) {
+        q *= (j == 2) ? p * p : p;
+        if (q < 1e-4000L) break;
+        acc[j] += q;
       }
-      long double acc = 0.0L;
-      for (int k = 4000; k >= 2; --k) acc += std::pow((long double)k * (k - 1.0L), -(long double)j);
-      v[j] = static_cast<double>(acc);
     }
+    std::vector<double> v(J + 1, 0.0);
+    v[1] = 1.0;  // telescoping sum
+    for (int j = 2; j <= J; ++j) v[j] = static_cast<double>(acc[j]);
     return v;
   }();
   return s;
@@ -573,6 +620,237 @@ SeriesSetup make_setup(double b, double z) {
   const double log_wl = b * LOG2 - 0.5 * b * z + log_pig;
   const double log_wr = s.logM - std::log(s.kappa) - s.kappa * s.t;
   s.pleft = 1.0 / (1.0 + std::exp(log_wr - log_wl));
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// Saddle-point rejection sampler (large b).
+namespace {
+
+// S_m = sum_k a_k^(-m), a_k = pi^2 (k - 1/2)^2: the Taylor coefficients of L at 0,
+// L(v) = sum_m (-1)^(m-1) S_m v^m / m.
+constexpr int TAYLOR_TERMS = 24;
+
+const std::vector<double>& taylor_s() {
+  static const std::vector<double> s = [] {
+    std::vector<double> out(TAYLOR_TERMS + 1, 0.0);
+    for (int m = 1; m <= TAYLOR_TERMS; ++m) {
+      long double acc = 0.0L;
+      if (m == 1) {
+        acc = PI2 / 8.0L;  // sum over odd k of k^-2
+      } else {
+        for (int j = 3000; j >= 0; --j) acc += std::pow(2.0L * j + 1.0L, -2.0L * m);
+      }
+      out[m] = static_cast<double>(std::pow(2.0L / (long double)PI, 2.0L * m) * acc);
+    }
+    return out;
+  }();
+  return s;
+}
+
+constexpr double TAYLOR_RADIUS = 0.25;  // |v| below this: Taylor series (ratio <= 0.11 per term)
+
+}  // namespace
+
+LDerivs l_derivs(double v) {
+  LDerivs d;
+  if (std::fabs(v) < TAYLOR_RADIUS) {
+    const std::vector<double>& S = taylor_s();
+    // Horner in v for L, L', L'', L''', L''''.
+    double L = 0, g = 0, g1 = 0, g2 = 0, g3 = 0;
+    for (int m = TAYLOR_TERMS; m >= 1; --m) {
+      const double c = (m % 2 == 1) ? S[m] : -S[m];
+      L = L * v + c / m;
+      g = g * v + c;
+      if (m >= 2) g1 = g1 * v + c * (m - 1);
+      if (m >= 3) g2 = g2 * v + c * (m - 1) * (m - 2);
+      if (m >= 4) g3 = g3 * v + c * (m - 1) * (m - 2) * (m - 3);
+    }
+    d.L = L * v;
+    d.g = g;
+    d.g1 = g1;
+    d.g2 = g2;
+    d.g3 = g3;
+    return d;
+  }
+  if (v > 0.0) {
+    const double s = std::sqrt(v);
+    if (s > 19.0) {
+      // tanh(s) = 1 and sech^2(s) = 0 to double precision: L' = v^(-1/2) / 2 and its derivatives.
+      d.L = s - LOG2;
+      d.g = 0.5 / s;
+      d.g1 = -0.25 / (s * v);
+      d.g2 = 0.375 / (s * v * v);
+      d.g3 = -0.9375 / (s * v * v * v);
+      return d;
+    }
+    const double e = std::exp(-2.0 * s);
+    const double T = (1.0 - e) / (1.0 + e);
+    const double Q = 4.0 * e / ((1.0 + e) * (1.0 + e));  // sech^2(s)
+    d.L = s + std::log1p(e) - LOG2;
+    d.g = T / (2.0 * s);
+    d.g1 = (Q - T / s) / (4.0 * v);
+  } else {
+    const double r = std::sqrt(-v);
+    const double T = std::tan(r);
+    d.L = std::log(std::cos(r));
+    d.g = T / (2.0 * r);
+    d.g1 = (1.0 + T * T - T / r) / (4.0 * v);
+  }
+  // L' solves 4 v g' + 2 g + 4 v g^2 = 1; differentiating twice gives g'' and g'''.
+  const double g = d.g, g1 = d.g1;
+  d.g2 = (-6.0 * g1 - 4.0 * g * g - 8.0 * v * g * g1) / (4.0 * v);
+  d.g3 = (-10.0 * d.g2 - 16.0 * g * g1 - 8.0 * v * g1 * g1 - 8.0 * v * g * d.g2) / (4.0 * v);
+  return d;
+}
+
+SaddleEval saddle_eval(double v, double b, double z, double lch) {
+  const LDerivs d = l_derivs(v);
+  SaddleEval e;
+  e.v = v;
+  e.x = 0.5 * b * d.g;
+  const double mg1 = -d.g1;  // > 0
+  // log f_SP = b [L(v0) - L(v) - (v0 - v) L'(v)] - log(2 pi K'') / 2 with v0 = z^2 / 4 and
+  // L(v0) = lch; for large v and v0 the difference L(v0) - L(v) is formed without cancellation.
+  const double v0 = 0.25 * z * z;
+  double ldiff;
+  if (v > TAYLOR_RADIUS && v0 > TAYLOR_RADIUS) {
+    const double s = std::sqrt(v), s0 = 0.5 * z;
+    ldiff = (v0 - v) / (s0 + s) + std::log1p(std::exp(-2.0 * s0)) - std::log1p(std::exp(-2.0 * s));
+  } else {
+    ldiff = lch - d.L;
+  }
+  e.logf = b * (ldiff - (v0 - v) * d.g) - 0.5 * (LOG2PI + std::log(0.25 * b * mg1));
+  e.slope = 2.0 * v - 0.5 * z * z - d.g2 / (b * mg1 * mg1);
+  const double lam3sq = d.g2 * d.g2 / (b * mg1 * mg1 * mg1);
+  const double lam4 = -d.g3 / (b * mg1 * mg1);
+  e.delta = lam4 / 8.0 - 5.0 * lam3sq / 24.0;
+  return e;
+}
+
+namespace {
+// L'(v) and L''(v) only (for the Newton iteration); closed forms except very near v = 0.
+inline void l_g_g1(double v, double* g, double* g1) {
+  if (std::fabs(v) < 1e-3) {
+    const std::vector<double>& S = taylor_s();
+    *g = S[1] - v * (S[2] - v * (S[3] - v * S[4]));
+    *g1 = -S[2] + v * (2.0 * S[3] - v * 3.0 * S[4]);
+    return;
+  }
+  double T, Q, w;
+  if (v > 0.0) {
+    w = std::sqrt(v);
+    const double e = std::exp(-2.0 * w);
+    T = (1.0 - e) / (1.0 + e);
+    Q = 4.0 * e / ((1.0 + e) * (1.0 + e));
+  } else {
+    w = std::sqrt(-v);
+    T = std::tan(w);
+    Q = 1.0 + T * T;
+  }
+  *g = T / (2.0 * w);
+  *g1 = (Q - T / w) / (4.0 * v);
+}
+}  // namespace
+
+double saddle_v(double x, double b, double v) {
+  // F(v) = 1 / L'(v)^2 increases from 0 (at v = -pi^2/4) to infinity (about 4 v, nearly
+  // linear): Newton on F(v) = Ft, kept inside a bracket that shrinks with every step.
+  const double r = 2.0 * x / b;
+  const double Ft = 1.0 / (r * r);
+  double lo = -0.25 * PI2, hi = std::numeric_limits<double>::infinity();
+  if (!(v > lo)) v = lo + 0.5;
+  for (int it = 0; it < 200; ++it) {
+    double g, g1;
+    l_g_g1(v, &g, &g1);
+    const double F = 1.0 / (g * g);
+    const double diff = F - Ft;
+    if (diff > 0.0) hi = v; else lo = v;
+    if (diff == 0.0) return v;
+    const double Fp = -2.0 * g1 / (g * g * g);
+    double vn = v - diff / Fp;
+    if (!(vn > lo && vn < hi)) vn = std::isinf(hi) ? v + 2.0 * (std::fabs(v) + 1.0) : 0.5 * (lo + hi);
+    if (std::fabs(vn - v) <= 1e-15 * (1.0 + std::fabs(v))) return vn;
+    v = vn;
+  }
+  return v;
+}
+
+std::atomic<long>& saddle_violations() {
+  static std::atomic<long> count(0);
+  return count;
+}
+
+double saddle_eps(double b, double z) {
+  // the verified bound, widened by the rounding error of log f and of the exact density
+  // (the exact log density carries terms of size b z / 2, rounded to about 1e-16 relative)
+  return std::min(0.5, SADDLE_EPS_C / (b * b) + 1e-9 + 1e-15 * b * (1.0 + z));
+}
+double saddle_delta_max() { return SADDLE_DELTA_MAX; }
+double saddle_auto_b() { return SADDLE_AUTO_B; }
+
+namespace {
+// log of the integral of exp(m u) over [0, w) (w may be infinite when m < 0).
+double log_piece_mass(double m, double w) {
+  if (std::isinf(w)) return -std::log(-m);
+  const double a = m * w;
+  if (std::fabs(a) < 1e-10) return std::log(w);
+  if (a > 30.0) return a + std::log1p(-std::exp(-a)) - std::log(m);
+  return std::log(std::expm1(a) / m);
+}
+}  // namespace
+
+SaddleSetup make_saddle_setup(double b, double z) {
+  SaddleSetup s;
+  s.b = b;
+  s.z = z;
+  s.lch = log_cosh(0.5 * z);
+  s.eps = saddle_eps(b, z);
+  s.log_inflate = -std::log1p(-s.eps) + std::log1p(std::max(0.0, saddle_delta_max()) / b);
+  const double v0 = 0.25 * z * z;
+  const LDerivs d0 = l_derivs(v0);
+  const double dv = SADDLE_SPREAD / std::sqrt(-b * d0.g1);  // about SADDLE_SPREAD sd in x
+  const double vpole = -0.25 * PI2;
+  double vs[SADDLE_PTS] = {v0 + dv, v0, v0 - dv};
+  if (vs[2] <= vpole + 0.5 * (v0 - vpole)) vs[2] = vpole + 0.5 * (v0 - vpole);
+  SaddleEval e[SADDLE_PTS];
+  for (int j = 0; j < SADDLE_PTS; ++j) e[j] = saddle_eval(vs[j], b, z, s.lch);
+  // the last tangent must fall (it carries the right tail)
+  for (int it = 0; it < 60 && !(e[SADDLE_PTS - 1].slope < 0.0); ++it) {
+    vs[SADDLE_PTS - 1] = vpole + 0.5 * (vs[SADDLE_PTS - 1] - vpole);
+    e[SADDLE_PTS - 1] = saddle_eval(vs[SADDLE_PTS - 1], b, z, s.lch);
+  }
+  const double href = e[1].logf;
+  for (int j = 0; j < SADDLE_PTS; ++j) {
+    s.xj[j] = e[j].x;
+    s.vj[j] = vs[j];
+    s.hj[j] = e[j].logf - href;  // relative to the centre: the hull is defined up to a constant
+    s.mj[j] = e[j].slope;
+  }
+  // intersections of consecutive tangents
+  s.lo[0] = 0.0;
+  for (int j = 0; j + 1 < SADDLE_PTS; ++j) {
+    const double xi = (s.hj[j + 1] - s.hj[j] + s.mj[j] * s.xj[j] - s.mj[j + 1] * s.xj[j + 1]) /
+                      (s.mj[j] - s.mj[j + 1]);
+    s.hi[j] = xi;
+    s.lo[j + 1] = xi;
+  }
+  s.hi[SADDLE_PTS - 1] = std::numeric_limits<double>::infinity();
+  double lm[SADDLE_PTS], lmax = -std::numeric_limits<double>::infinity();
+  for (int j = 0; j < SADDLE_PTS; ++j) {
+    lm[j] = s.hj[j] + s.mj[j] * (s.lo[j] - s.xj[j]) + log_piece_mass(s.mj[j], s.hi[j] - s.lo[j]);
+    lmax = std::max(lmax, lm[j]);
+  }
+  double tot = 0.0;
+  for (int j = 0; j < SADDLE_PTS; ++j) tot += std::exp(lm[j] - lmax);
+  double acc = 0.0;
+  for (int j = 0; j < SADDLE_PTS; ++j) {
+    acc += std::exp(lm[j] - lmax) / tot;
+    s.cum[j] = acc;
+  }
+  s.cum[SADDLE_PTS - 1] = 1.0;
+  // hj are relative to href: restore the absolute level for comparisons with log f
+  for (int j = 0; j < SADDLE_PTS; ++j) s.hj[j] += href;
   return s;
 }
 

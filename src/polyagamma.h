@@ -19,6 +19,11 @@
 //     computed once per b-grid node from the density (see frac_table()); the accept/reject
 //     decision uses partial sums that bracket f0, so the output is exactly PG(b, c).
 //   * other b: floor(b) PG(1, c) draws plus one draw of the fractional part.
+//   * b >= saddle_auto_b(), integer or not: instead, an exact rejection sampler whose envelope is
+//     the tangent hull of the saddle-point approximation; accept/reject is decided by the
+//     second-order saddle-point density within its verified error band, and by the exact
+//     density inside the band (derivation at the top of polyagamma.cpp). Its cost does not
+//     grow with b.
 #ifndef AUGP_POLYAGAMMA_H
 #define AUGP_POLYAGAMMA_H
 
@@ -58,6 +63,9 @@ inline double log_add(double a, double b) {
 // Exact moments.
 double mean(double b, double c);
 double var(double b, double c);
+
+// log density of PG(b, c) at x (x > 0); *ok = false if no method reached 1e-8 relative.
+double log_density(double x, double b, double c, bool* ok);
 
 // ---------- sampler ----------
 
@@ -220,13 +228,106 @@ double draw_series(const SeriesSetup& s, RNG& rng) {
   }
 }
 
-// The general exact sampler: floor(b) draws of PG(1, z) plus one of PG(b - floor(b), z).
-// A sampler object keeps the last setups, so runs of equal parameters pay for them once.
+// ---------- saddle-point rejection sampler for large b (derivation in polyagamma.cpp) ----------
+
+// L(v) = log cosh(sqrt(v)) (log cos(sqrt(-v)) for -pi^2/4 < v < 0) and its first four derivatives.
+struct LDerivs {
+  double L, g, g1, g2, g3;  // L and its derivatives of order 1 to 4
+};
+LDerivs l_derivs(double v);
+
+// Smallest b the saddle-point sampler accepts, and the b from which the automatic choice uses it.
+constexpr double SADDLE_MIN_B = 4.0;
+double saddle_auto_b();
+
+// The saddle-point approximation at the saddle v: the point x(v), log f_SP(x) (first order),
+// its slope in x, and the second-order correction delta (f_SP2 = f_SP (1 + delta)).
+struct SaddleEval {
+  double v, x, logf, slope, delta;
+};
+SaddleEval saddle_eval(double v, double b, double z, double logcosh_half_z);
+
+// Solve x(v) = x for v (safeguarded Newton, started at v_start).
+double saddle_v(double x, double b, double v_start);
+
+// Half-width of the band |f / f_SP2 - 1| <= eps used for PG(b, z), and the sup over v of b * delta.
+double saddle_eps(double b, double z);
+double saddle_delta_max();
+
+constexpr int SADDLE_PTS = 3;
+struct SaddleSetup {
+  double b = 0, z = -1, lch = 0;  // lch = log cosh(z / 2)
+  double xj[SADDLE_PTS], vj[SADDLE_PTS], hj[SADDLE_PTS], mj[SADDLE_PTS];
+  double lo[SADDLE_PTS], hi[SADDLE_PTS];  // piece j covers [lo_j, hi_j)
+  double cum[SADDLE_PTS];                 // cumulative piece probabilities
+  double log_inflate = 0, eps = 0;        // hat = exp(log_inflate + tangent hull); band half-width
+};
+SaddleSetup make_saddle_setup(double b, double z);
+
+// Number of times the exact density left the verified band or exceeded the hat (should stay 0).
+std::atomic<long>& saddle_violations();
+
+// Draw from piece j of the tangent hull: the density exp(m x) truncated to [lo, hi).
+template <class RNG>
+double hull_piece_draw(double m, double lo, double hi, RNG& rng) {
+  const double u = rng.unif();
+  if (std::isinf(hi)) return lo - std::log(u) / (-m);  // m < 0 on the last piece
+  const double w = hi - lo;
+  if (std::fabs(m * w) < 1e-12) return lo + u * w;
+  // inverse cdf measured from the end where the density is largest (no overflow for any m w)
+  const double y = m < 0.0 ? lo + std::log1p(u * std::expm1(m * w)) / m
+                           : hi + std::log1p(u * std::expm1(-m * w)) / m;
+  return std::min(std::max(y, lo), hi);
+}
+
+template <class RNG>
+double draw_saddle(const SaddleSetup& s, RNG& rng) {
+  // |log(f / f_SP2)| <= band on the whole half-line (see saddle_eps()).
+  const double band = -std::log1p(-s.eps);
+  for (;;) {
+    const double u0 = rng.unif();
+    int j = 0;
+    while (j < SADDLE_PTS - 1 && u0 > s.cum[j]) ++j;
+    const double x = hull_piece_draw(s.mj[j], s.lo[j], s.hi[j], rng);
+    if (!(x > 0.0) || !std::isfinite(x)) continue;
+    const double loghat = s.log_inflate + s.hj[j] + s.mj[j] * (x - s.xj[j]);
+    const double lu = std::log(rng.unif()) + loghat;
+    // start Newton from the saddle interpolated linearly in 1 / x^2 between tangent points
+    const int k = j == 0 ? 0 : j - 1;
+    const double ik = 1.0 / (s.xj[k] * s.xj[k]), ik1 = 1.0 / (s.xj[k + 1] * s.xj[k + 1]);
+    const double v_start = s.vj[k] + (s.vj[k + 1] - s.vj[k]) * (1.0 / (x * x) - ik) / (ik1 - ik);
+    const double v = saddle_v(x, s.b, v_start);
+    const SaddleEval e = saddle_eval(v, s.b, s.z, s.lch);
+    const double lsp = e.logf + std::log1p(e.delta);
+    const double bw = band + 1e-14 * std::fabs(lsp);  // plus the rounding of log f itself
+    if (lu <= lsp - bw) return x;   // below the lower bound of f: accept
+    if (lu > lsp + bw) continue;    // above the upper bound of f: reject
+    bool ok = true;                   // inside the band: decide with the exact density
+    const double lf = log_density(x, s.b, s.z, &ok);
+    if (!(std::fabs(lf - lsp) <= bw) || lf > loghat + 1e-14 * std::fabs(lf))
+      saddle_violations().fetch_add(1, std::memory_order_relaxed);
+    if (lu <= lf) return x;
+  }
+}
+
+// The general exact sampler. engine 0 chooses automatically (the saddle-point rejection sampler
+// from b = saddle_auto_b() on, else the sum below); engine 1 always draws floor(b) PG(1, z)
+// plus one PG(b - floor(b), z); engine 2 uses the saddle-point sampler whenever
+// b >= SADDLE_MIN_B. A sampler object keeps the last setups, so runs of equal parameters pay
+// for them once.
 class ExactSampler {
  public:
+  explicit ExactSampler(int engine = 0) : engine_(engine) {}
+
   template <class RNG>
   double operator()(double b, double c, RNG& rng) {
     const double z = std::fabs(c);
+    const bool saddle =
+        engine_ == 2 ? b >= SADDLE_MIN_B : (engine_ == 0 && b >= saddle_auto_b());
+    if (saddle) {
+      if (!(saddle_.b == b && saddle_.z == z)) saddle_ = make_saddle_setup(b, z);
+      return draw_saddle(saddle_, rng);
+    }
     const double nint = std::floor(b);
     const double frac = b - nint;
     double sum = 0.0;
@@ -248,7 +349,9 @@ class ExactSampler {
   }
 
  private:
+  int engine_;
   SeriesSetup unit_, frac_;
+  SaddleSetup saddle_;
   bool have_unit_ = false, have_frac_ = false;
 };
 
@@ -270,8 +373,6 @@ double draw_normal(double b, double c, RNG& rng) {
 
 // ---------- density and distribution function ----------
 
-// log density of PG(b, c) at x (x > 0); *ok = false if no method reached 1e-8 relative.
-double log_density(double x, double b, double c, bool* ok);
 
 // P(omega <= q) (lower = true) or P(omega > q), optionally on the log scale.
 double cdf(double q, double b, double c, bool lower, bool log_p, bool* ok);

@@ -27,7 +27,8 @@ struct RpgWorker : public RcppParallel::Worker {
   void operator()(std::size_t begin, std::size_t end) {
     for (std::size_t blk = begin; blk < end; ++blk) {
       augp::Rng rng(seed, blk);
-      augp::pg::ExactSampler exact;
+      // method 0: automatic exact sampler; 2 and 3 force its engines 1 and 2 (tests, benchmarks)
+      augp::pg::ExactSampler exact(method >= 2 ? method - 1 : 0);
       const std::size_t lo = blk * PG_BLOCK, hi = std::min(n, lo + PG_BLOCK);
       for (std::size_t i = lo; i < hi; ++i) {
         const double bi = b[i % nb], ci = c[i % nc];
@@ -68,7 +69,8 @@ List rpg_cpp(double n, NumericVector b, NumericVector c, int method, NumericVect
   if (nn == 0) return List::create(_["draws"] = out, _["violations"] = 0);
   // Build the fractional-b envelope table on the main thread before any worker needs it.
   augp::pg::frac_const(0.5);
-  const long before = augp::pg::envelope_violations().load();
+  const long before =
+      augp::pg::envelope_violations().load() + augp::pg::saddle_violations().load();
   RpgWorker w;
   w.b = b.begin();
   w.c = c.begin();
@@ -86,7 +88,8 @@ List rpg_cpp(double n, NumericVector b, NumericVector c, int method, NumericVect
     RcppParallel::parallelFor(s, e, w, 1, threads);
     Rcpp::checkUserInterrupt();
   }
-  const long viol = augp::pg::envelope_violations().load() - before;
+  const long viol = augp::pg::envelope_violations().load() +
+                    augp::pg::saddle_violations().load() - before;
   return List::create(_["draws"] = out, _["violations"] = static_cast<double>(viol));
 }
 
