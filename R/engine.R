@@ -443,6 +443,11 @@ engine_gibbs_chains <- function(kernel, X, lik, mean0, init_mean, init_sd, ctl, 
 # variational fit's, so that split R-hat can see chains that have not mixed.
 HYPER_INIT_SD <- 0.3
 
+# Metropolis proposals for the kernel hyperparameters per Gibbs sweep: each costs one
+# Cholesky factorisation (two when accepted); on Pima (n = 200, ARD kernel) two moves
+# about double the effective sample size per sweep of one.
+HYPER_MOVES <- 2L
+
 # Gibbs chains. With ctl$sample_hyper the kernel hyperparameters are sampled too, under
 # `prior` (an augp_prior or NULL for the defaults; its attribute "latent_scale" is the
 # unit of the sd prior): the result then also has theta (the draws of the log
@@ -477,7 +482,7 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
     ls <- attr(prior, "latent_scale")
     ptab <- hyper_prior_table(kernel, prior, X, if (is.null(ls)) 1 else ls)
     hyper <- list(prior = hyper_prior_matrix(ptab), init_sd = HYPER_INIT_SD,
-                  moves = 1L)
+                  moves = HYPER_MOVES)
   }
   res <- future_gibbs_chains(function(ids) {
     cc <- ctl

@@ -20,7 +20,7 @@ const double kTargetAccept = 0.3;
 // Independence proposals: multivariate t with kIndDf degrees of freedom, centred at the
 // mean of the second half of the warmup draws, scale kIndScale times their covariance.
 const double kIndDf = 4.0;
-const double kIndScale = 1.5;
+const double kIndScale = 1.2;
 }  // namespace
 
 double hyper_log_prior(const HyperPrior& p, double theta) {
