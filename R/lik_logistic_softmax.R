@@ -135,8 +135,15 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   K <- ncol(resp$Y)
   list(type = "logistic_softmax", q = softmax_n_latent(likelihood, K), Y = unname(resp$Y),
        bijective = isTRUE(likelihood$bijective),
-       theta = unname(as.double(if (is.null(resp$theta)) rep(1, K) else resp$theta)))
+       theta = unname(as.double(if (is.null(resp$theta)) rep(1, K) else resp$theta)),
+       slice_steps = softmax_slice_steps(likelihood))
 }
+
+softmax_slice_steps <- function(likelihood) {
+  s <- likelihood$slice_steps
+  if (is.null(s)) SOFTMAX_SLICE_STEPS else as.double(s)
+}
+SOFTMAX_SLICE_STEPS <- 20
 
 softmax_n_latent <- function(likelihood, K) if (isTRUE(likelihood$bijective)) K - 1L else K
 

@@ -28,27 +28,29 @@ bool GibbsChain::run(int count) {
   const int n = lik_.n_obs(), q = lik_.n_latent();
   const int total = warmup_ + iter_ * thin_;
   for (int c = 0; c < count && it_ < total; ++c, ++it_) {
-    lik_.sample_aux(f_, rng_, kappa_, omega_);
-    if (q == 1) {
-      if (!step_.factor(K_[0], omega_.col(0))) return false;
-      const Eigen::VectorXd m0 = mu0_.col(0);
-      f_.col(0) = step_.draw(K_[0], LK_[0], kappa_.col(0), m0, rng_);
-    } else {
-      std::vector<std::uint64_t> seeds(q);
-      for (int j = 0; j < q; ++j) seeds[j] = rng_.next();
-      std::vector<int> ok(q, 1);
-      parallel_items(q, threads_, [&](int j) {
-        GaussianStep step;
-        if (!step.factor(K_[j], omega_.col(j))) {
-          ok[j] = 0;
-          return;
-        }
-        Rng r(seeds[j], static_cast<std::uint64_t>(j));
-        const Eigen::VectorXd m0 = mu0_.col(j);
-        f_.col(j) = step.draw(K_[j], LK_[j], kappa_.col(j), m0, r);
-      });
-      for (int j = 0; j < q; ++j)
-        if (!ok[j]) return false;
+    if (!lik_.gibbs_move(f_, mu0_, LK_, rng_)) {  // the likelihood's own move, or:
+      lik_.sample_aux(f_, rng_, kappa_, omega_);
+      if (q == 1) {
+        if (!step_.factor(K_[0], omega_.col(0))) return false;
+        const Eigen::VectorXd m0 = mu0_.col(0);
+        f_.col(0) = step_.draw(K_[0], LK_[0], kappa_.col(0), m0, rng_);
+      } else {
+        std::vector<std::uint64_t> seeds(q);
+        for (int j = 0; j < q; ++j) seeds[j] = rng_.next();
+        std::vector<int> ok(q, 1);
+        parallel_items(q, threads_, [&](int j) {
+          GaussianStep step;
+          if (!step.factor(K_[j], omega_.col(j))) {
+            ok[j] = 0;
+            return;
+          }
+          Rng r(seeds[j], static_cast<std::uint64_t>(j));
+          const Eigen::VectorXd m0 = mu0_.col(j);
+          f_.col(j) = step.draw(K_[j], LK_[j], kappa_.col(j), m0, r);
+        });
+        for (int j = 0; j < q; ++j)
+          if (!ok[j]) return false;
+      }
     }
     const int after = it_ - warmup_;
     if (after >= 0 && (after + 1) % thin_ == 0) {
