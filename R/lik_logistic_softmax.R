@@ -54,6 +54,25 @@
 #' which predictions use). With `method = "gibbs"` the weights are learned by the variational fit first and then held fixed in the
 #' sampler (which starts from the prior, with the variational kernel). Sparse
 #' (`inducing`) fits do not support `learn_theta`.
+#'
+#' Gibbs sampling (`method = "gibbs"`): every sweep updates the latent values by
+#' elliptical slice sampling (Murray, Adams and MacKay, 2010) on the
+#' un-augmented posterior, 20 rounds per sweep, each round one update of every
+#' latent function given the others and, with a shared kernel, one update of the
+#' common part \eqn{g = \frac{1}{q}\sum_j f_j}{g = mean_j f_j} given the
+#' centred latents (its prior is the kernel divided by the number of latent
+#' functions). Every update leaves the posterior exactly invariant. Without the
+#' bijective constraint the likelihood is nearly flat along a common shift of a
+#' point's latents when they are all low (it tends to the usual softmax), and
+#' the posterior puts much mass there; the augmentation's counts are then of
+#' the order of \eqn{1 / \sum_k \theta_k \sigma(f_k)}{1 / sum_k theta_k
+#' sigma(f_k)}, millions per sweep, so the augmented Gibbs step could neither
+#' reach that region nor leave it. The non-bijective model is therefore sampled
+#' by the slice updates alone; the bijective one, whose counts stay bounded,
+#' alternates the augmented step with them. Convergence diagnostics are
+#' computed on the class probabilities ([augp-convergence]).
+#' @references Murray, I., Adams, R. P. and MacKay, D. J. C. (2010). Elliptical
+#'   slice sampling. *Proceedings of AISTATS*, 9, 541-548.
 #' @return An object of class `c("augp_logistic_softmax", "augp_likelihood")`.
 #' @seealso [augp()], [likelihoods]
 #' @examples
@@ -135,8 +154,18 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   K <- ncol(resp$Y)
   list(type = "logistic_softmax", q = softmax_n_latent(likelihood, K), Y = unname(resp$Y),
        bijective = isTRUE(likelihood$bijective),
-       theta = unname(as.double(if (is.null(resp$theta)) rep(1, K) else resp$theta)))
+       theta = unname(as.double(if (is.null(resp$theta)) rep(1, K) else resp$theta)),
+       slice_steps = softmax_slice_steps(likelihood))
 }
+
+# Rounds of elliptical slice updates per Gibbs sweep (gibbs_move() in
+# src/lik_logistic_softmax.cpp); 0 leaves the augmented step alone. Not a user
+# setting: bench/multiclass/mixing.R sets `likelihood$slice_steps` to compare.
+softmax_slice_steps <- function(likelihood) {
+  s <- likelihood$slice_steps
+  if (is.null(s)) SOFTMAX_SLICE_STEPS else as.double(s)
+}
+SOFTMAX_SLICE_STEPS <- 20
 
 softmax_n_latent <- function(likelihood, K) if (isTRUE(likelihood$bijective)) K - 1L else K
 

@@ -5,6 +5,7 @@
 
 #include <Eigen/Dense>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "gaussian_step.h"
@@ -35,6 +36,7 @@ class KernelSet {
   explicit KernelSet(const std::vector<Eigen::MatrixXd>& Ks) {
     for (const Eigen::MatrixXd& K : Ks) ks_.push_back(&K);
   }
+  explicit KernelSet(std::vector<const Eigen::MatrixXd*> ks) : ks_(std::move(ks)) {}
   // The kernel matrix of latent column j.
   const Eigen::MatrixXd& operator[](int j) const { return *ks_[ks_.size() == 1 ? 0 : j]; }
   int size() const { return static_cast<int>(ks_.size()); }
@@ -132,6 +134,9 @@ class GibbsChain {
   std::vector<HyperBlock> blocks_;
   double* theta_out_ = nullptr;
   bool sweep_hyper();
+  // The current lower Cholesky factors of the blocks' kernel matrices, as the
+  // likelihood's gibbs_move takes them.
+  KernelSet hyper_factors() const;
 };
 
 }  // namespace augp

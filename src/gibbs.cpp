@@ -69,34 +69,48 @@ bool GibbsChain::sweep_hyper() {
   return true;
 }
 
+KernelSet GibbsChain::hyper_factors() const {
+  if (blocks_.size() == 1) return KernelSet(blocks_[0].LK());
+  // one block per latent column, in column order (see sample_hyper's callers)
+  std::vector<const Eigen::MatrixXd*> factors;
+  for (const HyperBlock& b : blocks_) factors.push_back(&b.LK());
+  return KernelSet(factors);
+}
+
 // Saved draw s (0-based) of latent column j goes to out_[s + stride * (i + n * j)].
 bool GibbsChain::run(int count) {
   const int n = lik_.n_obs(), q = lik_.n_latent();
   const int total = warmup_ + iter_ * thin_;
   for (int c = 0; c < count && it_ < total; ++c, ++it_) {
-    lik_.sample_aux(f_, rng_, kappa_, omega_);
     if (!blocks_.empty()) {
+      // full Bayes: the likelihood's own move (if any) at the current kernels, then the
+      // auxiliaries and the (theta, f) | aux moves of every block
+      lik_.gibbs_move(f_, mu0_, hyper_factors(), rng_);
+      lik_.sample_aux(f_, rng_, kappa_, omega_);
       if (!sweep_hyper()) return false;
-    } else if (q == 1) {
-      if (!step_.factor(K_[0], omega_.col(0))) return false;
-      const Eigen::VectorXd m0 = mu0_.col(0);
-      f_.col(0) = step_.draw(K_[0], LK_[0], kappa_.col(0), m0, rng_);
-    } else {
-      std::vector<std::uint64_t> seeds(q);
-      for (int j = 0; j < q; ++j) seeds[j] = rng_.next();
-      std::vector<int> ok(q, 1);
-      parallel_items(q, threads_, [&](int j) {
-        GaussianStep step;
-        if (!step.factor(K_[j], omega_.col(j))) {
-          ok[j] = 0;
-          return;
-        }
-        Rng r(seeds[j], static_cast<std::uint64_t>(j));
-        const Eigen::VectorXd m0 = mu0_.col(j);
-        f_.col(j) = step.draw(K_[j], LK_[j], kappa_.col(j), m0, r);
-      });
-      for (int j = 0; j < q; ++j)
-        if (!ok[j]) return false;
+    } else if (!lik_.gibbs_move(f_, mu0_, LK_, rng_)) {  // the likelihood's own move, or:
+      lik_.sample_aux(f_, rng_, kappa_, omega_);
+      if (q == 1) {
+        if (!step_.factor(K_[0], omega_.col(0))) return false;
+        const Eigen::VectorXd m0 = mu0_.col(0);
+        f_.col(0) = step_.draw(K_[0], LK_[0], kappa_.col(0), m0, rng_);
+      } else {
+        std::vector<std::uint64_t> seeds(q);
+        for (int j = 0; j < q; ++j) seeds[j] = rng_.next();
+        std::vector<int> ok(q, 1);
+        parallel_items(q, threads_, [&](int j) {
+          GaussianStep step;
+          if (!step.factor(K_[j], omega_.col(j))) {
+            ok[j] = 0;
+            return;
+          }
+          Rng r(seeds[j], static_cast<std::uint64_t>(j));
+          const Eigen::VectorXd m0 = mu0_.col(j);
+          f_.col(j) = step.draw(K_[j], LK_[j], kappa_.col(j), m0, r);
+        });
+        for (int j = 0; j < q; ++j)
+          if (!ok[j]) return false;
+      }
     }
     const int after = it_ - warmup_;
     if (after >= 0 && (after + 1) % thin_ == 0) {

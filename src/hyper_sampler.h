@@ -103,6 +103,7 @@ class HyperBlock {
   const std::vector<double>& theta() const { return spec_.theta; }
   const std::vector<int>& cols() const { return cols_; }
   const Eigen::MatrixXd& K() const { return K_; }
+  const Eigen::MatrixXd& LK() const { return LK_; }
   int n_params() const { return spec_.n_params(); }
   // Proposals and acceptances counted after warmup.
   long proposed() const { return proposed_; }

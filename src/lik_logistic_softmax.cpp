@@ -23,12 +23,15 @@
 // p0q = 1 - sum_j p_j sigma~_j. At v = 0 it equals log p(y | f) exactly.
 //
 // The response is the vector of class probabilities theta_k sigma(f_k) / Z.
-// Spec fields: Y (n x K counts), bijective (flag), theta (K weights).
+// Spec fields: Y (n x K counts), bijective (flag), theta (K weights), slice_steps
+// (optional, default 0: rounds of elliptical slice updates per Gibbs sweep, see
+// gibbs_move()).
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
 
+#include "engine.h"
 #include "likelihood.h"
 #include "negative_multinomial.h"
 #include "numerics.h"
@@ -40,8 +43,10 @@ namespace {
 
 class LogisticSoftmax : public Likelihood {
  public:
-  LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta)
-      : Y_(Y), bij_(bijective) {
+  LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
+                  int slice_steps)
+      : Y_(Y), bij_(bijective), slice_steps_(slice_steps) {
+    if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
     const int K = static_cast<int>(Y.cols());
     if (K < 2) throw std::invalid_argument("Y needs at least 2 columns (classes)");
     for (int i = 0; i < Y.rows(); ++i)
@@ -133,7 +138,7 @@ class LogisticSoftmax : public Likelihood {
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
     for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -155,6 +160,86 @@ class LogisticSoftmax : public Likelihood {
         omega(i, j) = b > 0 ? pg::draw_exact(b, f(i, j), rng) : 0.0;
       }
     }
+  }
+
+  // Gibbs moves on the un-augmented posterior
+  //   p(f | y) proportional to prod_j N(f_j; mu0_j, K_j) prod_i p(y_i | f_i),
+  // slice_steps rounds of elliptical slice sampling (Murray, Adams and MacKay, 2010):
+  // (1) each latent column f_j given the others, the ellipse through f_j and a draw
+  // from N(mu0_j, K_j); (2) with one shared kernel K, the common part
+  // g = (1/q) sum_j f_j given the centred parts e_j = f_j - g, the ellipse through g
+  // and a draw from N(gbar, K / q), gbar = (1/q) sum_j mu0_j: under independent
+  // N(mu0_j, K) priors g is independent of e with exactly that prior. Every update
+  // leaves its conditional, and so p(f | y), exactly invariant.
+  //
+  // Without the bijective constraint the likelihood is nearly flat along the common
+  // shift of a row's latents when they are all low (it tends to the softmax of f_i),
+  // so the posterior puts much of its mass where Z_i = sum_j theta_j sigma(f_ij) is
+  // tiny. There the augmentation's negative-multinomial counts (about N_i / Z_i) are
+  // huge, a Polya-Gamma draw costs time in proportion to its shape, and the
+  // pseudo-observations pin f at its current value: the augmented step neither
+  // reaches nor leaves that region. The non-bijective model is therefore sampled by
+  // these moves alone (returns true: the engine skips the augmented step); the
+  // bijective one, whose Z_i >= theta_K sigma(0) bounds the counts, adds them to the
+  // augmented step (returns false).
+  bool gibbs_move(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const KernelSet& LK,
+                  Rng& rng) const override {
+    const int n = n_obs();
+    if (slice_steps_ <= 0 || n == 0) return false;
+    Eigen::VectorXd zo(n), z(n), nu(n), cand(n), x(n), m(n);
+    for (int s = 0; s < slice_steps_; ++s) {
+      for (int j = 0; j < q_; ++j) {
+        // zo_i: the other columns' part of Z_i. Up to terms free of f_j the
+        // log-likelihood is sum_i y_ij log sigma(f_ij) - N_i log(zo_i + theta_j sigma(f_ij)).
+        for (int i = 0; i < n; ++i) {
+          double t = fixed_;
+          for (int k = 0; k < q_; ++k)
+            if (k != j) t += theta_[k] * sigmoid(f(i, k));
+          zo[i] = t;
+        }
+        const double th = theta_[j];
+        auto ll = [&](const Eigen::VectorXd& v) {
+          double l = 0.0;
+          for (int i = 0; i < n; ++i) {
+            if (!(N_[i] > 0)) continue;
+            if (Y_(i, j) > 0) l += Y_(i, j) * log_sigmoid(v[i]);
+            l -= N_[i] * std::log(zo[i] + th * sigmoid(v[i]));
+          }
+          return l;
+        };
+        for (int i = 0; i < n; ++i) z[i] = rng.norm();
+        nu.noalias() = LK[j].triangularView<Eigen::Lower>() * z;
+        x = f.col(j);
+        m = mu0.col(j);
+        slice_ellipse(x, m, nu, ll, rng, cand);
+        f.col(j) = x;
+      }
+      if (!LK.shared() || q_ < 2) continue;
+      // The common part g and the centred parts e = f - g 1'.
+      m = mu0.rowwise().mean();
+      x = f.rowwise().mean();
+      const Eigen::MatrixXd e = f.colwise() - x;
+      auto ll = [&](const Eigen::VectorXd& g) {
+        double l = 0.0;
+        for (int i = 0; i < n; ++i) {
+          if (!(N_[i] > 0)) continue;
+          double zi = fixed_;
+          for (int k = 0; k < q_; ++k) {
+            const double fk = g[i] + e(i, k);
+            zi += theta_[k] * sigmoid(fk);
+            if (Y_(i, k) > 0) l += Y_(i, k) * log_sigmoid(fk);
+          }
+          l -= N_[i] * std::log(zi);
+        }
+        return l;
+      };
+      for (int i = 0; i < n; ++i) z[i] = rng.norm();
+      nu.noalias() = LK[0].triangularView<Eigen::Lower>() * z;
+      nu /= std::sqrt(static_cast<double>(q_));
+      slice_ellipse(x, m, nu, ll, rng, cand);
+      f = e.colwise() + x;
+    }
+    return !bij_;
   }
 
   void expect_aux(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, Eigen::MatrixXd& kappa,
@@ -262,6 +347,30 @@ class LogisticSoftmax : public Likelihood {
     }
   }
 
+  // One elliptical slice update of x, whose conditional is N(m, C) times exp(ll(x)),
+  // along the ellipse m + (x - m) cos(a) + nu sin(a) with nu ~ N(0, C): the angle is
+  // drawn uniformly on a bracket that shrinks towards 0 (the current x) until the
+  // log-likelihood exceeds the slice level ll(x) + log(u). cand: workspace.
+  template <class LL>
+  static void slice_ellipse(Eigen::VectorXd& x, const Eigen::VectorXd& m, const Eigen::VectorXd& nu,
+                            const LL& ll, Rng& rng, Eigen::VectorXd& cand) {
+    constexpr double kTwoPi = 6.283185307179586;
+    const Eigen::VectorXd d = x - m;
+    const double level = ll(x) - rng.exp1();
+    double ang = kTwoPi * rng.unif();
+    double lo = ang - kTwoPi, hi = ang;
+    for (;;) {
+      cand = m + std::cos(ang) * d + std::sin(ang) * nu;
+      if (ll(cand) > level) {
+        x = cand;
+        return;
+      }
+      if (ang < 0) lo = ang; else hi = ang;
+      if (!(hi - lo > 1e-12)) return;  // the bracket has closed on the current state
+      ang = lo + (hi - lo) * rng.unif();
+    }
+  }
+
   // 1 - sigma~ = (-expm1(-(m + c)/2) + e^(-c)) / (1 + e^(-c)), c^2 = m^2 + v, with
   // m + c >= 0: formed without cancellation.
   static double one_minus_sigma_tilde(double mm, double v) {
@@ -285,6 +394,7 @@ class LogisticSoftmax : public Likelihood {
 
   Eigen::MatrixXd Y_;
   bool bij_;
+  int slice_steps_;  // rounds of elliptical slice updates per Gibbs sweep (gibbs_move)
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -295,7 +405,8 @@ class LogisticSoftmax : public Likelihood {
 
 std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
   return std::unique_ptr<Likelihood>(
-      new LogisticSoftmax(spec.mat("Y"), spec.flag("bijective"), spec.vec("theta")));
+      new LogisticSoftmax(spec.mat("Y"), spec.flag("bijective"), spec.vec("theta"),
+                          spec.has("slice_steps") ? static_cast<int>(spec.scalar("slice_steps")) : 0));
 }
 
 }  // namespace augp

@@ -27,6 +27,8 @@
 
 namespace augp {
 
+class KernelSet;  // engine.h: one kernel matrix (or Cholesky factor) per latent column
+
 // Mean, standard deviation and central interval (lwr, upr; empty when not asked
 // for) of the response mean, one row per point, n_response() columns.
 struct ResponseSummary {
@@ -48,6 +50,18 @@ class Likelihood {
   // Gibbs: draw the auxiliary variables given f; return kappa and omega (n x q).
   virtual void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
                           Eigen::MatrixXd& omega) const = 0;
+
+  // Gibbs: a Markov move on the latent values f (n x q), run at the start of every
+  // sweep. It must leave the posterior p(f | y), proportional to
+  // prod_j N(f_j; mu0_j, K_j) p(y | f), exactly invariant (the augmented step draws
+  // its auxiliary variables afresh from f, so the chain stays exact). LK: the lower
+  // Cholesky factors of the kernel matrices K_j. Returns true when the move replaces
+  // the sweep's augmented step (sample_aux and the Gaussian step are then skipped).
+  // Default: no move, false.
+  virtual bool gibbs_move(Eigen::MatrixXd& /*f*/, const Eigen::MatrixXd& /*mu0*/,
+                          const KernelSet& /*LK*/, Rng& /*rng*/) const {
+    return false;
+  }
 
   // CAVI: optimal q(aux) given q(f) with means m and marginal variances v (n x q);
   // return kappa and E[omega] (n x q).
