@@ -271,40 +271,38 @@ engine_check_convergence <- function(eng) {
   if (gibbs && !is.null(eng$draws)) {
     dg <- mcmc_diagnostics(eng, tail = FALSE)
     eng$mcmc <- dg
-    e <- mcmc_extremes(dg)
     chains <- attr(dg, "chains")
-    bad_rhat <- isTRUE(e$rhat > MCMC_RHAT_MAX)
-    bad_ess <- isTRUE(e$ess_bulk < MCMC_ESS_PER_CHAIN * chains)
-    if (isTRUE(attr(dg, "reliable")) && (bad_rhat || bad_ess)) {
-      why <- c(if (bad_rhat) sprintf("max split R-hat %.3f > %.2f", e$rhat, MCMC_RHAT_MAX),
-               if (bad_ess) sprintf("min bulk ESS %.0f < %d (%d per chain)", e$ess_bulk,
-                                    as.integer(MCMC_ESS_PER_CHAIN * chains),
-                                    as.integer(MCMC_ESS_PER_CHAIN)))
-      convergence_warning(sprintf(paste0(
+    if (isTRUE(attr(dg, "reliable"))) {
+      mcmc_check_warning(dg, chains, paste0(
         "The Gibbs chains may not have converged or mixed enough (fitted probabilities at ",
         "the training points: %s). Run longer chains: increase `iter` (and `warmup`) in ",
-        "augp_control()."), paste(why, collapse = "; ")), "augp_mcmc_warning")
+        "augp_control()."))
     }
     hd <- hyper_diagnostics(eng)
     eng$mcmc_hyper <- hd
     if (!is.null(hd)) {
-      e <- mcmc_extremes(hd)
-      bad_rhat <- isTRUE(e$rhat > MCMC_RHAT_MAX)
-      bad_ess <- isTRUE(e$ess_bulk < MCMC_ESS_PER_CHAIN * chains)
-      if (bad_rhat || bad_ess) {
-        why <- c(if (bad_rhat) sprintf("max split R-hat %.3f > %.2f", e$rhat, MCMC_RHAT_MAX),
-                 if (bad_ess) sprintf("min bulk ESS %.0f < %d (%d per chain)", e$ess_bulk,
-                                      as.integer(MCMC_ESS_PER_CHAIN * chains),
-                                      as.integer(MCMC_ESS_PER_CHAIN)))
-        convergence_warning(sprintf(paste0(
-          "The sampled kernel hyperparameters may not have converged or mixed enough (%s). ",
-          "Run longer chains: increase `iter` (and `warmup`) in augp_control(), or use ",
-          "a more informative prior (augp_prior())."), paste(why, collapse = "; ")),
-          "augp_mcmc_warning")
-      }
+      mcmc_check_warning(hd, chains, paste0(
+        "The sampled kernel hyperparameters may not have converged or mixed enough (%s). ",
+        "Run longer chains: increase `iter` (and `warmup`) in augp_control(), or use ",
+        "a more informative prior (augp_prior())."))
     }
   }
   eng
+}
+
+# The augp_mcmc_warning for a diagnostics table `dg` (columns rhat, ess_bulk) of a run
+# with `chains` chains when its largest R-hat exceeds MCMC_RHAT_MAX or its smallest bulk
+# ESS is below MCMC_ESS_PER_CHAIN per chain; `msg` has one %s for the reasons.
+mcmc_check_warning <- function(dg, chains, msg) {
+  e <- mcmc_extremes(dg)
+  bad_rhat <- isTRUE(e$rhat > MCMC_RHAT_MAX)
+  bad_ess <- isTRUE(e$ess_bulk < MCMC_ESS_PER_CHAIN * chains)
+  if (!bad_rhat && !bad_ess) return(invisible())
+  why <- c(if (bad_rhat) sprintf("max split R-hat %.3f > %.2f", e$rhat, MCMC_RHAT_MAX),
+           if (bad_ess) sprintf("min bulk ESS %.0f < %d (%d per chain)", e$ess_bulk,
+                                as.integer(MCMC_ESS_PER_CHAIN * chains),
+                                as.integer(MCMC_ESS_PER_CHAIN)))
+  convergence_warning(sprintf(msg, paste(why, collapse = "; ")), "augp_mcmc_warning")
 }
 
 # --- print() and summary() ----------------------------------------------------------

@@ -636,7 +636,7 @@ engine_predict_hyper_draws <- function(fit, Xnew, m0new, m0, Z, threads) {
   S <- d[1] * d[2]
   flat <- matrix(fit$draws, S, n * q)
   th <- matrix(fit$theta, S, dim(fit$theta)[3])
-  key <- apply(th, 1, function(r) paste(format(r, digits = 17), collapse = " "))
+  key <- theta_key(th)
   groups <- split(seq_len(S), factor(key, levels = unique(key)))
   Zarr <- if (!is.null(Z)) array(Z, c(S, nnew, q))
   mean <- matrix(0, nnew, q)

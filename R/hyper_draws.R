@@ -51,7 +51,7 @@ hyper_draws_raw <- function(x, units = "data") {
     hyper_values(x, k, units)
   }
   # draws share values where the Metropolis step rejected: convert each value once
-  key <- apply(flat, 1, function(r) paste(format(r, digits = 17), collapse = " "))
+  key <- theta_key(flat)
   first <- !duplicated(key)
   vals <- t(vapply(which(first), function(i) conv(flat[i, ]), conv(flat[1, ])))
   if (length(conv(flat[1, ])) == 1L) vals <- t(vals)
@@ -61,6 +61,10 @@ hyper_draws_raw <- function(x, units = "data") {
   dimnames(out) <- list(iteration = NULL, chain = NULL, variable = colnames(vals)[keep])
   out
 }
+
+# One string per row of a draws x parameters matrix of log hyperparameters, equal for
+# equal rows (to the last bit): the draws a Metropolis rejection left at one value.
+theta_key <- function(th) apply(th, 1, function(r) paste(format(r, digits = 17), collapse = " "))
 
 # A kernel's hyperparameters as a named vector (coef() names): per-latent kernels give
 # name[latent] for every latent function.

@@ -73,10 +73,8 @@ class Laplace : public Likelihood {
  public:
   Laplace(const std::vector<double>& y, const std::vector<double>& t, double scale, bool learn_scale)
       : y_(y), t_(t), b_(scale), learn_scale_(learn_scale) {
-    if (y.size() != t.size()) throw std::invalid_argument("y and trials differ in length");
+    check_regression_data(y, t);
     if (!(scale > 0) || !std::isfinite(scale)) throw std::invalid_argument("scale must be positive and finite");
-    for (std::size_t i = 0; i < y.size(); ++i)
-      if (!std::isfinite(y_[i]) || !(t_[i] >= 0)) throw std::invalid_argument("need finite y and trials >= 0");
   }
   int n_obs() const override { return static_cast<int>(y_.size()); }
   int n_latent() const override { return 1; }

@@ -43,11 +43,9 @@ class StudentT : public Likelihood {
   StudentT(const std::vector<double>& y, const std::vector<double>& t, double sigma, double nu,
            bool learn_sigma, bool learn_nu)
       : y_(y), t_(t), s2_(sigma * sigma), nu_(nu), learn_sigma_(learn_sigma), learn_nu_(learn_nu) {
-    if (y.size() != t.size()) throw std::invalid_argument("y and trials differ in length");
+    check_regression_data(y, t);
     if (!(sigma > 0) || !std::isfinite(sigma)) throw std::invalid_argument("sigma must be positive and finite");
     if (!(nu > 0) || !std::isfinite(nu)) throw std::invalid_argument("nu must be positive and finite");
-    for (std::size_t i = 0; i < y.size(); ++i)
-      if (!std::isfinite(y_[i]) || !(t_[i] >= 0)) throw std::invalid_argument("need finite y and trials >= 0");
   }
   int n_obs() const override { return static_cast<int>(y_.size()); }
   int n_latent() const override { return 1; }

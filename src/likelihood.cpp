@@ -256,4 +256,10 @@ std::vector<double> take_rows(const std::vector<double>& x, const std::vector<in
   return out;
 }
 
+void check_regression_data(const std::vector<double>& y, const std::vector<double>& t) {
+  if (y.size() != t.size()) throw std::invalid_argument("y and trials differ in length");
+  for (std::size_t i = 0; i < y.size(); ++i)
+    if (!std::isfinite(y[i]) || !(t[i] >= 0)) throw std::invalid_argument("need finite y and trials >= 0");
+}
+
 }  // namespace augp

@@ -161,6 +161,10 @@ bool register_likelihood(const std::string& type, LikFactory factory);
 // Binomial(n, p) for a whole number n >= 0: exact, O(log n) Beta splits for large n.
 double draw_binomial(double n, double p, Rng& rng);
 
+// The data of a regression likelihood: y and trials of one length, every y finite and
+// every trial count >= 0; throws std::invalid_argument otherwise.
+void check_regression_data(const std::vector<double>& y, const std::vector<double>& t);
+
 // The entries `rows` (0-based, bounds-checked) of a per-observation vector: the data
 // of a likelihood's subset().
 std::vector<double> take_rows(const std::vector<double>& x, const std::vector<int>& rows);
