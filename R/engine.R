@@ -444,8 +444,9 @@ engine_gibbs_chains <- function(kernel, X, lik, mean0, init_mean, init_sd, ctl, 
 HYPER_INIT_SD <- 0.3
 
 # Metropolis proposals for the kernel hyperparameters per Gibbs sweep: each costs one
-# Cholesky factorisation (two when accepted); on Pima (n = 200, ARD kernel) two moves
-# about double the effective sample size per sweep of one.
+# Cholesky factorisation (two when accepted). The hyperparameters' mixing is limited by
+# these proposals more than by the auxiliaries they condition on, so a second proposal
+# per sweep raises the effective sample size per sweep nearly in proportion.
 HYPER_MOVES <- 2L
 
 # Gibbs chains. With ctl$sample_hyper the kernel hyperparameters are sampled too, under
