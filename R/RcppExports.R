@@ -69,12 +69,16 @@
     .Call(`_augmentedGP_gp_lik_eval_cpp`, lik, m, v, f)
 }
 
-.gp_gibbs_cpp <- function(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress = NULL, hyper = NULL) {
-    .Call(`_augmentedGP_gp_gibbs_cpp`, specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress, hyper)
+.gp_gibbs_cpp <- function(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress = NULL, hyper = NULL, lik_prior = NULL) {
+    .Call(`_augmentedGP_gp_gibbs_cpp`, specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress, hyper, lik_prior)
 }
 
 .lik_response_mean_cpp <- function(lik, f) {
     .Call(`_augmentedGP_lik_response_mean_cpp`, lik, f)
+}
+
+.lik_response_mean_draws_cpp <- function(lik, draws) {
+    .Call(`_augmentedGP_lik_response_mean_draws_cpp`, lik, draws)
 }
 
 .lik_response_cpp <- function(lik, m, v, Z, level, threads = 1L) {
@@ -211,5 +215,9 @@
 
 .hyper_log_prior_cpp <- function(family, a, b, on_sd, theta) {
     .Call(`_augmentedGP_hyper_log_prior_cpp`, family, a, b, on_sd, theta)
+}
+
+.lik_param_sweeps_cpp <- function(lik, f, prior, S, seed) {
+    .Call(`_augmentedGP_lik_param_sweeps_cpp`, lik, f, prior, S, seed)
 }
 

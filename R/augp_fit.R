@@ -87,7 +87,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   }
   if (!is.null(prior) || control$sample_hyper) {
     prior <- structure(if (is.null(prior)) augp_prior() else prior,
-                       latent_scale = lik_latent_scale(likelihood, resp))
+                       latent_scale = lik_latent_scale(likelihood, resp),
+                       lik_prior = if (control$sample_hyper) lik_prior_table(likelihood, resp, prior))
   }
   eng <- if (learn_params) {
     engine_fit_lik_params(std$x, spec, likelihood, kernel_std, method, control, seed, eng_mean0,
@@ -110,6 +111,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
     seed = seed, weighted = !is.null(weights), kept = kept,
     time = proc.time()[["elapsed"]] - t0
   )
+  # the likelihood parameters a full-Bayes Gibbs fit sampled (their values: medians)
+  if (!is.null(eng$lik_draws)) fit$likelihood$sampled <- unique(eng$lik_prior$name)
   fit$prior_weights <- prior_weights
   fit$offset <- offset
   fit$offset_centre <- if (!is.null(offset)) mean(offset)

@@ -124,9 +124,10 @@ mcmc_response_draws <- function(draws, lik, max_vars = 200L) {
   np <- max(1L, min(n, floor(max_vars / R)))
   pts <- unique(round(seq(1, n, length.out = np)))
   cols <- as.vector(outer(pts, n * (seq_len(q) - 1L), "+"))
-  # rows: draw (iteration fastest, then chain) fastest, then point; columns: latent j
-  F <- matrix(draws[, , cols, drop = FALSE], S * length(pts), q)
-  P <- .lik_response_mean_cpp(lik, F)
+  # draw (iteration fastest, then chain) x point x latent j; each draw with its own
+  # likelihood parameters when `lik` has param_draws
+  F <- array(draws[, , cols, drop = FALSE], c(S, length(pts), q))
+  P <- .lik_response_mean_draws_cpp(lik, F)
   structure(array(P, c(d[1], d[2], length(pts) * R)), points = pts, responses = R)
 }
 
@@ -150,7 +151,7 @@ mcmc_diagnostics <- function(x, max_vars = 200L, tail = TRUE) {
   } else {
     eng <- if (inherits(x, "augp")) x$engine else x
     if (is.null(eng$draws)) return(NULL)
-    draws <- mcmc_response_draws(eng$draws, eng$lik, max_vars)
+    draws <- mcmc_response_draws(eng$draws, lik_with_draws(eng), max_vars)
     point <- rep(attr(draws, "points"), attr(draws, "responses"))
     what <- "response"
   }

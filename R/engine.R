@@ -431,12 +431,17 @@ engine_direct_ladder <- function(X, lik, kernel, ctl, mean0, jitter, state, rung
 # standard deviations. Progress (R/progress.R): the C++ loop calls back between chunks
 # of iterations when a reporter runs; the draws do not depend on it.
 # hyper: NULL, or the sampler's hyperparameter settings (see .gp_gibbs_cpp).
+# lik_prior: NULL, or the sampled likelihood parameters' priors (lik_prior_table()).
 engine_gibbs_chains <- function(kernel, X, lik, mean0, init_mean, init_sd, ctl, seeds, ids,
-                                n_streams, jitter, hyper = NULL) {
+                                n_streams, jitter, hyper = NULL, lik_prior = NULL) {
+  lp <- if (!is.null(lik_prior)) {
+    list(name = lik_prior$name, index = as.integer(lik_prior$index),
+         family = as.double(lik_prior$code), a = as.double(lik_prior$a), b = as.double(lik_prior$b))
+  }
   .gp_gibbs_cpp(engine_specs(kernel), X, lik, mean0, init_mean, init_sd,
                 as.integer(ctl$warmup), control_kept_draws(ctl), as.integer(ctl$thin),
                 as.integer(ids), as.integer(n_streams), seeds, as.integer(ctl$threads),
-                jitter, progress_gibbs_callback(), hyper)
+                jitter, progress_gibbs_callback(), hyper, lp)
 }
 
 # Spread (log scale) of the chains' starting kernel log parameters around the
@@ -455,6 +460,10 @@ HYPER_MOVES <- 2L
 # parameters, [iterations, chains, parameters] named as engine_get_params()), accept
 # (acceptance rates, chains x blocks) and prior_table (hyper_prior_table()); its kernel
 # is the one at the posterior medians of the log parameters.
+# With ctl$sample_hyper and attr(prior, "lik_prior") (lik_prior_table()), the likelihood's
+# parameters are sampled too: lik_draws holds their draws [iterations, chains, elements]
+# (named by the table's labels) and lik_prior the table; the returned likelihood list
+# `lik` has the posterior medians as its parameter values.
 engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
   seeds <- new_seed(seed)
   q <- lik$q
@@ -485,13 +494,24 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
     hyper <- list(prior = hyper_prior_matrix(ptab), init_sd = HYPER_INIT_SD,
                   moves = HYPER_MOVES)
   }
+  lik_prior <- if (isTRUE(ctl$sample_hyper)) attr(prior, "lik_prior")
   res <- future_gibbs_chains(function(ids) {
     cc <- ctl
     if (ctl$parallel == "future") cc$threads <- 1L
     engine_gibbs_chains(kernel, X, lik, mean0, init_mean, init_sd, cc, seeds, ids, ctl$chains,
-                        jitter, hyper)
+                        jitter, hyper, lik_prior)
   }, ctl$chains, ctl$parallel)
   progress_restore(sec)
+  lik_draws <- NULL
+  if (!is.null(lik_prior)) {
+    lik_draws <- res$lik_params
+    dimnames(lik_draws) <- list(NULL, NULL, lik_prior$label)
+    med <- apply(lik_draws, 3, stats::median)
+    for (nm in unique(lik_prior$name)) {
+      k <- lik_prior$name == nm
+      lik[[nm]][lik_prior$index[k]] <- med[k]
+    }
+  }
   draws <- res$draws
   theta <- NULL
   if (!is.null(hyper)) {
@@ -509,7 +529,8 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
        converged = if (is.null(vi)) TRUE else vi$converged,
        hyper_converged = if (is.null(vi)) NA else vi$hyper_converged,
        jitter = max(res$jitter, if (is.null(vi)) 0 else vi$jitter), seed = seeds,
-       theta = theta, accept = res$accept, prior_table = ptab)
+       theta = theta, accept = res$accept, prior_table = ptab, lik = lik, lik_draws = lik_draws,
+       lik_prior = lik_prior)
 }
 
 # Fit the latent GP(s). `lik`: an engine likelihood list (type, q, data); without
@@ -544,7 +565,9 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
               mean0 = if (q == 1 && length(mean0_in) %in% c(1, n)) as.numeric(mean0_in) else mean0,
               alpha = fit$alpha, omega = fit$omega, kl = fit$kl, control = ctl,
               hyper_evals = fit$hyper_evals, shared_hyper = !is_kernel_list(fit$kernel),
-              theta = fit$theta, accept = fit$accept, prior_table = fit$prior_table)
+              theta = fit$theta, accept = fit$accept, prior_table = fit$prior_table,
+              lik_draws = fit$lik_draws, lik_prior = fit$lik_prior)
+  if (!is.null(fit$lik_draws)) out$lik <- fit$lik
   if (own) progress_finish()
   structure(out, class = "augp_engine")
 }

@@ -23,9 +23,11 @@ future_map <- function(x, f, parallel) {
   }
 }
 
-# Gibbs chains split one per task; draws are bound along the chain dimension.
-# `run(ids)` runs the chains with 0-based stream indices `ids` (out of `chains`)
-# and returns list(draws = [kept draws, length(ids), p], jitter).
+# Gibbs chains split one per task; the draws (and, in full-Bayes fits, the draws of the
+# kernel and likelihood parameters, theta and lik_params) are bound along the chain
+# dimension, acceptance rates by rows. `run(ids)` runs the chains with 0-based stream
+# indices `ids` (out of `chains`) and returns list(draws = [kept draws, length(ids), p],
+# jitter, and optionally theta, lik_params, accept) as .gp_gibbs_cpp().
 future_gibbs_chains <- function(run, chains, parallel) {
   if (!identical(parallel, "future") || chains == 1) return(run(seq_len(chains) - 1L))
   parts <- future_map(seq_len(chains) - 1L, function(id) {
@@ -34,10 +36,17 @@ future_gibbs_chains <- function(run, chains, parallel) {
     progress_restore(sec)
     out
   }, parallel)
-  d <- dim(parts[[1]]$draws)
-  draws <- array(0, c(d[1], chains, d[3]))
-  for (c in seq_len(chains)) draws[, c, ] <- parts[[c]]$draws[, 1, ]
-  list(draws = draws, jitter = max(vapply(parts, function(p) p$jitter, 0)))
+  bind <- function(nm) {
+    if (is.null(parts[[1]][[nm]])) return(NULL)
+    d <- dim(parts[[1]][[nm]])
+    out <- array(0, c(d[1], chains, d[3]))
+    for (c in seq_len(chains)) out[, c, ] <- parts[[c]][[nm]][, 1, ]
+    out
+  }
+  out <- list(draws = bind("draws"), jitter = max(vapply(parts, function(p) p$jitter, 0)),
+              theta = bind("theta"), lik_params = bind("lik_params"))
+  if (!is.null(parts[[1]]$accept)) out$accept <- do.call(rbind, lapply(parts, `[[`, "accept"))
+  out
 }
 
 # Starting kernels for VI restarts: the given kernel, then log parameters moved by

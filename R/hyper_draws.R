@@ -1,5 +1,6 @@
 # The kernel hyperparameters of full-Bayes Gibbs fits (augp_control(sample_hyper =
-# TRUE)): their draws in data units, their diagnostics and posterior summary.
+# TRUE)): their draws in data units, their diagnostics and posterior summary, together
+# with the draws of the likelihood's sampled parameters (engine$lik_draws).
 
 #' Posterior draws of the kernel hyperparameters
 #'
@@ -8,7 +9,9 @@
 #' hyperparameter, named as [coef()][augp-methods] names them (for example
 #' `se.variance`, `se.lengthscale`; per-latent kernels add `[class]`).
 #' Parameters held fixed by the prior (see [augp_prior()]) are left out. The
-#' same draws are part of [as_draws()][augp-draws] and of the trace plot.
+#' likelihood's sampled parameters (such as `sigma` of [gaussian_noise()]) follow
+#' under their own names. The same draws are part of [as_draws()][augp-draws]
+#' and of the trace plot.
 #'
 #' @param x A fit from [augp()] or [augp_fit()].
 #' @param units `"data"` (default: lengthscales and periods in the units of
@@ -57,8 +60,16 @@ hyper_draws_raw <- function(x, units = "data") {
   if (length(conv(flat[1, ])) == 1L) vals <- t(vals)
   all_vals <- vals[match(key, key[first]), , drop = FALSE]
   keep <- hyper_free_columns(x, free, units)
-  out <- array(all_vals[, keep, drop = FALSE], c(d[1], d[2], sum(keep)))
-  dimnames(out) <- list(iteration = NULL, chain = NULL, variable = colnames(vals)[keep])
+  vals <- all_vals[, keep, drop = FALSE]
+  names <- colnames(vals)
+  # the sampled likelihood parameters (their own units) after the kernel's
+  ld <- x$engine$lik_draws
+  if (!is.null(ld)) {
+    vals <- cbind(vals, matrix(ld, d[1] * d[2], dim(ld)[3]))
+    names <- c(names, dimnames(ld)[[3]])
+  }
+  out <- array(vals, c(d[1], d[2], length(names)))
+  dimnames(out) <- list(iteration = NULL, chain = NULL, variable = names)
   out
 }
 
@@ -100,7 +111,15 @@ hyper_diagnostics <- function(eng) {
     if (!(diff(range(m)) > 0)) return(c(rhat = NA_real_, ess_bulk = NA_real_))
     suppressWarnings(c(rhat = posterior::rhat(m), ess_bulk = posterior::ess_bulk(m)))
   })
-  data.frame(variable = dimnames(th)[[3]][free], rhat = vapply(out, `[[`, 0, "rhat"),
+  ld <- eng$lik_draws
+  lik_out <- if (!is.null(ld)) lapply(seq_len(dim(ld)[3]), function(k) {
+    m <- matrix(ld[, , k], d[1], d[2])
+    if (!(diff(range(m)) > 0)) return(c(rhat = NA_real_, ess_bulk = NA_real_))
+    suppressWarnings(c(rhat = posterior::rhat(m), ess_bulk = posterior::ess_bulk(m)))
+  })
+  out <- c(out, lik_out)
+  data.frame(variable = c(dimnames(th)[[3]][free], dimnames(ld)[[3]]),
+             rhat = vapply(out, `[[`, 0, "rhat"),
              ess_bulk = vapply(out, `[[`, 0, "ess_bulk"), stringsAsFactors = FALSE)
 }
 

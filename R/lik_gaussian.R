@@ -32,7 +32,11 @@
 #' alternating with CAVI as for the other likelihood parameters: the kernel
 #' hyperparameters are learned first at the starting value (`sd(y) / 2`), then
 #' held fixed while \eqn{\sigma} is learned. With `method = "gibbs"`
-#' \eqn{\sigma} is learned by the variational fit and then held fixed. Sparse
+#' \eqn{\sigma} is learned by the variational fit and then held fixed, or, with
+#' `augp_control(sample_hyper = TRUE)`, sampled from its conditional given
+#' \eqn{f} under a half Student-t prior with 3 degrees of freedom and scale 2.5
+#' standard deviations of `y` (as brms's default; set another with
+#' `augp_prior(likelihood = list(sigma = ...))`, see [priors]). Sparse
 #' (`inducing`) fits need a fixed `sigma`.
 #'
 #' `predict(type = "response")` gives the mean of `y` (equal to \eqn{f});
@@ -75,12 +79,14 @@ lik_params_text <- function(likelihood) UseMethod("lik_params_text")
 
 #' @export
 lik_params_text.augp_gaussian <- function(likelihood) {
-  sprintf("sigma %s", param_text(likelihood$sigma, likelihood$learn_sigma))
+  sprintf("sigma %s", param_text(likelihood$sigma, likelihood$learn_sigma, "sigma" %in% likelihood$sampled))
 }
 
-param_text <- function(value, learned) {
+param_text <- function(value, learned, sampled = FALSE) {
   if (is.null(value)) return("learned by the ELBO")
-  sprintf("%s%s", format(value, digits = 4), if (isTRUE(learned)) ", learned by the ELBO" else ", fixed")
+  how <- if (isTRUE(sampled)) ", sampled (posterior median)" else if (isTRUE(learned))
+    ", learned by the ELBO" else ", fixed"
+  sprintf("%s%s", format(value, digits = 4), how)
 }
 
 #' @export
@@ -120,6 +126,14 @@ lik_sigma_start <- function(likelihood, resp) {
 engine_lik_spec.augp_gaussian <- function(likelihood, resp) {
   list(type = "gaussian", q = 1L, y = as.double(resp$y), trials = as.double(resp$trials),
        sigma = lik_sigma_start(likelihood, resp))
+}
+
+# Full Bayes: sigma under a half-t(3) prior with scale 2.5 sd(y) when it is learned.
+#' @export
+lik_param_priors.augp_gaussian <- function(likelihood, resp) {
+  if (!isTRUE(likelihood$learn_sigma)) return(list())
+  list(sigma = list(prior = new_prior_dist("half_t", 3, 2.5 * lik_latent_scale(likelihood, resp)),
+                    n = 1L, positive = TRUE))
 }
 
 # The weighted mean of y.

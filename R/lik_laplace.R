@@ -20,7 +20,10 @@
 #' the optimum is the closed form \eqn{b = \mathrm{mean}(\sqrt{(y - m)^2 + v})},
 #' alternating with CAVI as for [gaussian_noise()]. The kernel hyperparameters
 #' are learned first at the starting value (`sd(y) / (2 sqrt(2))`, the scale of
-#' a noise sd of half that of `y`). Gibbs fits hold the learned scale fixed. Sparse
+#' a noise sd of half that of `y`). Gibbs fits hold the learned scale fixed or, with
+#' `augp_control(sample_hyper = TRUE)`, sample it given \eqn{f} under a half
+#' Student-t(3) prior of scale 2.5 standard deviations of `y` over
+#' \eqn{\sqrt 2} (see [priors]). Sparse
 #' (`inducing`) fits need a fixed `scale`.
 #'
 #' `sigma(fit)` gives the noise standard deviation \eqn{\sqrt{2}\, b} (Pearson
@@ -52,7 +55,7 @@ laplace <- function(scale = NULL) {
 
 #' @export
 lik_params_text.augp_laplace <- function(likelihood) {
-  sprintf("scale %s", param_text(likelihood$scale, likelihood$learn_scale))
+  sprintf("scale %s", param_text(likelihood$scale, likelihood$learn_scale, "scale" %in% likelihood$sampled))
 }
 
 # The starting scale: the fixed value, or that of a Laplace noise whose sd is the
@@ -116,4 +119,13 @@ print_lik_params.augp_laplace <- function(likelihood, digits, rounds = NULL) {
   if (is.null(likelihood$scale)) return(invisible())
   cat(sprintf("Noise: %s\n", lik_params_text(likelihood)))
   invisible()
+}
+
+# Full Bayes: the scale b under a half-t(3) prior of scale 2.5 sd(y) / sqrt(2) (the
+# noise sd is sqrt(2) b), when learned.
+#' @export
+lik_param_priors.augp_laplace <- function(likelihood, resp) {
+  if (!isTRUE(likelihood$learn_scale)) return(list())
+  list(scale = list(prior = new_prior_dist("half_t", 3, 2.5 * lik_latent_scale(likelihood, resp) / sqrt(2)),
+                    n = 1L, positive = TRUE))
 }

@@ -33,6 +33,18 @@ print_lik_params <- function(likelihood, digits, rounds = NULL) UseMethod("print
 #' @export
 print_lik_params.augp_likelihood <- function(likelihood, digits, rounds = NULL) invisible()
 
+#' The likelihood parameters a full-Bayes Gibbs fit samples, with their default priors
+#'
+#' A named list by parameter name (as Likelihood::params() names it in C++), each
+#' list(prior = an augp_prior_dist, n = number of elements, positive = whether the
+#' parameter is positive (sampled on the log scale)). Only the parameters the fit learns
+#' (not fixed by the user); default: none. `resp`: the encoded response.
+#' @noRd
+lik_param_priors <- function(likelihood, resp) UseMethod("lik_param_priors")
+
+#' @export
+lik_param_priors.augp_likelihood <- function(likelihood, resp) list()
+
 # Alternate the likelihood's parameter step and warm-started CAVI sweeps on a
 # converged variational engine fit `eng` (R/engine.R engine_vi). X: the engine's
 # (standardised) inputs; spec: the engine likelihood list; mean0: the prior mean. Each

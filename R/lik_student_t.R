@@ -18,7 +18,10 @@
 #' one-dimensional search over \eqn{\log\nu \in [\log 0.2, \log 1000]},
 #' starting at 4), alternating with CAVI as for [gaussian_noise()]; the kernel
 #' hyperparameters are learned first at the starting values (`sd(y) / 2`,
-#' `nu = 4`). Gibbs fits hold the learned values fixed. Sparse (`inducing`)
+#' `nu = 4`). Gibbs fits hold the learned values fixed, or, with
+#' `augp_control(sample_hyper = TRUE)`, sample them given \eqn{f}: `sigma`
+#' under a half Student-t(3) prior of scale 2.5 standard deviations of `y`,
+#' `nu` under a gamma(2, 0.1) prior (brms's defaults; see [priors]). Sparse (`inducing`)
 #' fits need fixed `sigma` and `nu`. Prediction intervals of a new observation
 #' (`predict(interval = "prediction")`) are Monte Carlo quantiles.
 #'
@@ -47,8 +50,8 @@ student_t <- function(nu = NULL, sigma = NULL) {
 
 #' @export
 lik_params_text.augp_student_t <- function(likelihood) {
-  sprintf("sigma %s; nu %s", param_text(likelihood$sigma, likelihood$learn_sigma),
-          param_text(likelihood$nu, likelihood$learn_nu))
+  sprintf("sigma %s; nu %s", param_text(likelihood$sigma, likelihood$learn_sigma, "sigma" %in% likelihood$sampled),
+          param_text(likelihood$nu, likelihood$learn_nu, "nu" %in% likelihood$sampled))
 }
 
 #' @export
@@ -94,3 +97,15 @@ lik_param_values.augp_student_t <- function(likelihood) {
 
 #' @export
 lik_params_label.augp_student_t <- function(likelihood) "the scale `sigma` and `nu`"
+
+# Full Bayes: sigma as for the Gaussian, nu under gamma(2, 0.1), each when learned.
+#' @export
+lik_param_priors.augp_student_t <- function(likelihood, resp) {
+  out <- list()
+  if (isTRUE(likelihood$learn_sigma)) {
+    out$sigma <- list(prior = new_prior_dist("half_t", 3, 2.5 * lik_latent_scale(likelihood, resp)),
+                      n = 1L, positive = TRUE)
+  }
+  if (isTRUE(likelihood$learn_nu)) out$nu <- list(prior = new_prior_dist("gamma", 2, 0.1), n = 1L, positive = TRUE)
+  out
+}

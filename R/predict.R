@@ -179,6 +179,21 @@ engine_predict_new <- function(object, X, ok, draws = FALSE) {
   augp_engine_predict(object$engine, Xo, draws = draws, mean0 = mean0)
 }
 
+# The engine likelihood list `lik` (default: the fit's) with the per-draw values of the
+# likelihood parameters that a full-Bayes Gibbs fit sampled (element param_draws, which
+# the C++ response methods apply draw by draw), at the stored draws `ids` (draw
+# s = iteration + iterations * (chain - 1); NULL: all, in that order). Unchanged for fits
+# without such draws.
+lik_with_draws <- function(eng, ids = NULL, lik = eng$lik) {
+  if (is.null(eng$lik_draws)) return(lik)
+  d <- dim(eng$lik_draws)
+  vals <- matrix(eng$lik_draws, d[1] * d[2], d[3])
+  if (!is.null(ids)) vals <- vals[ids, , drop = FALSE]
+  lik$param_draws <- list(names = eng$lik_prior$name, index = as.integer(eng$lik_prior$index),
+                          values = vals)
+  lik
+}
+
 # Latent draws at r points as an S x r x q array. The engine gives draws with the
 # draw index varying fastest: the fit's [iterations, chains, r * q] array, or from
 # augp_engine_predict() an S x r matrix (q = 1) or S x r x q array.
@@ -193,7 +208,7 @@ latent_draw_array <- function(draws, r, q) {
 # normal draws seeded from the fit so that repeated calls agree).
 response_summary <- function(object, lp, level = 0) {
   lik <- object$engine$lik
-  if (!is.null(lp$draws)) return(.lik_response_draws_cpp(lik, lp$draws, level))
+  if (!is.null(lp$draws)) return(.lik_response_draws_cpp(lik_with_draws(object$engine), lp$draws, level))
   S <- object$control$pred_draws
   if (is.null(S)) S <- 1000L
   q <- object$q
@@ -212,7 +227,7 @@ prediction_interval <- function(object, lp, level) {
   seed <- c(pred_seed(object), 4242)
   if (is.null(lp$draws)) return(.lik_predictive_interval_cpp(lik, lp$mean, lp$var, level, seed))
   r <- dim(lp$draws)[2]
-  sims <- .lik_simulate_cpp(lik, lp$draws, rep(1, r), seed)
+  sims <- .lik_simulate_cpp(lik_with_draws(object$engine), lp$draws, rep(1, r), seed)
   q7 <- function(p) matrix(apply(sims, c(2, 3), stats::quantile, probs = p, names = FALSE), r)
   list(lwr = q7((1 - level) / 2), upr = q7(1 - (1 - level) / 2))
 }

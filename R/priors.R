@@ -4,14 +4,16 @@
 # one prior per log parameter that the sampler takes.
 
 # Family codes shared with HyperPrior::Family in src/hyper_sampler.h.
+# student_t and normal are priors on the real line (LikParamPrior in src/param_sampler.h),
+# for likelihood parameters that are not positive (cut points).
 PRIOR_CODES <- c(fixed = 0L, inv_gamma = 1L, half_t = 2L, lognormal = 3L, gamma = 4L,
-                 half_normal = 5L)
+                 half_normal = 5L, student_t = 10L, normal = 11L)
 
 new_prior_dist <- function(family, a = 0, b = 1) {
   structure(list(family = family, a = a, b = b), class = "augp_prior_dist")
 }
 
-#' Priors on kernel hyperparameters
+#' Priors on kernel hyperparameters and likelihood parameters
 #'
 #' Full-Bayes Gibbs fits (`method = "gibbs"` with
 #' `augp_control(sample_hyper = TRUE)`) sample the kernel's hyperparameters
@@ -20,6 +22,19 @@ new_prior_dist <- function(family, a = 0, b = 1) {
 #' variance \eqn{v}, and every period. Each prior is one of the
 #' distributions below (all on positive values); [augp()] takes the result as
 #' its `prior` argument.
+#'
+#' Such fits also sample the likelihood's own parameters that the fit would
+#' otherwise learn (those not fixed in the likelihood's constructor), such as
+#' the noise scale `sigma` of [gaussian_noise()], `sigma` and `nu` of
+#' [student_t()] and the `scale` of [laplace()]: each moves by a slice-sampling
+#' step from its conditional given the latent values, under the likelihood's
+#' default prior (see the likelihood's help page) or the one given in
+#' `likelihood`, a named list by parameter name, for example
+#' `augp_prior(likelihood = list(sigma = prior_half_normal(1)))`. Priors of
+#' positive parameters are the families above; real-valued parameters take
+#' `prior_normal()` or `prior_student_t()`. Their draws appear in
+#' [hyper_draws()], `as_draws_*()` and `summary()`, and predictions use each
+#' draw's values.
 #'
 #' @section Defaults: The defaults follow those of `brms::gp()`, so that the
 #'   same model can be fitted with both:
@@ -46,11 +61,15 @@ new_prior_dist <- function(family, a = 0, b = 1) {
 #' @param lengthscale,sd,period A prior distribution (from the `prior_*()`
 #'   functions) for every parameter of that role, or `NULL` for the default
 #'   (see Defaults).
-#' @param shape,scale,rate,df,meanlog,sdlog The distribution's parameters:
+#' @param likelihood `NULL` (the likelihood's default priors) or a named list
+#'   of prior distributions for the likelihood's parameters, by name (every
+#'   element of a vector parameter gets the same prior).
+#' @param shape,scale,rate,df,meanlog,sdlog,mean The distribution's parameters:
 #'   inverse-gamma density \eqn{b^a / \Gamma(a) x^{-a-1} e^{-b/x}} (shape a,
 #'   scale b); half Student-t (`df`, `scale`: twice the density of a scaled
 #'   t on \eqn{x > 0}); log-normal (`meanlog`, `sdlog`); gamma (`shape`,
-#'   `rate`); half-normal (`scale`).
+#'   `rate`); half-normal (`scale`); on the whole real line, normal (`mean`,
+#'   `sd`) and Student-t centred at 0 (`df`, `scale`).
 #' @return `augp_prior()`: an object of class `augp_prior`; the `prior_*()`
 #'   functions: a prior distribution (class `augp_prior_dist`).
 #' @seealso [augp_control()] (`sample_hyper`), [hyper_draws()].
@@ -69,16 +88,31 @@ NULL
 
 #' @rdname priors
 #' @export
-augp_prior <- function(lengthscale = NULL, sd = NULL, period = NULL) {
+augp_prior <- function(lengthscale = NULL, sd = NULL, period = NULL, likelihood = NULL) {
   args <- list(lengthscale = lengthscale, sd = sd, period = period)
   for (nm in names(args)) {
-    if (!is.null(args[[nm]]) && !inherits(args[[nm]], "augp_prior_dist")) {
-      stop(sprintf("`%s` must be NULL or a prior such as prior_inv_gamma(5, 5).", nm),
-           call. = FALSE)
+    if (!is.null(args[[nm]]) && (!inherits(args[[nm]], "augp_prior_dist") ||
+                                 !prior_is_positive(args[[nm]]))) {
+      stop(sprintf("`%s` must be NULL or a prior on positive values such as prior_inv_gamma(5, 5).",
+                   nm), call. = FALSE)
     }
   }
+  if (!is.null(likelihood)) {
+    ok <- is.list(likelihood) && !inherits(likelihood, "augp_prior_dist") &&
+      length(likelihood) > 0 && !is.null(names(likelihood)) && all(nzchar(names(likelihood))) &&
+      !anyDuplicated(names(likelihood)) &&
+      all(vapply(likelihood, inherits, logical(1), "augp_prior_dist"))
+    if (!ok) {
+      stop(paste0("`likelihood` must be NULL or a named list of priors by parameter name, ",
+                  "such as list(sigma = prior_half_normal(1))."), call. = FALSE)
+    }
+  }
+  args["likelihood"] <- list(likelihood)
   structure(args, class = "augp_prior")
 }
+
+# Whether a prior is on positive values (sampled on the log scale).
+prior_is_positive <- function(p) PRIOR_CODES[[p$family]] < PRIOR_CODES[["student_t"]]
 
 #' @rdname priors
 #' @export
@@ -114,6 +148,20 @@ prior_half_normal <- function(scale = 1) {
   new_prior_dist("half_normal", 0, check_number(scale, "scale", min = 0, min_open = TRUE))
 }
 
+#' @rdname priors
+#' @export
+prior_normal <- function(mean = 0, sd = 1) {
+  new_prior_dist("normal", check_number(mean, "mean"),
+                 check_number(sd, "sd", min = 0, min_open = TRUE))
+}
+
+#' @rdname priors
+#' @export
+prior_student_t <- function(df = 3, scale = 2.5) {
+  new_prior_dist("student_t", check_number(df, "df", min = 0, min_open = TRUE),
+                 check_number(scale, "scale", min = 0, min_open = TRUE))
+}
+
 #' @export
 format.augp_prior_dist <- function(x, digits = 3, ...) {
   f <- function(v) format(signif(v, digits))
@@ -123,7 +171,9 @@ format.augp_prior_dist <- function(x, digits = 3, ...) {
          half_t = sprintf("half_t(%s, %s)", f(x$a), f(x$b)),
          lognormal = sprintf("lognormal(%s, %s)", f(x$a), f(x$b)),
          gamma = sprintf("gamma(%s, %s)", f(x$a), f(x$b)),
-         half_normal = sprintf("half_normal(%s)", f(x$b)))
+         half_normal = sprintf("half_normal(%s)", f(x$b)),
+         normal = sprintf("normal(%s, %s)", f(x$a), f(x$b)),
+         student_t = sprintf("student_t(%s, 0, %s)", f(x$a), f(x$b)))
 }
 
 #' @export
@@ -135,9 +185,10 @@ print.augp_prior_dist <- function(x, ...) {
 #' @export
 print.augp_prior <- function(x, ...) {
   cat("<augp_prior>\n")
-  for (nm in names(x)) {
+  for (nm in c("lengthscale", "sd", "period")) {
     cat(sprintf("  %-11s %s\n", nm, if (is.null(x[[nm]])) "default" else format(x[[nm]])))
   }
+  for (nm in names(x$likelihood)) cat(sprintf("  %-11s %s\n", nm, format(x$likelihood[[nm]])))
   invisible(x)
 }
 
@@ -236,4 +287,39 @@ hyper_prior_matrix <- function(tab) {
   m <- cbind(tab$code, tab$a, tab$b, tab$on_sd)
   storage.mode(m) <- "double"
   m
+}
+
+# The priors of the likelihood parameters that a full-Bayes Gibbs fit samples: a data
+# frame with one row per sampled element (name and 1-based index of the element in
+# Likelihood::params(), label as in the draws, the prior (list column) and the sampler's
+# code, a, b), from the likelihood's defaults (lik_param_priors()) and the user's
+# `prior$likelihood` by name. An error names a prior given for a parameter the fit does
+# not sample, and a prior of the wrong kind (positive vs real).
+lik_prior_table <- function(likelihood, resp, prior) {
+  def <- lik_param_priors(likelihood, resp)
+  user <- if (!is.null(prior)) prior$likelihood
+  extra <- setdiff(names(user), names(def))
+  if (length(extra)) {
+    stop(sprintf(paste0("`prior`: the likelihood has no parameter %s to sample (it samples %s)."),
+                 paste0("`", extra, "`", collapse = ", "),
+                 if (length(def)) paste0("`", names(def), "`", collapse = ", ") else "none"),
+         call. = FALSE)
+  }
+  rows <- lapply(names(def), function(nm) {
+    d <- def[[nm]]
+    p <- if (!is.null(user[[nm]])) user[[nm]] else d$prior
+    if (prior_is_positive(p) != d$positive) {
+      stop(sprintf("`prior`: `%s` needs a prior on %s.", nm,
+                   if (d$positive) "positive values (such as prior_half_t())" else
+                     "the real line (prior_normal() or prior_student_t())"), call. = FALSE)
+    }
+    k <- seq_len(d$n)
+    data.frame(name = nm, index = k, label = if (d$n == 1L) nm else sprintf("%s[%d]", nm, k),
+               prior = I(rep(list(p), d$n)), code = PRIOR_CODES[[p$family]], a = p$a, b = p$b,
+               stringsAsFactors = FALSE)
+  })
+  if (!length(rows)) return(NULL)
+  tab <- do.call(rbind, rows)
+  rownames(tab) <- NULL
+  tab
 }

@@ -71,7 +71,7 @@ simulate.augp <- function(object, nsim = 1, seed = NULL, newdata = NULL, size = 
     }
     size <- rep_len(as.numeric(size), n)
   }
-  counts <- .lik_simulate_cpp(object$engine$lik, ld$F, size[ld$ok], new_seed())
+  counts <- .lik_simulate_cpp(lik_with_draws(object$engine, ld$ids), ld$F, size[ld$ok], new_seed())
   out <- present_simulation(object$likelihood, counts, size, ld$ok, object$levels, ld$rownames)
   attr(out, "seed") <- rng_state
   out
@@ -97,7 +97,9 @@ latent_draws <- function(object, newdata = NULL, S = 200) {
     rn <- rownames(newdata)
   }
   m <- sum(ok)
-  if (m == 0) return(list(F = array(0, c(S, 0, q)), ok = ok, q = q, rownames = rn))
+  # ids: the stored draws used (Gibbs fits), for their likelihood parameters
+  ids <- if (object$method == "gibbs") rep(1L, S)
+  if (m == 0) return(list(F = array(0, c(S, 0, q)), ok = ok, q = q, rownames = rn, ids = ids))
   Xo <- X[ok, , drop = FALSE]
   if (object$method == "gibbs") {
     if (is.null(newdata)) {
@@ -108,6 +110,7 @@ latent_draws <- function(object, newdata = NULL, S = 200) {
     pick <- if (S <= dim(all)[1]) sample.int(dim(all)[1], S) else
       sample.int(dim(all)[1], S, replace = TRUE)
     F <- all[pick, , , drop = FALSE]
+    ids <- pick
   } else {
     if (is.null(newdata)) {
       mu <- matrix(eng$mean, nrow(X), q)
@@ -121,5 +124,5 @@ latent_draws <- function(object, newdata = NULL, S = 200) {
     F <- array(0, c(S, m, q))
     for (s in seq_len(S)) F[s, , ] <- mu + sd * matrix(stats::rnorm(m * q), m, q)
   }
-  list(F = F, ok = ok, q = q, rownames = rn)
+  list(F = F, ok = ok, q = q, rownames = rn, ids = ids)
 }

@@ -116,7 +116,7 @@ posterior_linpred.augp <- function(object, transform = FALSE, newdata = NULL, nd
 posterior_epred.augp <- function(object, newdata = NULL, ndraws = NULL, draw_ids = NULL,
                                  seed = NULL, ...) {
   wd <- workflow_draws(object, newdata, ndraws, draw_ids, seed)
-  workflow_layout(draws_response_mean(object, wd$F), wd$ok,
+  workflow_layout(draws_response_mean(object, wd$F, wd$ids), wd$ok,
                   response_names(object$likelihood, object$levels))
 }
 
@@ -137,7 +137,7 @@ posterior_predict.augp <- function(object, newdata = NULL, ndraws = NULL, draw_i
     }
     size <- rep_len(as.numeric(size), n)
   }
-  counts <- .lik_simulate_cpp(object$engine$lik, wd$F, size[wd$ok], wd$sim_seed)
+  counts <- .lik_simulate_cpp(lik_with_draws(object$engine, wd$ids), wd$F, size[wd$ok], wd$sim_seed)
   out <- present_predictive(lik, counts, size[wd$ok], object$levels)
   workflow_pad(out, wd$ok)
 }
@@ -156,7 +156,7 @@ log_lik_draws <- function(object, newdata = NULL, ndraws = NULL, draw_ids = NULL
   wd <- workflow_draws(object, newdata, ndraws, draw_ids, seed)
   spec <- if (is.null(resp)) object$engine$lik else
     engine_lik_spec(object$likelihood, response_rows(resp, wd$ok))
-  ll <- .lik_loglik_obs_cpp(spec, wd$F)
+  ll <- .lik_loglik_obs_cpp(lik_with_draws(object$engine, wd$ids, spec), wd$F)
   out <- matrix(NA_real_, nrow(ll), length(wd$ok))
   out[, wd$ok] <- ll
   list(ll = out, chain = wd$chain, all = identical(wd$ids, seq_along(wd$chain)) &&
@@ -425,12 +425,12 @@ vi_workflow_draws <- function(object, newdata, ndraws, draw_ids) {
 }
 
 # The response mean per trial at every draw: S x r x q latent draws -> S x r x R, in
-# one call of the likelihood's inverse link.
-draws_response_mean <- function(object, F) {
+# one call of the likelihood's inverse link (with the likelihood parameters of the stored
+# draws `ids` in full-Bayes Gibbs fits, lik_with_draws()).
+draws_response_mean <- function(object, F, ids = NULL) {
   d <- dim(F)
   if (d[2] == 0) return(array(0, c(d[1], 0, length(response_names(object$likelihood, object$levels)))))
-  M <- .lik_response_mean_cpp(object$engine$lik, matrix(F, d[1] * d[2], d[3]))
-  array(M, c(d[1], d[2], ncol(M)))
+  .lik_response_mean_draws_cpp(lik_with_draws(object$engine, ids), F)
 }
 
 # An S x r x C array as the workflow functions return it: an S x n matrix for one

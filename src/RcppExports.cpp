@@ -270,8 +270,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_gibbs_cpp
-List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids, int n_streams, NumericVector seed, int threads, double jitter, Rcpp::Nullable<Rcpp::Function> progress, Rcpp::Nullable<List> hyper);
-RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chain_idsSEXP, SEXP n_streamsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP progressSEXP, SEXP hyperSEXP) {
+List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids, int n_streams, NumericVector seed, int threads, double jitter, Rcpp::Nullable<Rcpp::Function> progress, Rcpp::Nullable<List> hyper, Rcpp::Nullable<List> lik_prior);
+RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chain_idsSEXP, SEXP n_streamsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP progressSEXP, SEXP hyperSEXP, SEXP lik_priorSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -291,7 +291,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<List> >::type hyper(hyperSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress, hyper));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<List> >::type lik_prior(lik_priorSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress, hyper, lik_prior));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -304,6 +305,18 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< List >::type lik(likSEXP);
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type f(fSEXP);
     rcpp_result_gen = Rcpp::wrap(lik_response_mean_cpp(lik, f));
+    return rcpp_result_gen;
+END_RCPP
+}
+// lik_response_mean_draws_cpp
+NumericVector lik_response_mean_draws_cpp(List lik, NumericVector draws);
+RcppExport SEXP _augmentedGP_lik_response_mean_draws_cpp(SEXP likSEXP, SEXP drawsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type draws(drawsSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_response_mean_draws_cpp(lik, draws));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -834,6 +847,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// lik_param_sweeps_cpp
+Eigen::MatrixXd lik_param_sweeps_cpp(List lik, Eigen::MatrixXd f, List prior, int S, NumericVector seed);
+RcppExport SEXP _augmentedGP_lik_param_sweeps_cpp(SEXP likSEXP, SEXP fSEXP, SEXP priorSEXP, SEXP SSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type f(fSEXP);
+    Rcpp::traits::input_parameter< List >::type prior(priorSEXP);
+    Rcpp::traits::input_parameter< int >::type S(SSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_param_sweeps_cpp(lik, f, prior, S, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_rpg_cpp", (DL_FUNC) &_augmentedGP_rpg_cpp, 6},
@@ -853,8 +881,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_hyper_obj_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cpp, 7},
     {"_augmentedGP_gp_hyper_obj_cols_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cols_cpp, 8},
     {"_augmentedGP_gp_lik_eval_cpp", (DL_FUNC) &_augmentedGP_gp_lik_eval_cpp, 4},
-    {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 16},
+    {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 17},
     {"_augmentedGP_lik_response_mean_cpp", (DL_FUNC) &_augmentedGP_lik_response_mean_cpp, 2},
+    {"_augmentedGP_lik_response_mean_draws_cpp", (DL_FUNC) &_augmentedGP_lik_response_mean_draws_cpp, 2},
     {"_augmentedGP_lik_response_cpp", (DL_FUNC) &_augmentedGP_lik_response_cpp, 6},
     {"_augmentedGP_lik_response_draws_cpp", (DL_FUNC) &_augmentedGP_lik_response_draws_cpp, 3},
     {"_augmentedGP_lik_simulate_cpp", (DL_FUNC) &_augmentedGP_lik_simulate_cpp, 4},
@@ -889,6 +918,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_lik_subset_cpp", (DL_FUNC) &_augmentedGP_lik_subset_cpp, 5},
     {"_augmentedGP_numerics_cpp", (DL_FUNC) &_augmentedGP_numerics_cpp, 2},
     {"_augmentedGP_hyper_log_prior_cpp", (DL_FUNC) &_augmentedGP_hyper_log_prior_cpp, 5},
+    {"_augmentedGP_lik_param_sweeps_cpp", (DL_FUNC) &_augmentedGP_lik_param_sweeps_cpp, 5},
     {NULL, NULL, 0}
 };
 

@@ -60,6 +60,26 @@ inline std::unique_ptr<Likelihood> likelihood_from_list(const Rcpp::List& lik) {
   return make_likelihood(lik_spec_from_list(lik));
 }
 
+// The per-draw likelihood parameters of an R likelihood list: its element `param_draws`,
+// list(names = character P, index = integer P (1-based element of each parameter),
+// values = S x P matrix); empty when the list has none.
+inline ParamDraws param_draws_from_list(const Rcpp::List& lik) {
+  ParamDraws pd;
+  if (!lik.containsElementNamed("param_draws")) return pd;
+  const Rcpp::List d = lik["param_draws"];
+  const Rcpp::CharacterVector nm = d["names"];
+  const Rcpp::IntegerVector idx = d["index"];
+  const Rcpp::NumericMatrix val = d["values"];
+  if (nm.size() != idx.size() || val.ncol() != nm.size())
+    throw std::invalid_argument("param_draws: names, index and the columns of values differ in length");
+  for (R_xlen_t k = 0; k < nm.size(); ++k) {
+    pd.names.push_back(Rcpp::as<std::string>(nm[k]));
+    pd.index.push_back(idx[k] - 1);
+  }
+  pd.values = Rcpp::as<Eigen::MatrixXd>(val);
+  return pd;
+}
+
 // A sparse q(u) as an R list: Lam, h, mv, Sv (one element per latent column) and kl.
 inline Rcpp::List wrap_sparse_q(const SparseQ& qs) {
   Rcpp::List L(qs.Lam.size()), h(qs.h.size()), mv(qs.mv.size()), Sv(qs.Sv.size());

@@ -5,6 +5,7 @@
 
 #include <Eigen/Dense>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "hyper_sampler.h"
 #include "kernel.h"
 #include "likelihood.h"
+#include "param_sampler.h"
 #include "rng.h"
 
 namespace augp {
@@ -115,6 +117,11 @@ class GibbsChain {
   // (over the blocks in order) goes to theta_out[s + stride * k].
   void sample_hyper(std::vector<HyperBlock> blocks, double* theta_out);
   const std::vector<HyperBlock>& hyper_blocks() const { return blocks_; }
+  // Full Bayes for the likelihood's parameters: at the start of every sweep the elements
+  // named by `priors` move given f (param_sampler.h), on a copy of the likelihood owned
+  // by the chain. Saved draw s of the k-th element goes to out[s + stride * k].
+  // Throws std::invalid_argument when an element is not a parameter of the likelihood.
+  void sample_params(std::vector<LikParamPrior> priors, double* out);
   // Run iterations [it, it + count) of the chain; returns false on a numerical failure.
   bool run(int count);
   int done() const { return it_; }
@@ -122,7 +129,10 @@ class GibbsChain {
  private:
   KernelSet K_;
   KernelSet LK_;
-  const Likelihood& lik_;
+  const Likelihood* lik_;
+  std::unique_ptr<Likelihood> own_lik_;  // the chain's copy when its parameters are sampled
+  std::vector<LikParamPrior> lik_priors_;
+  double* param_out_ = nullptr;
   Eigen::MatrixXd mu0_;
   Eigen::MatrixXd f_, kappa_, omega_;
   Rng rng_;

@@ -16,7 +16,7 @@ GibbsChain::GibbsChain(const KernelSet& K, const KernelSet& LK,
                        const Likelihood& lik, const Eigen::MatrixXd& mu0,
                        const Eigen::MatrixXd& f_init, Rng rng, int warmup, int iter, int thin,
                        double* out, int out_stride, int threads)
-    : K_(K), LK_(LK), lik_(lik), mu0_(mu0), f_(f_init), rng_(rng), warmup_(warmup),
+    : K_(K), LK_(LK), lik_(&lik), mu0_(mu0), f_(f_init), rng_(rng), warmup_(warmup),
       iter_(iter), thin_(thin), out_(out), stride_(out_stride), threads_(threads) {
   if (mu0_.rows() != lik.n_obs() || mu0_.cols() != lik.n_latent())
     throw std::invalid_argument("the prior mean has the wrong size");
@@ -26,11 +26,22 @@ GibbsChain::GibbsChain(const KernelSet& K, const KernelSet& LK,
     throw std::invalid_argument("K and its Cholesky factors must both be shared or per column");
 }
 
+void GibbsChain::sample_params(std::vector<LikParamPrior> priors, double* out) {
+  if (priors.empty()) return;
+  std::vector<int> all(lik_->n_obs());
+  for (int i = 0; i < lik_->n_obs(); ++i) all[i] = i;
+  own_lik_ = lik_->subset(all);
+  lik_ = own_lik_.get();
+  lik_param_values(*own_lik_, priors);  // checks every name and index
+  lik_priors_ = std::move(priors);
+  param_out_ = out;
+}
+
 void GibbsChain::sample_hyper(std::vector<HyperBlock> blocks, double* theta_out) {
-  std::vector<int> served(lik_.n_latent(), 0);
+  std::vector<int> served(lik_->n_latent(), 0);
   for (const HyperBlock& b : blocks)
     for (int j : b.cols()) {
-      if (j < 0 || j >= lik_.n_latent()) throw std::invalid_argument("a block serves an unknown column");
+      if (j < 0 || j >= lik_->n_latent()) throw std::invalid_argument("a block serves an unknown column");
       ++served[j];
     }
   for (int s : served)
@@ -43,7 +54,7 @@ void GibbsChain::sample_hyper(std::vector<HyperBlock> blocks, double* theta_out)
 // latent column, from the chain's stream; block g moves on stream q + g of its seed and
 // column j's f draw on stream j of its seed, so blocks may run in parallel.
 bool GibbsChain::sweep_hyper() {
-  const int q = lik_.n_latent();
+  const int q = lik_->n_latent();
   const int nb = static_cast<int>(blocks_.size());
   std::vector<std::uint64_t> bseeds(nb), cseeds(q);
   for (int g = 0; g < nb; ++g) bseeds[g] = rng_.next();
@@ -64,7 +75,7 @@ bool GibbsChain::sweep_hyper() {
   for (int g = 0; g < nb; ++g) {
     if (!blocks_[g].has_scale()) continue;
     Rng rs(rng_.next(), static_cast<std::uint64_t>(q + nb + g));
-    blocks_[g].scale_move(lik_, f_, mu0_, rs);
+    blocks_[g].scale_move(*lik_, f_, mu0_, rs);
   }
   return true;
 }
@@ -79,17 +90,19 @@ KernelSet GibbsChain::hyper_factors() const {
 
 // Saved draw s (0-based) of latent column j goes to out_[s + stride * (i + n * j)].
 bool GibbsChain::run(int count) {
-  const int n = lik_.n_obs(), q = lik_.n_latent();
+  const int n = lik_->n_obs(), q = lik_->n_latent();
   const int total = warmup_ + iter_ * thin_;
   for (int c = 0; c < count && it_ < total; ++c, ++it_) {
+    // the likelihood's parameters given f (full Bayes), then the sweep at the new values
+    if (own_lik_) sample_lik_params(*own_lik_, lik_priors_, f_, rng_);
     if (!blocks_.empty()) {
       // full Bayes: the likelihood's own move (if any) at the current kernels, then the
       // auxiliaries and the (theta, f) | aux moves of every block
-      lik_.gibbs_move(f_, mu0_, hyper_factors(), rng_);
-      lik_.sample_aux(f_, rng_, kappa_, omega_);
+      lik_->gibbs_move(f_, mu0_, hyper_factors(), rng_);
+      lik_->sample_aux(f_, rng_, kappa_, omega_);
       if (!sweep_hyper()) return false;
-    } else if (!lik_.gibbs_move(f_, mu0_, LK_, rng_)) {  // the likelihood's own move, or:
-      lik_.sample_aux(f_, rng_, kappa_, omega_);
+    } else if (!lik_->gibbs_move(f_, mu0_, LK_, rng_)) {  // the likelihood's own move, or:
+      lik_->sample_aux(f_, rng_, kappa_, omega_);
       if (q == 1) {
         if (!step_.factor(K_[0], omega_.col(0))) return false;
         const Eigen::VectorXd m0 = mu0_.col(0);
@@ -120,6 +133,10 @@ bool GibbsChain::run(int count) {
       long k = 0;
       for (const HyperBlock& b : blocks_)
         for (double th : b.theta()) theta_out_[s + static_cast<long>(stride_) * k++] = th;
+      if (own_lik_) {
+        const std::vector<double> pv = lik_param_values(*own_lik_, lik_priors_);
+        for (std::size_t e = 0; e < pv.size(); ++e) param_out_[s + static_cast<long>(stride_) * e] = pv[e];
+      }
     }
   }
   return true;

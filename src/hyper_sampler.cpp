@@ -1,5 +1,6 @@
 // Kernel hyperparameters sampled inside the Gibbs sweep: see hyper_sampler.h.
 #include "hyper_sampler.h"
+#include "param_sampler.h"
 
 #include "likelihood.h"
 
@@ -289,20 +290,7 @@ void HyperBlock::scale_move(const Likelihood& lik, Eigen::MatrixXd& f, const Eig
     return std::isfinite(ll) ? lp + ll : kNegInf;
   };
   // slice sampling (Neal 2003): stepping out with width 1, then shrinkage
-  const double h = log_target(t0) - rng.exp1();
-  const double w = 1.0;
-  double lo = t0 - w * rng.unif(), hi = lo + w;
-  for (int k = 0; k < 20 && log_target(lo) > h; ++k) lo -= w;
-  for (int k = 0; k < 20 && log_target(hi) > h; ++k) hi += w;
-  double t1 = t0;
-  for (int k = 0; k < 100; ++k) {
-    const double t = lo + (hi - lo) * rng.unif();
-    if (log_target(t) > h) {
-      t1 = t;
-      break;
-    }
-    if (t < t0) lo = t; else hi = t;
-  }
+  const double t1 = slice_update(log_target, t0, 1.0, rng);
   if (t1 == t0) return;
   const double s = std::exp((t1 - t0) / 2.0);
   for (std::size_t k = 0; k < cols_.size(); ++k)

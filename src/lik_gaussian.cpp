@@ -100,6 +100,12 @@ class Gaussian : public Likelihood {
     return {{"sigma", Eigen::MatrixXd::Constant(1, 1, std::sqrt(s2_))}};
   }
 
+  void set_params(const std::map<std::string, Eigen::MatrixXd>& p) override {
+    check_param_names(p, {"sigma"});
+    const double sigma = positive_param(p, "sigma", std::sqrt(s2_));
+    s2_ = sigma * sigma;
+  }
+
   double learn_params(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) override {
     double num = 0.0, den = 0.0;
     for (int i = 0; i < n_obs(); ++i) {

@@ -158,6 +158,11 @@ class Laplace : public Likelihood {
     return {{"scale", Eigen::MatrixXd::Constant(1, 1, b_)}};
   }
 
+  void set_params(const std::map<std::string, Eigen::MatrixXd>& p) override {
+    check_param_names(p, {"scale"});
+    b_ = positive_param(p, "scale", b_);
+  }
+
   double learn_params(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) override {
     if (!learn_scale_) return 0.0;
     double num = 0.0, den = 0.0;

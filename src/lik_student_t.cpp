@@ -119,6 +119,13 @@ class StudentT : public Likelihood {
             {"nu", Eigen::MatrixXd::Constant(1, 1, nu_)}};
   }
 
+  void set_params(const std::map<std::string, Eigen::MatrixXd>& p) override {
+    check_param_names(p, {"sigma", "nu"});
+    const double sigma = positive_param(p, "sigma", std::sqrt(s2_));
+    nu_ = positive_param(p, "nu", nu_);
+    s2_ = sigma * sigma;
+  }
+
   double learn_params(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) override {
     const double start = local(m, v, s2_, nu_);
     double cur = start;

@@ -193,13 +193,53 @@ void normal_response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
   }
 }
 
+void Likelihood::set_params(const std::map<std::string, Eigen::MatrixXd>& p) {
+  if (!p.empty()) throw std::invalid_argument("this likelihood has no parameter '" + p.begin()->first + "'");
+}
+
+void check_param_names(const std::map<std::string, Eigen::MatrixXd>& p,
+                       const std::vector<std::string>& names) {
+  for (const auto& kv : p)
+    if (std::find(names.begin(), names.end(), kv.first) == names.end())
+      throw std::invalid_argument("this likelihood has no parameter '" + kv.first + "'");
+}
+
+double positive_param(const std::map<std::string, Eigen::MatrixXd>& p, const std::string& name,
+                      double current) {
+  auto it = p.find(name);
+  if (it == p.end()) return current;
+  if (it->second.size() != 1 || !(it->second(0) > 0) || !std::isfinite(it->second(0)))
+    throw std::invalid_argument("parameter '" + name + "' must be one positive finite value");
+  return it->second(0);
+}
+
+void ParamDraws::apply(Likelihood& lik, int s) const {
+  if (empty()) return;
+  if (s < 0 || s >= values.rows()) throw std::invalid_argument("parameter draw out of range");
+  std::map<std::string, Eigen::MatrixXd> p = lik.params();
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    auto it = p.find(names[k]);
+    if (it == p.end()) throw std::invalid_argument("the likelihood has no parameter '" + names[k] + "'");
+    if (index[k] < 0 || index[k] >= it->second.size())
+      throw std::invalid_argument("parameter '" + names[k] + "' has no element " + std::to_string(index[k] + 1));
+    it->second(index[k]) = values(s, static_cast<Eigen::Index>(k));
+  }
+  lik.set_params(p);
+}
+
 void response_summary_draws(const Likelihood& lik, const std::vector<Eigen::MatrixXd>& draws,
-                            double level, ResponseSummary& out) {
+                            double level, ResponseSummary& out, const ParamDraws& pd) {
   const int S = static_cast<int>(draws.size()), R = lik.n_response();
   if (S < 1) throw std::invalid_argument("response_summary_draws: no draws");
+  if (!pd.empty() && pd.values.rows() != S)
+    throw std::invalid_argument("response_summary_draws: one row of parameters per draw is needed");
   const int r = static_cast<int>(draws[0].rows());
   std::vector<Eigen::MatrixXd> P(S);
-  for (int s = 0; s < S; ++s) P[s] = lik.response_mean(draws[s]);
+  std::unique_ptr<Likelihood> own = pd.empty() ? nullptr : lik.subset({});
+  for (int s = 0; s < S; ++s) {
+    if (own) pd.apply(*own, s);
+    P[s] = (own ? *own : lik).response_mean(draws[s]);
+  }
   size_summary(out, r, R, level);
   std::vector<double> vals(static_cast<std::size_t>(S) * R), work;
   for (int i = 0; i < r; ++i) {

@@ -103,6 +103,13 @@ class Likelihood {
   // lowers elbo_local. Returns the gain in elbo_local (0 without parameters).
   virtual double learn_params(const Eigen::MatrixXd&, const Eigen::MatrixXd&) { return 0.0; }
 
+  // Sets the parameters named in p, each with the shape params() gives it (names not in
+  // p keep their values). Throws std::invalid_argument for a name the likelihood does
+  // not have, a wrong shape or a value outside the parameter's domain. Full-Bayes Gibbs
+  // uses it to move the parameters (param_sampler.h) and predictions to apply each
+  // posterior draw's values. Default: a likelihood without parameters (p must be empty).
+  virtual void set_params(const std::map<std::string, Eigen::MatrixXd>& p);
+
   // Summary of response_mean(f) when the f_ij ~ N(m_ij, v_ij) independently (r x q).
   // The default averages over f_t = m + sqrt(v) Z_t for the S rows of Z (S x q
   // standard normals, the same for every point), with sample quantiles (R's type 7)
@@ -121,6 +128,18 @@ class Likelihood {
                                    Rng& rng, Eigen::MatrixXd& lwr, Eigen::MatrixXd& upr) const;
 };
 
+// Per-draw values of a likelihood's sampled parameters: at draw s, element index[k]
+// (0-based, column-major) of the parameter names[k] takes the value values(s, k).
+struct ParamDraws {
+  std::vector<std::string> names;
+  std::vector<int> index;
+  Eigen::MatrixXd values;  // S x names.size()
+  bool empty() const { return names.empty(); }
+  // Sets draw s's values on lik (throws std::invalid_argument for an unknown name or
+  // index, or s out of range).
+  void apply(Likelihood& lik, int s) const;
+};
+
 // The summary of a response whose mean is the latent value itself (one column) under
 // f ~ N(m, v), widened by the variance `extra`: mean m, sd sqrt(v + extra) and the
 // normal interval m -/+ z sqrt(v + extra) (level <= 0: none).
@@ -129,8 +148,10 @@ void normal_response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
 
 // Summary of the response mean over latent draws: draws[s] is the r x q matrix of
 // draw s. Mean, sd (divisor S - 1) and type-7 quantiles over the draws.
+// With pd non-empty, draw s uses the likelihood parameters of row s of pd (one row per
+// draw).
 void response_summary_draws(const Likelihood& lik, const std::vector<Eigen::MatrixXd>& draws,
-                            double level, ResponseSummary& out);
+                            double level, ResponseSummary& out, const ParamDraws& pd = ParamDraws());
 
 // The sample quantile of R's type 7 of x (sorted in place), probability p.
 double quantile7(std::vector<double>& x, double p);
@@ -164,6 +185,15 @@ double draw_binomial(double n, double p, Rng& rng);
 // The data of a regression likelihood: y and trials of one length, every y finite and
 // every trial count >= 0; throws std::invalid_argument otherwise.
 void check_regression_data(const std::vector<double>& y, const std::vector<double>& t);
+
+// For set_params(): throws std::invalid_argument unless every name in p is in `names`.
+void check_param_names(const std::map<std::string, Eigen::MatrixXd>& p,
+                       const std::vector<std::string>& names);
+
+// For set_params(): p[name] when p has it (it must be one positive finite value, else
+// std::invalid_argument), `current` otherwise.
+double positive_param(const std::map<std::string, Eigen::MatrixXd>& p, const std::string& name,
+                      double current);
 
 // The entries `rows` (0-based, bounds-checked) of a per-observation vector: the data
 // of a likelihood's subset().

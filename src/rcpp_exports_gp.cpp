@@ -339,13 +339,18 @@ List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::Matr
 // also has theta, an array [iter, length(chain_ids), P] of the log parameters, and
 // accept, a length(chain_ids) x (number of blocks) matrix of acceptance rates after
 // warmup.
+// lik_prior (NULL: the likelihood's parameters stay fixed) samples elements of the
+// likelihood's parameters (param_sampler.h): list(name = character P, index = integer P
+// (1-based element), family, a, b = numeric P (LikParamPrior)). The result then also has
+// lik_params, an array [iter, length(chain_ids), P] of their draws.
 // [[Rcpp::export(name = ".gp_gibbs_cpp")]]
 List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
                   Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup,
                   int iter, int thin, Rcpp::IntegerVector chain_ids,
                   int n_streams, NumericVector seed, int threads, double jitter,
                   Rcpp::Nullable<Rcpp::Function> progress = R_NilValue,
-                  Rcpp::Nullable<List> hyper = R_NilValue) {
+                  Rcpp::Nullable<List> hyper = R_NilValue,
+                  Rcpp::Nullable<List> lik_prior = R_NilValue) {
   const int chains = chain_ids.size();
   if (chains < 1) Rcpp::stop("no chains to run");
   for (int c = 0; c < chains; ++c)
@@ -395,6 +400,31 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
       Rcpp::stop(e.what());
     }
   }
+  // Priors of the likelihood's sampled parameters.
+  std::vector<augp::LikParamPrior> lpriors;
+  if (lik_prior.isNotNull()) {
+    List lp(lik_prior.get());
+    const Rcpp::CharacterVector nm = lp["name"];
+    const Rcpp::IntegerVector idx = lp["index"];
+    const NumericVector fam = lp["family"], pa = lp["a"], pb = lp["b"];
+    if (idx.size() != nm.size() || fam.size() != nm.size() || pa.size() != nm.size() || pb.size() != nm.size())
+      Rcpp::stop("lik_prior: name, index, family, a and b differ in length");
+    try {
+      for (R_xlen_t k = 0; k < nm.size(); ++k) {
+        augp::LikParamPrior p;
+        p.name = Rcpp::as<std::string>(nm[k]);
+        p.index = idx[k] - 1;
+        p.family = static_cast<int>(fam[k]);
+        p.a = pa[k];
+        p.b = pb[k];
+        augp::lik_param_check_prior(p, ("the prior of likelihood parameter " + p.name).c_str());
+        lpriors.push_back(p);
+      }
+    } catch (std::exception& e) {
+      Rcpp::stop(e.what());
+    }
+  }
+  const int n_lp = static_cast<int>(lpriors.size());
   // Starting spreads: given, or the prior standard deviations sqrt(k(x_i, x_i)).
   Eigen::MatrixXd sd0(n, q);
   if (init_sd.isNotNull()) {
@@ -427,6 +457,7 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
   const int col_threads = chains < threads ? augp::threads_for_cubic(q, n, threads) : 1;
   NumericVector out(static_cast<R_xlen_t>(iter) * chains * n * q);
   NumericVector theta_out(full_bayes ? static_cast<R_xlen_t>(iter) * chains * n_theta : 0);
+  NumericVector param_out(static_cast<R_xlen_t>(iter) * chains * n_lp);
   std::vector<augp::GibbsChain> ch;
   ch.reserve(chains);
   for (int c = 0; c < chains; ++c) {
@@ -439,6 +470,13 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
     ch.emplace_back(K, LK, *L, m0, f0, augp::Rng(base, static_cast<std::uint64_t>(id)), warmup,
                     iter, thin, out.begin() + static_cast<R_xlen_t>(iter) * c, iter * chains,
                     col_threads);
+    if (n_lp > 0) {
+      try {
+        ch.back().sample_params(lpriors, param_out.begin() + static_cast<R_xlen_t>(iter) * c);
+      } catch (std::exception& e) {
+        Rcpp::stop(e.what());
+      }
+    }
     if (full_bayes) {
       std::vector<augp::HyperBlock> blocks;
       int k0 = 0;
@@ -481,7 +519,10 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
     if (progress.isNotNull()) Rcpp::Function(progress.get())(done, total);
   }
   out.attr("dim") = Rcpp::IntegerVector::create(iter, chains, n * q);
-  if (!full_bayes) return List::create(Rcpp::Named("draws") = out, Rcpp::Named("jitter") = jit);
+  param_out.attr("dim") = Rcpp::IntegerVector::create(iter, chains, n_lp);
+  if (!full_bayes)
+    return List::create(Rcpp::Named("draws") = out, Rcpp::Named("jitter") = jit,
+                        Rcpp::Named("lik_params") = param_out);
   theta_out.attr("dim") = Rcpp::IntegerVector::create(iter, chains, n_theta);
   const int nb = static_cast<int>(kspecs.size());
   Rcpp::NumericMatrix accept(chains, nb);
@@ -491,6 +532,7 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
       accept(c, b) = hb.proposed() > 0 ? static_cast<double>(hb.accepted()) / hb.proposed() : NA_REAL;
     }
   return List::create(Rcpp::Named("draws") = out, Rcpp::Named("jitter") = jit,
-                      Rcpp::Named("theta") = theta_out, Rcpp::Named("accept") = accept);
+                      Rcpp::Named("theta") = theta_out, Rcpp::Named("accept") = accept,
+                      Rcpp::Named("lik_params") = param_out);
 }
 

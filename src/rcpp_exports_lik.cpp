@@ -33,6 +33,12 @@ std::vector<Eigen::MatrixXd> draws_from_array(const NumericVector& a, int q) {
   return out;
 }
 
+// Per-draw parameters need one row per draw.
+void check_param_rows(const augp::ParamDraws& pd, int S) {
+  if (!pd.empty() && pd.values.rows() != S)
+    throw std::invalid_argument("param_draws needs one row of parameters per latent draw");
+}
+
 List wrap_summary(const augp::ResponseSummary& s) {
   return List::create(Rcpp::Named("mean") = s.mean, Rcpp::Named("sd") = s.sd,
                       Rcpp::Named("lwr") = s.lwr, Rcpp::Named("upr") = s.upr);
@@ -47,6 +53,30 @@ Eigen::MatrixXd lik_response_mean_cpp(List lik, Eigen::MatrixXd f) {
     std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik)->subset({});
     if (f.cols() != L->n_latent()) throw std::invalid_argument("f does not conform: it needs one column per latent function");
     return L->response_mean(f);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The response mean at every draw of an S x r x q array (with the likelihood's
+// parameters of each draw when the list has param_draws): an S x r x n_response array.
+// [[Rcpp::export(name = ".lik_response_mean_draws_cpp")]]
+NumericVector lik_response_mean_draws_cpp(List lik, NumericVector draws) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik)->subset({});
+    const augp::ParamDraws pd = augp::param_draws_from_list(lik);
+    const std::vector<Eigen::MatrixXd> F = draws_from_array(draws, L->n_latent());
+    const int S = F.size(), r = S ? F[0].rows() : 0, R = L->n_response();
+    check_param_rows(pd, S);
+    NumericVector out(static_cast<R_xlen_t>(S) * r * R);
+    for (int s = 0; s < S; ++s) {
+      pd.apply(*L, s);
+      const Eigen::MatrixXd M = L->response_mean(F[s]);
+      for (int k = 0; k < R; ++k)
+        for (int i = 0; i < r; ++i) out[s + static_cast<R_xlen_t>(S) * (i + static_cast<R_xlen_t>(r) * k)] = M(i, k);
+    }
+    out.attr("dim") = Rcpp::IntegerVector::create(S, r, R);
+    return out;
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
@@ -99,7 +129,8 @@ List lik_response_draws_cpp(List lik, NumericVector draws, double level) {
   try {
     std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik)->subset({});
     augp::ResponseSummary out;
-    augp::response_summary_draws(*L, draws_from_array(draws, L->n_latent()), level, out);
+    augp::response_summary_draws(*L, draws_from_array(draws, L->n_latent()), level, out,
+                                 augp::param_draws_from_list(lik));
     return wrap_summary(out);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
@@ -112,12 +143,15 @@ List lik_response_draws_cpp(List lik, NumericVector draws, double level) {
 NumericVector lik_simulate_cpp(List lik, NumericVector draws, Eigen::VectorXd size, NumericVector seed) {
   try {
     std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik)->subset({});
+    const augp::ParamDraws pd = augp::param_draws_from_list(lik);
     const std::vector<Eigen::MatrixXd> F = draws_from_array(draws, L->n_latent());
     const int S = F.size(), r = S ? F[0].rows() : 0, R = L->n_response();
     if (size.size() != r) throw std::invalid_argument("size needs one value per point");
+    check_param_rows(pd, S);
     augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
     NumericVector out(static_cast<R_xlen_t>(S) * r * R);
     for (int s = 0; s < S; ++s) {
+      pd.apply(*L, s);
       const Eigen::MatrixXd y = L->simulate(F[s], size, rng);
       for (int k = 0; k < R; ++k)
         for (int i = 0; i < r; ++i) out[s + static_cast<R_xlen_t>(S) * (i + static_cast<R_xlen_t>(r) * k)] = y(i, k);
@@ -134,10 +168,13 @@ NumericVector lik_simulate_cpp(List lik, NumericVector draws, Eigen::VectorXd si
 Eigen::MatrixXd lik_loglik_obs_cpp(List lik, NumericVector draws) {
   try {
     std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
+    const augp::ParamDraws pd = augp::param_draws_from_list(lik);
     const std::vector<Eigen::MatrixXd> F = draws_from_array(draws, L->n_latent());
+    check_param_rows(pd, static_cast<int>(F.size()));
     Eigen::MatrixXd out(F.size(), L->n_obs());
     for (std::size_t s = 0; s < F.size(); ++s) {
       if (F[s].rows() != L->n_obs()) throw std::invalid_argument("draws must have one row per observation");
+      pd.apply(*L, static_cast<int>(s));
       out.row(s) = L->loglik_obs(F[s]).transpose();
     }
     return out;

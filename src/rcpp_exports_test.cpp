@@ -18,6 +18,7 @@
 #include "kernel.h"
 #include "likelihood.h"
 #include "negative_multinomial.h"
+#include "param_sampler.h"
 #include "numerics.h"
 #include "rng.h"
 
@@ -274,4 +275,38 @@ NumericVector hyper_log_prior_cpp(int family, double a, double b, bool on_sd, Nu
   NumericVector out(theta.size());
   for (R_xlen_t i = 0; i < theta.size(); ++i) out[i] = augp::hyper_log_prior(p, theta[i]);
   return out;
+}
+
+// S slice-sampling sweeps of the likelihood parameters in `prior` (a list as
+// .gp_gibbs_cpp's lik_prior) at fixed latent values f, from the likelihood's starting
+// values: an S x P matrix of the draws (one sweep per row), from the stream of `seed`.
+// [[Rcpp::export(name = ".lik_param_sweeps_cpp")]]
+Eigen::MatrixXd lik_param_sweeps_cpp(List lik, Eigen::MatrixXd f, List prior, int S, NumericVector seed) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
+    const Rcpp::CharacterVector nm = prior["name"];
+    const Rcpp::IntegerVector idx = prior["index"];
+    const NumericVector fam = prior["family"], pa = prior["a"], pb = prior["b"];
+    std::vector<augp::LikParamPrior> pri;
+    for (R_xlen_t k = 0; k < nm.size(); ++k) {
+      augp::LikParamPrior p;
+      p.name = Rcpp::as<std::string>(nm[k]);
+      p.index = idx[k] - 1;
+      p.family = static_cast<int>(fam[k]);
+      p.a = pa[k];
+      p.b = pb[k];
+      augp::lik_param_check_prior(p, "prior");
+      pri.push_back(p);
+    }
+    augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
+    Eigen::MatrixXd out(S, pri.size());
+    for (int s = 0; s < S; ++s) {
+      augp::sample_lik_params(*L, pri, f, rng);
+      const std::vector<double> v = augp::lik_param_values(*L, pri);
+      for (std::size_t k = 0; k < v.size(); ++k) out(s, static_cast<Eigen::Index>(k)) = v[k];
+    }
+    return out;
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
 }

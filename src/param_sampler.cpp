@@ -1,0 +1,106 @@
+// Slice-sampling updates of a likelihood's parameters given the latent values (see
+// param_sampler.h).
+#include "param_sampler.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+namespace augp {
+
+namespace {
+const double kNegInf = -std::numeric_limits<double>::infinity();
+const double kLogSqrt2Pi = 0.91893853320467274178;
+const double kLogPi = 1.14472988584940017414;
+
+// The parameter element of a prior, checked against the likelihood.
+double& element(std::map<std::string, Eigen::MatrixXd>& p, const LikParamPrior& pr) {
+  auto it = p.find(pr.name);
+  if (it == p.end()) throw std::invalid_argument("the likelihood has no parameter '" + pr.name + "'");
+  if (pr.index < 0 || pr.index >= it->second.size())
+    throw std::invalid_argument("parameter '" + pr.name + "' has no element " + std::to_string(pr.index + 1));
+  return it->second(pr.index);
+}
+}  // namespace
+
+void lik_param_check_prior(const LikParamPrior& p, const char* what) {
+  if (p.positive()) {
+    HyperPrior h;
+    h.family = p.family;
+    h.a = p.a;
+    h.b = p.b;
+    if (p.family == HyperPrior::FIXED) throw std::invalid_argument(std::string(what) + ": a sampled parameter needs a prior");
+    hyper_check_prior(h, what);
+    return;
+  }
+  const bool ok = (p.family == LikParamPrior::REAL_T && p.a > 0 && p.b > 0) ||
+                  (p.family == LikParamPrior::REAL_NORMAL && std::isfinite(p.a) && p.b > 0);
+  if (!ok || !std::isfinite(p.b)) throw std::invalid_argument(std::string(what) + ": invalid prior");
+}
+
+double lik_param_log_prior(const LikParamPrior& p, double t) {
+  if (!std::isfinite(t)) return kNegInf;
+  if (p.positive()) {
+    HyperPrior h;
+    h.family = p.family;
+    h.a = p.a;
+    h.b = p.b;
+    return hyper_log_prior(h, t);
+  }
+  if (p.family == LikParamPrior::REAL_NORMAL) {
+    const double z = (t - p.a) / p.b;
+    return -std::log(p.b) - kLogSqrt2Pi - 0.5 * z * z;
+  }
+  const double z = t / p.b;
+  return std::lgamma((p.a + 1.0) / 2.0) - std::lgamma(p.a / 2.0) - 0.5 * (std::log(p.a) + kLogPi) -
+         std::log(p.b) - (p.a + 1.0) / 2.0 * std::log1p(z * z / p.a);
+}
+
+double slice_update(const std::function<double(double)>& log_target, double t0, double w, Rng& rng) {
+  const double h = log_target(t0) - rng.exp1();
+  double lo = t0 - w * rng.unif(), hi = lo + w;
+  for (int k = 0; k < 20 && log_target(lo) > h; ++k) lo -= w;
+  for (int k = 0; k < 20 && log_target(hi) > h; ++k) hi += w;
+  for (int k = 0; k < 100; ++k) {
+    const double t = lo + (hi - lo) * rng.unif();
+    if (log_target(t) > h) return t;
+    if (t < t0) lo = t; else hi = t;
+  }
+  return t0;
+}
+
+void sample_lik_params(Likelihood& lik, const std::vector<LikParamPrior>& priors,
+                       const Eigen::MatrixXd& f, Rng& rng) {
+  for (const LikParamPrior& pr : priors) {
+    std::map<std::string, Eigen::MatrixXd> p = lik.params();
+    double& x = element(p, pr);
+    const double t0 = pr.positive() ? std::log(x) : x;
+    auto log_target = [&](double t) {
+      const double lp = lik_param_log_prior(pr, t);
+      if (!std::isfinite(lp)) return kNegInf;
+      x = pr.positive() ? std::exp(t) : t;
+      if (pr.positive() && !(x > 0 && std::isfinite(x))) return kNegInf;
+      try {
+        lik.set_params(p);
+      } catch (std::invalid_argument&) {
+        return kNegInf;  // outside the parameter's domain (e.g. cut points out of order)
+      }
+      const double ll = lik.loglik(f);
+      return std::isfinite(ll) ? lp + ll : kNegInf;
+    };
+    const double t1 = slice_update(log_target, t0, 1.0, rng);
+    x = pr.positive() ? std::exp(t1) : t1;
+    lik.set_params(p);
+  }
+}
+
+std::vector<double> lik_param_values(const Likelihood& lik, const std::vector<LikParamPrior>& priors) {
+  std::map<std::string, Eigen::MatrixXd> p = lik.params();
+  std::vector<double> out;
+  out.reserve(priors.size());
+  for (const LikParamPrior& pr : priors) out.push_back(element(p, pr));
+  return out;
+}
+
+}  // namespace augp
