@@ -14,7 +14,9 @@
 #' response gives `bernoulli_logit()`, a two-column count matrix gives
 #' `binomial_logit()`, a factor with more than two levels gives
 #' `logistic_softmax()`, a count matrix with more than two columns
-#' `stick_breaking()` and a numeric vector with non-integer values [gaussian_noise()].
+#' `stick_breaking()`, a numeric vector with non-integer values [gaussian_noise()]
+#' and a numeric vector of non-negative whole numbers that are not all 0/1
+#' (counts) [negative_binomial()].
 #'
 #' @return An object of class `augp_likelihood`.
 #' @examples
@@ -69,6 +71,9 @@ guess_likelihood <- function(y) {
     return(make())
   }
   if (is.numeric(y) && !is.matrix(y) && any(abs(y - round(y)) > 1e-8, na.rm = TRUE)) return(gaussian_noise())
+  if (is.numeric(y) && !is.matrix(y) && all(y >= 0, na.rm = TRUE) && !all(y %in% c(0, 1, NA))) {
+    return(negative_binomial())
+  }
   bernoulli_logit()
 }
 
@@ -78,6 +83,12 @@ guess_likelihood <- function(y) {
 likelihood_from_family <- function(family, y) {
   key <- paste(family$family, family$link)
   if (identical(key, "gaussian identity")) return(gaussian_noise())
+  if (family$family %in% c("poisson", "quasipoisson") || grepl("^Negative Binomial", family$family)) {
+    stop(sprintf(paste0("`likelihood`: the %s family (%s link) has no augmented likelihood here; ",
+                        "for counts use negative_binomial() (log link; a large fixed `r` is ",
+                        "close to Poisson) or the Poisson likelihood with a logistic rate."),
+                 family$family, family$link), call. = FALSE)
+  }
   if (identical(key, "binomial logit")) {
     lik <- guess_likelihood(y)
     if (inherits(lik, "augp_binomial")) return(lik)
@@ -119,7 +130,8 @@ check_likelihood <- function(likelihood, y) {
   if (inherits(likelihood, "family")) likelihood <- likelihood_from_family(likelihood, y)
   if (!inherits(likelihood, "augp_likelihood")) {
     stop(paste0("`likelihood` must be NULL or made by bernoulli_logit(), binomial_logit(), ",
-                "logistic_softmax(), stick_breaking(), gaussian_noise(), student_t() or laplace()."), call. = FALSE)
+                "logistic_softmax(), stick_breaking(), gaussian_noise(), student_t(), laplace() ",
+                "or negative_binomial()."), call. = FALSE)
   }
   likelihood
 }
