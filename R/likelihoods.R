@@ -130,8 +130,8 @@ check_likelihood <- function(likelihood, y) {
   if (inherits(likelihood, "family")) likelihood <- likelihood_from_family(likelihood, y)
   if (!inherits(likelihood, "augp_likelihood")) {
     stop(paste0("`likelihood` must be NULL or made by bernoulli_logit(), binomial_logit(), ",
-                "logistic_softmax(), stick_breaking(), gaussian_noise(), student_t(), laplace() ",
-                "or negative_binomial()."), call. = FALSE)
+                "logistic_softmax(), stick_breaking(), gaussian_noise(), student_t(), laplace(), ",
+                "negative_binomial() or poisson_logistic()."), call. = FALSE)
   }
   likelihood
 }
@@ -300,6 +300,16 @@ plot_observed_frame <- function(likelihood, y, trials, levels) {
 #' The y-axis label of the response probabilities, e.g. "P(Yes)"
 #' @noRd
 plot_response_label <- function(likelihood, levels) UseMethod("plot_response_label")
+
+#' The y scale of the response in the effects plot: probabilities in [0, 1] by
+#' default; likelihoods whose response mean is not a probability return their own
+#' @noRd
+plot_response_scale <- function(likelihood) UseMethod("plot_response_scale")
+
+#' @export
+plot_response_scale.augp_likelihood <- function(likelihood) {
+  ggplot2::scale_y_continuous(limits = c(0, 1), breaks = seq(0, 1, 0.25))
+}
 
 #' Training statistics for summary() (internal generic): a named list of numbers
 #' whose attribute "labels" holds a sprintf() format for each

@@ -19,6 +19,7 @@ std::unique_ptr<Likelihood> make_gaussian(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_student_t(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_laplace(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_negative_binomial(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_poisson_logistic(const LikSpec& spec);
 
 namespace {
 
@@ -33,6 +34,7 @@ std::map<std::string, LikFactory>& registry() {
       {"student_t", &make_student_t},
       {"laplace", &make_laplace},
       {"negative_binomial", &make_negative_binomial},
+      {"poisson_logistic", &make_poisson_logistic},
   };
   return r;
 }

@@ -153,7 +153,9 @@ lc_cases <- list(
                    sigma = 0.7, nu = 5),
   laplace = list(type = "laplace", q = 1L, y = c(-1.2, 0.3, 2.5, 0.1, -3, 6), trials = c(1, 1, 2, 1, 3, 1), scale = 0.6),
   negative_binomial = list(type = "negative_binomial", q = 1L, y = c(0, 3, 12, 1, 0, 40), trials = c(1, 1, 2, 1, 3, 1),
-                           r = 2.5, counts = TRUE)
+                           r = 2.5, counts = TRUE),
+  poisson_logistic = list(type = "poisson_logistic", q = 1L, y = c(0, 3, 1, 7, 2, 0), trials = c(1, 1, 2, 1, 3, 1),
+                          lambda = 6, counts = TRUE)
 )
 
 for (lc_name in names(lc_cases)) {
