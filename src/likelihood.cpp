@@ -18,6 +18,7 @@ std::unique_ptr<Likelihood> make_stick_breaking(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_gaussian(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_student_t(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_laplace(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_ordinal(const LikSpec& spec);
 
 namespace {
 
@@ -31,6 +32,7 @@ std::map<std::string, LikFactory>& registry() {
       {"gaussian", &make_gaussian},
       {"student_t", &make_student_t},
       {"laplace", &make_laplace},
+      {"ordinal", &make_ordinal},
   };
   return r;
 }

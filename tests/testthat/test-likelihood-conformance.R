@@ -141,7 +141,9 @@ lc_cases <- list(
                   sigma = 0.7),
   student_t = list(type = "student_t", q = 1L, y = c(-1.2, 0.3, 2.5, 0.1, -3, 6), trials = c(1, 1, 2, 1, 3, 1),
                    sigma = 0.7, nu = 5),
-  laplace = list(type = "laplace", q = 1L, y = c(-1.2, 0.3, 2.5, 0.1, -3, 6), trials = c(1, 1, 2, 1, 3, 1), scale = 0.6)
+  laplace = list(type = "laplace", q = 1L, y = c(-1.2, 0.3, 2.5, 0.1, -3, 6), trials = c(1, 1, 2, 1, 3, 1), scale = 0.6),
+  ordinal = list(type = "ordinal", q = 1L, y = c(1, 3, 4, 2, 4, 1, 2), trials = c(1, 2, 1, 1, 3, 1, 0),
+                 cutpoints = c(-0.8, 0.3, 1.1), counts = TRUE)
 )
 
 for (lc_name in names(lc_cases)) {
