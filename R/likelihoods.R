@@ -12,7 +12,8 @@
 #'
 #' When `likelihood = NULL`, [augp()] picks one from the response: a binary
 #' response gives `bernoulli_logit()`, a two-column count matrix gives
-#' `binomial_logit()`, a factor with more than two levels gives
+#' `binomial_logit()`, an ordered factor with more than two levels gives
+#' [ordinal()], another factor with more than two levels gives
 #' `logistic_softmax()`, a count matrix with more than two columns
 #' `stick_breaking()`, a numeric vector with non-integer values [gaussian_noise()]
 #' and a numeric vector of non-negative whole numbers that are not all 0/1
@@ -60,6 +61,7 @@ guess_likelihood <- function(y) {
     }
     return(make())
   }
+  if (is.ordered(y) && nlevels(droplevels(y)) > 2L) return(ordinal())
   if (is.character(y)) y <- factor(y)
   if (is.factor(y) && nlevels(droplevels(y)) > 2L) {
     make <- get0("logistic_softmax", envir = asNamespace("augmentedGP"), mode = "function")
@@ -130,8 +132,8 @@ check_likelihood <- function(likelihood, y) {
   if (inherits(likelihood, "family")) likelihood <- likelihood_from_family(likelihood, y)
   if (!inherits(likelihood, "augp_likelihood")) {
     stop(paste0("`likelihood` must be NULL or made by bernoulli_logit(), binomial_logit(), ",
-                "logistic_softmax(), stick_breaking(), gaussian_noise(), student_t(), laplace(), ",
-                "negative_binomial() or poisson_logistic()."), call. = FALSE)
+                "logistic_softmax(), stick_breaking(), ordinal(), gaussian_noise(), student_t(), ",
+                "laplace(), negative_binomial() or poisson_logistic()."), call. = FALSE)
   }
   likelihood
 }

@@ -20,6 +20,7 @@ std::unique_ptr<Likelihood> make_student_t(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_laplace(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_negative_binomial(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_poisson_logistic(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_ordinal(const LikSpec& spec);
 
 namespace {
 
@@ -35,6 +36,7 @@ std::map<std::string, LikFactory>& registry() {
       {"laplace", &make_laplace},
       {"negative_binomial", &make_negative_binomial},
       {"poisson_logistic", &make_poisson_logistic},
+      {"ordinal", &make_ordinal},
   };
   return r;
 }

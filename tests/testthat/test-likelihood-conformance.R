@@ -155,7 +155,9 @@ lc_cases <- list(
   negative_binomial = list(type = "negative_binomial", q = 1L, y = c(0, 3, 12, 1, 0, 40), trials = c(1, 1, 2, 1, 3, 1),
                            r = 2.5, counts = TRUE),
   poisson_logistic = list(type = "poisson_logistic", q = 1L, y = c(0, 3, 1, 7, 2, 0), trials = c(1, 1, 2, 1, 3, 1),
-                          lambda = 6, counts = TRUE)
+                          lambda = 6, counts = TRUE),
+  ordinal = list(type = "ordinal", q = 1L, y = c(1, 3, 4, 2, 4, 1, 2), trials = c(1, 2, 1, 1, 3, 1, 0),
+                 cutpoints = c(-0.8, 0.3, 1.1), counts = TRUE)
 )
 
 for (lc_name in names(lc_cases)) {
