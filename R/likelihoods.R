@@ -301,6 +301,13 @@ plot_observed_frame <- function(likelihood, y, trials, levels) {
 #' @noRd
 plot_response_label <- function(likelihood, levels) UseMethod("plot_response_label")
 
+#' Is the plotted response a probability (axis limits 0 and 1)? (internal generic)
+#' @noRd
+plot_response_is_probability <- function(likelihood) UseMethod("plot_response_is_probability")
+
+#' @export
+plot_response_is_probability.augp_likelihood <- function(likelihood) TRUE
+
 #' Training statistics for summary() (internal generic): a named list of numbers
 #' whose attribute "labels" holds a sprintf() format for each
 #' @noRd
