@@ -242,7 +242,8 @@ encode_new_response.augp_negative_binomial <- function(likelihood, y, levels) {
 
 #' @export
 plot_predictive_lik.augp_negative_binomial <- function(likelihood, object, inp, dat, grid, level) {
-  plot_predictive_regression(object, inp, dat, grid, level)
+  plot_predictive_regression(object, inp, dat, grid, level, title = "GP count regression",
+                             band = "the mean")
 }
 
 #' @export
@@ -260,6 +261,9 @@ plot_observed_frame.augp_negative_binomial <- function(likelihood, y, trials, le
 
 #' @export
 plot_response_label.augp_negative_binomial <- function(likelihood, levels) "E[y]"
+
+#' @export
+plot_response_is_probability.augp_negative_binomial <- function(likelihood) FALSE
 
 # Training root mean squared error and mean absolute error of the fitted mean count,
 # and the mean deviance per observation.

@@ -156,6 +156,19 @@ test_that("an offset multiplies the mean by exp(offset)", {
   expect_equal(p[2] / p[1], 4, tolerance = 1e-8)
   pl <- predict(fit, nd, type = "link", offset = c(0, log(4)))
   expect_equal(unname(pl[2] - pl[1]), log(4), tolerance = 1e-10)
+  # formula fits: predictions, log_lik() and posterior_epred() on newdata take its offsets
+  dat <- data.frame(y = y, x = x, expo = expo)
+  ff <- augp(y ~ x + offset(log(expo)), dat, likelihood = negative_binomial(r = 5), seed = 1,
+             control = augp_control(threads = 1))
+  nd2 <- data.frame(x = c(0.3, 0.3), expo = c(1, 4), y = c(2, 8))
+  pf <- predict(ff, nd2)
+  expect_equal(unname(pf[2] / pf[1]), 4, tolerance = 1e-8)
+  ll <- log_lik(ff, newdata = nd2, ndraws = 4000, seed = 3)
+  ep <- posterior_epred(ff, newdata = nd2, ndraws = 4000, seed = 3)
+  expect_equal(unname(colMeans(ep)[2] / colMeans(ep)[1]), 4, tolerance = 0.03)
+  expect_equal(unname(colMeans(ep)), unname(pf), tolerance = 0.03)
+  expect_equal(ll, stats::dnbinom(matrix(nd2$y, 4000, 2, byrow = TRUE), size = 5, mu = ep, log = TRUE),
+               tolerance = 1e-10)
   # the rate per unit exposure is close to the truth exp(0.5 + x)
   rate <- predict(fit, matrix(c(0.2, 0.8)), type = "response", offset = c(0, 0))
   expect_equal(unname(log(rate)), 0.5 + c(0.2, 0.8), tolerance = 0.15)
