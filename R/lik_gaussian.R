@@ -254,6 +254,9 @@ plot_observed_frame.augp_gaussian <- function(likelihood, y, trials, levels) {
 #' @export
 plot_response_label.augp_gaussian <- function(likelihood, levels) "E[y]"
 
+#' @export
+plot_response_scale.augp_gaussian <- function(likelihood) ggplot2::scale_y_continuous()
+
 # Training root mean squared error and mean absolute error of the fitted mean.
 #' @export
 lik_fit_stats.augp_gaussian <- function(likelihood, object) {
