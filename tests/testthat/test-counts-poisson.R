@@ -291,3 +291,19 @@ test_that("poisson_logistic() fits through augp(): methods, Gibbs, sparse, offse
   expect_equal(as.numeric(predict(o2, hi, type = "link") - predict(o2, lo, type = "link")), rep(1, 60),
                tolerance = 1e-8)
 })
+
+test_that("the effects plot takes its y scale from the likelihood (rates, means beyond [0, 1])", {
+  set.seed(4)
+  dat <- data.frame(x1 = stats::runif(50), x2 = stats::runif(50))
+  dat$y <- stats::rpois(50, 12 * stats::plogis(2 * sin(5 * dat$x1) + dat$x2))
+  dat$z <- 5 + dat$y / 3 + stats::rnorm(50, sd = 0.2)
+  ctl <- augp_control(threads = 1, maxit = 1000)
+  for (fit in list(augp(y ~ x1 + x2, dat, likelihood = poisson_logistic(), control = ctl),
+                   augp(z ~ x1 + x2, dat, likelihood = gaussian_noise(), control = ctl))) {
+    b <- ggplot2::ggplot_build(ggplot2::autoplot(fit, type = "effects"))
+    lines <- b$data[[2]]
+    expect_gt(nrow(lines), 0)
+    expect_false(anyNA(lines$y))
+    expect_gt(max(lines$y), 1)
+  }
+})
