@@ -202,6 +202,10 @@ lik_model_label.augp_ordinal <- function(likelihood) "ordinal regression (contin
 #' @export
 lik_learns_params.augp_ordinal <- function(likelihood) isTRUE(likelihood$learn_cutpoints)
 
+# f and the cut points enter only through c_j - f (R/lik_params.R shifts them together).
+#' @export
+lik_location_params.augp_ordinal <- function(likelihood) "cutpoints"
+
 #' @export
 lik_param_values.augp_ordinal <- function(likelihood) list(cutpoints = likelihood$cutpoints)
 
