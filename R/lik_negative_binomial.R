@@ -27,7 +27,10 @@
 #' \eqn{\log r} (a one-dimensional search in \eqn{[10^{-3}, 10^5]} with
 #' \eqn{q(f)} fixed, alternating with CAVI as for [gaussian_noise()]'s
 #' \eqn{\sigma}); the kernel hyperparameters are learned first at the starting
-#' value, a moment estimate from the counts. The augmented ELBO is looser for
+#' value, a moment estimate from the counts, and searched again (from their
+#' starting values) at the learned \eqn{r}, up to two more times while the ELBO
+#' rises, since a poor starting \eqn{r} can lead the first search to a poor kernel.
+#' The augmented ELBO is looser for
 #' large \eqn{r} when the latent function is uncertain, so the learned value
 #' leans towards more overdispersion in that case. With `method = "gibbs"` the
 #' dispersion is learned by the variational fit and then held fixed (the sampler
@@ -277,6 +280,10 @@ lik_fit_stats.augp_negative_binomial <- function(likelihood, object) {
             labels = c(rmse = "Training RMSE: %.4g", mae = "MAE: %.4g",
                        deviance = "mean deviance: %.4g"))
 }
+
+# The starting r is a rough moment estimate: search the kernel again at the learned r.
+#' @export
+lik_hyper_passes.augp_negative_binomial <- function(likelihood) 3L
 
 #' @export
 lik_learns_params.augp_negative_binomial <- function(likelihood) isTRUE(likelihood$learn_r)

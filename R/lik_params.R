@@ -45,6 +45,19 @@ print_lik_params <- function(likelihood, digits, rounds = NULL) UseMethod("print
 #' @export
 print_lik_params.augp_likelihood <- function(likelihood, digits, rounds = NULL) invisible()
 
+#' How many times to search the kernel hyperparameters around the parameter rounds
+#' (internal generic)
+#'
+#' 1 (the default): the kernel is learned once, at the starting parameters. A
+#' likelihood whose starting value can be far off (so that the kernel learned there is
+#' poor) asks for more: the search is run again at the learned parameters, which are
+#' then learned again, as long as the final ELBO rises.
+#' @noRd
+lik_hyper_passes <- function(likelihood) UseMethod("lik_hyper_passes")
+
+#' @export
+lik_hyper_passes.augp_likelihood <- function(likelihood) 1L
+
 # Alternate the likelihood's parameter step and warm-started CAVI sweeps on a
 # converged variational engine fit `eng` (R/engine.R engine_vi). X: the engine's
 # (standardised) inputs; spec: the engine likelihood list; mean0: the prior mean. Each
@@ -148,6 +161,17 @@ engine_fit_lik_params <- function(X, spec, likelihood, kernel, method, control, 
   sec <- progress_section(if (method == "vi") 0.9 else 0.25, if (method == "vi") 1 else 0.3,
                           "likelihood parameters", announce = TRUE)
   vi <- engine_learn_lik_params(vi, X, spec, mean0, location = lik_location_params(likelihood))
+  # further passes (lik_hyper_passes()): the kernel searched again from its starting
+  # value at the learned parameters, then the parameters again; a pass is kept only if
+  # the ELBO rises
+  for (pass in seq_len(lik_hyper_passes(likelihood) - 1L)) {
+    if (!isTRUE(control$learn_hyper)) break
+    nxt <- run_engine(X, vi$lik, kernel, "vi", control, seed, mean0, check = FALSE)
+    nxt <- engine_learn_lik_params(nxt, X, vi$lik, mean0, location = lik_location_params(likelihood))
+    e_old <- vi$elbo[length(vi$elbo)]
+    if (!(nxt$elbo[length(nxt$elbo)] > e_old + control$tol * abs(e_old))) break
+    vi <- nxt
+  }
   progress_restore(sec)
   vi$param_label <- lik_params_label(likelihood)
   if (method == "vi") {
