@@ -17,7 +17,7 @@
 # Ratios are augp / peer (time); LPD differences are augp - peer.
 args <- commandArgs(trailingOnly = TRUE)
 threads <- if (length(args) >= 1) as.integer(args[1]) else 2L
-n_splits <- if (length(args) >= 2) as.integer(args[2]) else 5L
+n_splits <- if (length(args) >= 2) as.integer(args[2]) else 3L
 
 suppressPackageStartupMessages({
   library(augmentedGP)
@@ -26,10 +26,12 @@ suppressPackageStartupMessages({
 options(augmentedGP.threads = threads)
 out_dir <- file.path("bench", "counts")
 
+# elapsed and CPU (user + system, all threads) seconds
 elapsed <- function(expr) {
-  t0 <- proc.time()[["elapsed"]]
+  t0 <- proc.time()
   val <- force(expr)
-  list(value = val, time = proc.time()[["elapsed"]] - t0)
+  t1 <- proc.time() - t0
+  list(value = val, time = t1[["elapsed"]], cpu = t1[["user.self"]] + t1[["sys.self"]])
 }
 quiet <- function(expr) suppressWarnings(suppressMessages(expr))
 
@@ -84,30 +86,31 @@ for (nm in names(sets)) {
     te <- setdiff(seq_len(n), tr)
     dtr <- d[tr, , drop = FALSE]
     dte <- d[te, , drop = FALSE]
-    add <- function(method, lpd, time, extra = NA_real_) {
+    add <- function(method, lpd, tm, extra = NA_real_) {
       rows[[length(rows) + 1L]] <<- data.frame(set = nm, split = sp, n_train = length(tr),
                                                n_test = length(te), method = method,
-                                               lpd = mean(lpd), time = time, lambda = extra)
+                                               lpd = mean(lpd), time = tm$time, cpu = tm$cpu,
+                                               lambda = extra)
     }
     # augp, variational
     a <- elapsed(quiet(augp(st$augp, dtr, likelihood = poisson_logistic(), seed = sp)))
     pl <- predict(a$value, dte, type = "link", se.fit = TRUE)
-    add("augp_vi", lpd_vi(dte$y, pl$fit, pl$se.fit, a$value$lambda), a$time, a$value$lambda)
+    add("augp_vi", lpd_vi(dte$y, pl$fit, pl$se.fit, a$value$lambda), a, a$value$lambda)
     # augp, Gibbs (lambda held at its ELBO value)
     if (nm == gibbs_set) {
       g <- elapsed(quiet(augp(st$augp, dtr, likelihood = poisson_logistic(), method = "gibbs",
                               seed = sp)))
       ll <- log_lik(g$value, newdata = dte, ndraws = 1000, seed = sp)
-      add("augp_gibbs", log_mean_exp_cols(ll), g$time, g$value$lambda)
+      add("augp_gibbs", log_mean_exp_cols(ll), g, g$value$lambda)
     }
     # glm(poisson)
     gl <- elapsed(quiet(stats::glm(st$glm, family = stats::poisson(), data = dtr)))
     mu <- stats::predict(gl$value, dte, type = "response")
-    add("glm", stats::dpois(dte$y, mu, log = TRUE), gl$time)
+    add("glm", stats::dpois(dte$y, mu, log = TRUE), gl)
     # mgcv::gam(poisson), smoothness by REML
     ga <- elapsed(quiet(mgcv::gam(st$gam, family = stats::poisson(), data = dtr, method = "REML")))
     mu <- stats::predict(ga$value, dte, type = "response")
-    add("gam", stats::dpois(dte$y, mu, log = TRUE), ga$time)
+    add("gam", stats::dpois(dte$y, mu, log = TRUE), ga)
   }
   cat(sprintf("%s done\n", nm))
 }
@@ -127,9 +130,10 @@ summ <- do.call(rbind, lapply(names(sets), function(nm) {
                d_glm_se = stats::sd(get(a, "lpd") - get("glm", "lpd")) / sqrt(n_splits),
                d_gam = mean(get(a, "lpd") - get("gam", "lpd")),
                d_gam_se = stats::sd(get(a, "lpd") - get("gam", "lpd")) / sqrt(n_splits),
-               time = mean(get(a, "time")),
+               time = mean(get(a, "time")), cpu = mean(get(a, "cpu")),
                ratio_glm = mean(get(a, "time")) / mean(get("glm", "time")),
                ratio_gam = mean(get(a, "time")) / mean(get("gam", "time")),
+               cpu_ratio_gam = mean(get(a, "cpu")) / max(mean(get("gam", "cpu")), 1e-3),
                lambda = mean(get(a, "lambda")), max_y = max(sets[[nm]]$data$y))
   }))
 }))
