@@ -100,7 +100,7 @@ ordinal <- function(cutpoints = NULL) {
 #' @export
 print.augp_ordinal <- function(x, ...) {
   cut <- if (is.null(x$cutpoints)) "learned by the ELBO" else
-    sprintf("%s%s", paste(format(x$cutpoints, digits = 4), collapse = ", "),
+    sprintf("%s%s", paste(format(x$cutpoints, digits = 4, trim = TRUE), collapse = ", "),
             if (isTRUE(x$learn_cutpoints)) ", learned by the ELBO" else ", fixed")
   cat(sprintf("<augp_likelihood> ordinal (link: %s; cut points: %s)\n", x$link, cut))
   invisible(x)

@@ -5,6 +5,7 @@
 #
 # Usage (from the package root, augmentedGP installed):
 #   Rscript bench/ordinal/bench_ordinal.R [threads] [repeats]
+# (repeats = 0 skips the main comparison, e.g. to run only the optional brms part below)
 # Writes bench/ordinal/results.csv (one row per data set x split x method);
 # bench/ordinal/results.md records a run.
 #
@@ -151,6 +152,7 @@ for (nm in names(sets)) {
     cat(sprintf("%s split %d done\n", nm, rep_id))
   }
 }
+if (repeats > 0) {
 res <- do.call(rbind, rows)
 utils::write.csv(res, file.path(out_dir, "results.csv"), row.names = FALSE)
 
@@ -175,6 +177,7 @@ for (nm in names(sets)) {
                 m, mean(o$logloss - base$logloss), stats::sd(o$logloss - base$logloss),
                 sum(o$logloss < base$logloss), nrow(o), mean(o$time) / mean(base$time)))
   }
+}
 }
 
 # ---- optional: one brms gp() fit with the same likelihood (sratio, logit) ----
