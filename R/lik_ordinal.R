@@ -29,7 +29,10 @@
 #' `cutpoints = NULL` they are learned by the ELBO, alternating with CAVI as for
 #' the other likelihood parameters: given \eqn{q(f)}, each cut point is a
 #' separate one-dimensional concave problem, solved by a closed-form (EM)
-#' update that never lowers the ELBO. They start at the empirical
+#' update that never lowers the ELBO; since the likelihood depends on \eqn{f}
+#' and the cut points only through \eqn{c_j - f}, each round also moves them
+#' and the mean of \eqn{q(f)} together by the exact ELBO-maximising shift (only
+#' the prior of \eqn{f} depends on it). They start at the empirical
 #' continuation-ratio logits \eqn{\mathrm{logit}(n_k / n_{\ge k})}, and the
 #' kernel hyperparameters are learned first at the starting values. Gibbs fits
 #' (`method = "gibbs"`) learn the cut points by the variational fit and then
@@ -41,7 +44,10 @@
 #' [predict()][predict.augp] (`type = "response"`) and [fitted()][augp-methods]
 #' return \eqn{n \times K}{n x K} matrices, `type = "class"` the most probable
 #' category, `type = "link"` the latent \eqn{f}, and `simulate()` counts per
-#' category, as for [logistic_softmax()]. An `offset` shifts \eqn{f}.
+#' category, as for [logistic_softmax()]. An `offset` shifts \eqn{f}. The
+#' expected category index is `predict(fit, type = "response") %*% seq_len(K)`.
+#' Prediction intervals (`interval = "prediction"`) are Monte Carlo quantiles of
+#' one new response's category indicators.
 #'
 #' @section The response: An ordered factor with more than two levels selects
 #'   this likelihood automatically. With `likelihood = ordinal()`, an unordered
@@ -94,7 +100,7 @@ ordinal <- function(cutpoints = NULL) {
 #' @export
 print.augp_ordinal <- function(x, ...) {
   cut <- if (is.null(x$cutpoints)) "learned by the ELBO" else
-    sprintf("%s%s", paste(format(x$cutpoints, digits = 4), collapse = ", "),
+    sprintf("%s%s", paste(format(x$cutpoints, digits = 4, trim = TRUE), collapse = ", "),
             if (isTRUE(x$learn_cutpoints)) ", learned by the ELBO" else ", fixed")
   cat(sprintf("<augp_likelihood> ordinal (link: %s; cut points: %s)\n", x$link, cut))
   invisible(x)

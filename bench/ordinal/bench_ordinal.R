@@ -5,6 +5,7 @@
 #
 # Usage (from the package root, augmentedGP installed):
 #   Rscript bench/ordinal/bench_ordinal.R [threads] [repeats]
+# (repeats = 0 skips the main comparison, e.g. to run only the optional brms part below)
 # Writes bench/ordinal/results.csv (one row per data set x split x method);
 # bench/ordinal/results.md records a run.
 #
@@ -151,6 +152,7 @@ for (nm in names(sets)) {
     cat(sprintf("%s split %d done\n", nm, rep_id))
   }
 }
+if (repeats > 0) {
 res <- do.call(rbind, rows)
 utils::write.csv(res, file.path(out_dir, "results.csv"), row.names = FALSE)
 
@@ -175,4 +177,39 @@ for (nm in names(sets)) {
                 m, mean(o$logloss - base$logloss), stats::sd(o$logloss - base$logloss),
                 sum(o$logloss < base$logloss), nrow(o), mean(o$time) / mean(base$time)))
   }
+}
+}
+
+# ---- optional: one brms gp() fit with the same likelihood (sratio, logit) ----
+# Set AUGP_BENCH_BRMS=1 to run it: wine, split 1, rating ~ gp(temp, contact) with the
+# inputs coded 0/1 (brms's gp() takes numeric inputs), 2 chains of 1000 iterations.
+# Times the Stan compilation and the sampling separately; augp (VI and Gibbs) on the
+# same split and inputs for comparison.
+if (identical(Sys.getenv("AUGP_BENCH_BRMS"), "1") && requireNamespace("brms", quietly = TRUE)) {
+  set <- sets$wine
+  sp <- make_split(set, 1000 * 1 + nchar("wine"))
+  num <- data.frame(rating = set$data$rating, temp = as.numeric(set$data$temp == "warm"),
+                    contact = as.numeric(set$data$contact == "yes"))
+  dtr <- num[sp$train > 0, ]
+  dte <- num[sp$test > 0, ]
+  y <- as.integer(dte$rating)
+  form <- brms::bf(rating ~ gp(temp, contact))
+  comp <- elapsed(quiet(brms::brm(form, data = dtr, family = brms::sratio("logit"), chains = 0,
+                                  refresh = 0, silent = 2)))
+  samp <- elapsed(quiet(stats::update(comp$value, chains = 2, cores = 1, iter = 1000, seed = 1,
+                                      refresh = 0, recompile = FALSE, silent = 2)))
+  Pb <- apply(brms::posterior_epred(samp$value, newdata = dte), c(2, 3), mean)
+  bm <- metrics(Pb, y)
+  ctl <- augp_control(threads = threads)
+  av <- elapsed(quiet(augp(rating ~ temp + contact, dtr, likelihood = ordinal(), control = ctl)))
+  ag <- elapsed(quiet(augp(rating ~ temp + contact, dtr, likelihood = ordinal(), method = "gibbs",
+                           seed = 1, control = ctl)))
+  cat("\nbrms gp() sratio on wine (split 1, inputs temp and contact):\n")
+  tab <- rbind(
+    brms = c(bm, compile = comp$time, fit = samp$time),
+    augp_vi = c(metrics(predict(av$value, dte, type = "response"), y), compile = 0, fit = av$time),
+    augp_gibbs = c(metrics(predict(ag$value, dte, type = "response"), y), compile = 0, fit = ag$time))
+  print(round(tab, 3))
+  utils::write.csv(data.frame(method = rownames(tab), tab), file.path(out_dir, "results_brms.csv"),
+                   row.names = FALSE)
 }

@@ -110,10 +110,13 @@ test_that("Gibbs agrees with importance sampling of the un-augmented posterior (
   set.seed(5)
   S0 <- 200000
   Fp <- matrix(stats::rnorm(S0 * 3), S0) %*% chol(K)
-  lw <- rowSums(vapply(1:3, function(i) {
-    P <- t(vapply(Fp[, i], od_prob, numeric(4), cut = cut))
-    log(P[, y[i]])
-  }, numeric(S0)))
+  # log P(y_i | f) for a vector of f (the stick sums of od_logprob, vectorised)
+  lp_vec <- function(f, k) {
+    go <- if (k > 1) rowSums(stats::plogis(outer(f, cut[seq_len(k - 1)], "-"), log.p = TRUE)) else 0
+    if (k < 4) go + stats::plogis(cut[k] - f, log.p = TRUE) else go
+  }
+  expect_equal(lp_vec(c(-1, 0.4), 3), c(od_logprob(-1, cut, 3), od_logprob(0.4, cut, 3)))
+  lw <- lp_vec(Fp[, 1], y[1]) + lp_vec(Fp[, 2], y[2]) + lp_vec(Fp[, 3], y[3])
   w <- exp(lw - max(lw))
   w <- w / sum(w)
   mu <- colSums(w * Fp)
