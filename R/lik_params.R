@@ -98,8 +98,8 @@ engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = eng$contro
   for (r in seq_len(max_rounds)) {
     rounds <- r
     step <- .lik_learn_params_cpp(spec, m, v)
-    for (nm in names(step$params)) spec[[nm]] <- as.numeric(step$params[[nm]])
-    gain <- step$gain
+    gain <- max(step$gain, 0)
+    if (gain > 0) for (nm in names(step$params)) spec[[nm]] <- as.numeric(step$params[[nm]])
     if (shift) {
       a <- -sum(Kinv1 * (m - m0)) / s11
       if (is.finite(a) && a != 0) {
