@@ -268,6 +268,9 @@ plot_observed_frame.augp_gaussian <- function(likelihood, y, trials, levels) {
 #' @export
 plot_response_label.augp_gaussian <- function(likelihood, levels) "E[y]"
 
+#' @export
+plot_response_is_probability.augp_gaussian <- function(likelihood) FALSE
+
 # Training root mean squared error and mean absolute error of the fitted mean.
 #' @export
 lik_fit_stats.augp_gaussian <- function(likelihood, object) {
@@ -295,7 +298,9 @@ print_lik_params.augp_gaussian <- function(likelihood, digits, rounds = NULL) {
 
 # The 1-D predictive plot of a regression fit: posterior mean, credible band of f,
 # prediction band of a new y, and the data; over two inputs, the mean surface.
-plot_predictive_regression <- function(object, inp, dat, grid, level) {
+# `title`: the plot's title stem; `band`: what the credible band is of.
+plot_predictive_regression <- function(object, inp, dat, grid, level, title = "GP regression",
+                                       band = "f") {
   v <- inp$vars
   g <- predictive_grid(inp, dat, grid)
   nd <- grid_newdata(object, g, inp)
@@ -310,7 +315,7 @@ plot_predictive_regression <- function(object, inp, dat, grid, level) {
       ggplot2::scale_fill_viridis_c(name = ylab) +
       geom_point(data = pts, aes(x = .data$x1, y = .data$x2), inherit.aes = FALSE,
                  shape = 21, fill = "white", colour = "grey10", size = 1.4) +
-      labs(x = v[1], y = v[2], title = "GP regression: posterior mean surface")
+      labs(x = v[1], y = v[2], title = sprintf("%s: posterior mean surface", title))
     return(add_inducing_2d(p, object, v) + ggplot2::coord_cartesian(expand = FALSE) + theme_augp())
   }
   pr <- predict(object, nd, type = "response", interval = "prediction", level = level)
@@ -326,9 +331,9 @@ plot_predictive_regression <- function(object, inp, dat, grid, level) {
     ggplot2::geom_line(aes(y = .data$fit), colour = "#08306b", linewidth = 0.8) +
     scale_fill_manual(values = stats::setNames(c("#c6dbef", "#4292c6"), bands), breaks = bands,
                       name = NULL) +
-    labs(x = v, y = ylab, title = sprintf("GP regression (%s)", object$likelihood$name),
-         subtitle = sprintf("Line: posterior mean; bands: %s interval of f and of a new observation",
-                            band_label(level)))
+    labs(x = v, y = ylab, title = sprintf("%s (%s)", title, object$likelihood$name),
+         subtitle = sprintf("Line: posterior mean; bands: %s interval of %s and of a new observation",
+                            band_label(level), band))
   if (!is.null(Zd <- plot_inducing(object, v))) {
     Zd$y <- min(pts$y)
     Zd$what <- sprintf("inducing points (m = %d)", nrow(Zd))

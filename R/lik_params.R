@@ -26,6 +26,18 @@ lik_param_values <- function(likelihood) UseMethod("lik_param_values")
 #' @export
 lik_param_values.augp_likelihood <- function(likelihood) list()
 
+#' Learned parameters that move with the latent level (internal generic)
+#'
+#' The names of the engine-specification fields `p` for which the likelihood (one
+#' latent column) depends on f and p only through f - p, such as the cut points of
+#' ordinal(): adding a constant to f and to each of them changes nothing in the
+#' likelihood, only the prior term. NULL (the default): none.
+#' @noRd
+lik_location_params <- function(likelihood) UseMethod("lik_location_params")
+
+#' @export
+lik_location_params.augp_likelihood <- function(likelihood) NULL
+
 #' Print the likelihood's parameters in print() and summary() (internal generic)
 #' @noRd
 print_lik_params <- function(likelihood, digits, rounds = NULL) UseMethod("print_lik_params")
@@ -45,6 +57,19 @@ lik_param_priors <- function(likelihood, resp) UseMethod("lik_param_priors")
 #' @export
 lik_param_priors.augp_likelihood <- function(likelihood, resp) list()
 
+#' How many times to search the kernel hyperparameters around the parameter rounds
+#' (internal generic)
+#'
+#' 1 (the default): the kernel is learned once, at the starting parameters. A
+#' likelihood whose starting value can be far off (so that the kernel learned there is
+#' poor) asks for more: the search is run again at the learned parameters, which are
+#' then learned again, as long as the final ELBO rises.
+#' @noRd
+lik_hyper_passes <- function(likelihood) UseMethod("lik_hyper_passes")
+
+#' @export
+lik_hyper_passes.augp_likelihood <- function(likelihood) 1L
+
 # Alternate the likelihood's parameter step and warm-started CAVI sweeps on a
 # converged variational engine fit `eng` (R/engine.R engine_vi). X: the engine's
 # (standardised) inputs; spec: the engine likelihood list; mean0: the prior mean. Each
@@ -56,7 +81,15 @@ lik_param_priors.augp_likelihood <- function(likelihood, resp) list()
 # learned parameters, the ELBO trace extended by one value after each parameter step
 # and the CAVI sweeps after it, and param_rounds / param_converged (FALSE: stopped at
 # the cap with the ELBO still rising; R/diagnostics.R warns).
-engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = eng$control$maxit) {
+# `location` (lik_location_params()): spec fields that shift with the latent level. The
+# likelihood is then flat along a common shift of f and those parameters, and only the
+# prior pins it, so alternating the two blocks would creep along that ridge; each round
+# therefore also takes the exact step along it: the mean of q(f) and the fields move by
+# the a that minimises (d + a 1)' K^-1 (d + a 1), d = m - mean0, i.e.
+# a = -1' K^-1 d / 1' K^-1 1, which lowers KL(q(f) || p(f)) by (1' K^-1 d)^2 / (2 1' K^-1 1)
+# and leaves the local ELBO unchanged (one latent column only).
+engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = eng$control$maxit,
+                                    location = NULL) {
   ctl <- eng$control
   q <- spec$q
   n <- nrow(X)
@@ -68,15 +101,30 @@ engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = eng$contro
   converged <- FALSE
   res <- NULL
   rounds <- 0L
+  shift <- length(location) > 0L && q == 1L && !is_kernel_list(eng$kernel)
+  if (shift) {
+    U <- chol(kernel_matrix(eng$kernel, X) + diag(eng$jitter, n))
+    Kinv1 <- backsolve(U, backsolve(U, rep(1, n), transpose = TRUE))
+    s11 <- sum(Kinv1)
+  }
   for (r in seq_len(max_rounds)) {
     rounds <- r
     step <- .lik_learn_params_cpp(spec, m, v)
-    if (!(step$gain > 0)) {
+    gain <- max(step$gain, 0)
+    if (gain > 0) for (nm in names(step$params)) spec[[nm]] <- as.numeric(step$params[[nm]])
+    if (shift) {
+      a <- -sum(Kinv1 * (m - m0)) / s11
+      if (is.finite(a) && a != 0) {
+        m <- m + a
+        for (nm in location) spec[[nm]] <- spec[[nm]] + a
+        gain <- gain + 0.5 * a^2 * s11
+      }
+    }
+    if (!(gain > 0)) {
       converged <- TRUE
       break
     }
-    for (nm in names(step$params)) spec[[nm]] <- as.numeric(step$params[[nm]])
-    e_step <- e_cur + step$gain
+    e_step <- e_cur + gain
     # the new parameters' optimal q(aux) at the current q(f): the CAVI warm start
     ev <- .gp_lik_eval_cpp(spec, m, v, m)
     res <- engine_cavi_kernel(eng$kernel, X, eng$jitter, spec, m0, ev$kappa, ev$omega,
@@ -124,7 +172,18 @@ engine_fit_lik_params <- function(X, spec, likelihood, kernel, method, control, 
   progress_restore(sec)
   sec <- progress_section(if (method == "vi") 0.9 else 0.25, if (method == "vi") 1 else 0.3,
                           "likelihood parameters", announce = TRUE)
-  vi <- engine_learn_lik_params(vi, X, spec, mean0)
+  vi <- engine_learn_lik_params(vi, X, spec, mean0, location = lik_location_params(likelihood))
+  # further passes (lik_hyper_passes()): the kernel searched again from its starting
+  # value at the learned parameters, then the parameters again; a pass is kept only if
+  # the ELBO rises
+  for (pass in seq_len(lik_hyper_passes(likelihood) - 1L)) {
+    if (!isTRUE(control$learn_hyper)) break
+    nxt <- run_engine(X, vi$lik, kernel, "vi", control, seed, mean0, check = FALSE)
+    nxt <- engine_learn_lik_params(nxt, X, vi$lik, mean0, location = lik_location_params(likelihood))
+    e_old <- vi$elbo[length(vi$elbo)]
+    if (!(nxt$elbo[length(nxt$elbo)] > e_old + control$tol * abs(e_old))) break
+    vi <- nxt
+  }
   progress_restore(sec)
   vi$param_label <- lik_params_label(likelihood)
   if (method == "vi") {

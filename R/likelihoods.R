@@ -12,9 +12,12 @@
 #'
 #' When `likelihood = NULL`, [augp()] picks one from the response: a binary
 #' response gives `bernoulli_logit()`, a two-column count matrix gives
-#' `binomial_logit()`, a factor with more than two levels gives
+#' `binomial_logit()`, an ordered factor with more than two levels gives
+#' [ordinal()], another factor with more than two levels gives
 #' `logistic_softmax()`, a count matrix with more than two columns
-#' `stick_breaking()` and a numeric vector with non-integer values [gaussian_noise()].
+#' `stick_breaking()`, a numeric vector with non-integer values [gaussian_noise()]
+#' and a numeric vector of non-negative whole numbers that are not all 0/1
+#' (counts) [negative_binomial()].
 #'
 #' @return An object of class `augp_likelihood`.
 #' @examples
@@ -58,6 +61,7 @@ guess_likelihood <- function(y) {
     }
     return(make())
   }
+  if (is.ordered(y) && nlevels(droplevels(y)) > 2L) return(ordinal())
   if (is.character(y)) y <- factor(y)
   if (is.factor(y) && nlevels(droplevels(y)) > 2L) {
     make <- get0("logistic_softmax", envir = asNamespace("augmentedGP"), mode = "function")
@@ -69,6 +73,9 @@ guess_likelihood <- function(y) {
     return(make())
   }
   if (is.numeric(y) && !is.matrix(y) && any(abs(y - round(y)) > 1e-8, na.rm = TRUE)) return(gaussian_noise())
+  if (is.numeric(y) && !is.matrix(y) && all(y >= 0, na.rm = TRUE) && !all(y %in% c(0, 1, NA))) {
+    return(negative_binomial())
+  }
   bernoulli_logit()
 }
 
@@ -78,6 +85,12 @@ guess_likelihood <- function(y) {
 likelihood_from_family <- function(family, y) {
   key <- paste(family$family, family$link)
   if (identical(key, "gaussian identity")) return(gaussian_noise())
+  if (family$family %in% c("poisson", "quasipoisson") || grepl("^Negative Binomial", family$family)) {
+    stop(sprintf(paste0("`likelihood`: the %s family (%s link) has no augmented likelihood here; ",
+                        "for counts use negative_binomial() (log link; a large fixed `r` is ",
+                        "close to Poisson) or the Poisson likelihood with a logistic rate."),
+                 family$family, family$link), call. = FALSE)
+  }
   if (identical(key, "binomial logit")) {
     lik <- guess_likelihood(y)
     if (inherits(lik, "augp_binomial")) return(lik)
@@ -119,7 +132,8 @@ check_likelihood <- function(likelihood, y) {
   if (inherits(likelihood, "family")) likelihood <- likelihood_from_family(likelihood, y)
   if (!inherits(likelihood, "augp_likelihood")) {
     stop(paste0("`likelihood` must be NULL or made by bernoulli_logit(), binomial_logit(), ",
-                "logistic_softmax(), stick_breaking(), gaussian_noise(), student_t() or laplace()."), call. = FALSE)
+                "logistic_softmax(), stick_breaking(), ordinal(), gaussian_noise(), student_t(), ",
+                "laplace(), negative_binomial() or poisson_logistic()."), call. = FALSE)
   }
   likelihood
 }
@@ -288,6 +302,24 @@ plot_observed_frame <- function(likelihood, y, trials, levels) {
 #' The y-axis label of the response probabilities, e.g. "P(Yes)"
 #' @noRd
 plot_response_label <- function(likelihood, levels) UseMethod("plot_response_label")
+
+#' Is the plotted response a probability (axis limits 0 and 1)? (internal generic)
+#' @noRd
+plot_response_is_probability <- function(likelihood) UseMethod("plot_response_is_probability")
+
+#' @export
+plot_response_is_probability.augp_likelihood <- function(likelihood) TRUE
+
+#' The y scale of the response in the effects plot: probabilities in [0, 1] by
+#' default; likelihoods whose response mean is not a probability return their own
+#' @noRd
+plot_response_scale <- function(likelihood) UseMethod("plot_response_scale")
+
+#' @export
+plot_response_scale.augp_likelihood <- function(likelihood) {
+  if (!plot_response_is_probability(likelihood)) return(ggplot2::scale_y_continuous())
+  ggplot2::scale_y_continuous(limits = c(0, 1), breaks = seq(0, 1, 0.25))
+}
 
 #' Training statistics for summary() (internal generic): a named list of numbers
 #' whose attribute "labels" holds a sprintf() format for each

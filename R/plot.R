@@ -545,7 +545,7 @@ plot_effects <- function(object, effects = NULL, grid = 60L, level = 0.95) {
     ggplot2::facet_wrap(~effect, scales = "free_x") +
     ggplot2::scale_x_continuous(breaks = effects_breaks(labels), labels = effects_labels(labels),
                                 name = NULL) +
-    ggplot2::scale_y_continuous(limits = c(0, 1), breaks = seq(0, 1, 0.25))
+    plot_response_scale(object$likelihood)
   if (nrow(curves)) p <- p + curve_layers(curves, single)
   if (!is.null(rug) && nrow(rug)) {
     p <- p + geom_rug(data = rug, aes(x = .data$x), inherit.aes = FALSE, sides = "b",

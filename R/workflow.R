@@ -363,12 +363,13 @@ workflow_draws <- function(object, newdata = NULL, ndraws = NULL, draw_ids = NUL
 }
 
 # The rows of the design at which to draw: the standardised training inputs, or those
-# of newdata, with which rows have complete inputs.
+# of newdata, with which rows have complete inputs (and offsets); `full`: the whole new
+# design with its attributes (the offsets of its rows), for engine_predict_new().
 workflow_inputs <- function(object, newdata) {
   if (is.null(newdata)) return(list(X = object$x, ok = rep(TRUE, object$n), new = FALSE))
   X <- new_design(object, newdata)
-  ok <- stats::complete.cases(X)
-  list(X = X[ok, , drop = FALSE], ok = ok, new = TRUE)
+  ok <- stats::complete.cases(X) & (if (is.null(attr(X, "ok"))) TRUE else attr(X, "ok"))
+  list(X = X[ok, , drop = FALSE], ok = ok, new = TRUE, full = X)
 }
 
 # Gibbs fits: the stored draws [iterations, chains, n * q] as an S x n x q array (draw
@@ -401,7 +402,7 @@ gibbs_workflow_draws <- function(object, newdata, ndraws, draw_ids) {
   } else if (m == 0) {
     array(0, c(total, 0, q))
   } else {
-    latent_draw_array(augp_engine_predict(eng, inp$X, draws = TRUE)$draws, m, q)
+    latent_draw_array(engine_predict_new(object, inp$full, inp$ok, draws = TRUE)$draws, m, q)
   }
   list(F = all[ids, , , drop = FALSE], ok = inp$ok, ids = ids, chain = chain[ids])
 }
@@ -414,7 +415,7 @@ vi_workflow_draws <- function(object, newdata, ndraws, draw_ids) {
   inp <- workflow_inputs(object, newdata)
   q <- object$q
   m <- nrow(inp$X)
-  pr <- if (!inp$new) object$engine else if (m > 0) augp_engine_predict(object$engine, inp$X)
+  pr <- if (!inp$new) object$engine else if (m > 0) engine_predict_new(object, inp$full, inp$ok)
   mu <- if (m > 0) as.numeric(pr$mean) else numeric(0)
   sd <- if (m > 0) sqrt(pmax(as.numeric(pr$var), 0)) else numeric(0)
   S <- as.integer(S)

@@ -18,6 +18,9 @@ std::unique_ptr<Likelihood> make_stick_breaking(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_gaussian(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_student_t(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_laplace(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_negative_binomial(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_poisson_logistic(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_ordinal(const LikSpec& spec);
 
 namespace {
 
@@ -31,6 +34,9 @@ std::map<std::string, LikFactory>& registry() {
       {"gaussian", &make_gaussian},
       {"student_t", &make_student_t},
       {"laplace", &make_laplace},
+      {"negative_binomial", &make_negative_binomial},
+      {"poisson_logistic", &make_poisson_logistic},
+      {"ordinal", &make_ordinal},
   };
   return r;
 }

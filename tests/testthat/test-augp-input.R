@@ -22,7 +22,7 @@ test_that("response problems give clear errors", {
   expect_error(augp(y ~ x1, one, control = augp_quick()), "`y`.*only one class")
   expect_error(augp(g ~ x1, d, likelihood = bernoulli_logit(), control = augp_quick()),
                "`y`.*3 classes.*bernoulli_logit")
-  expect_error(augp_fit(cbind(d$x1), c(0, 2, rep(0:1, 19))), "`y`.*0/1")
+  expect_error(augp_fit(cbind(d$x1), c(0, 2, rep(0:1, 19)), likelihood = bernoulli_logit()), "`y`.*0/1")
   cnt <- data.frame(x = 1:6, s = c(1, 2, -1, 3, 0, 2), f = c(2, 1, 3, 0, 2, 1))
   expect_error(augp(cbind(s, f) ~ x, cnt, control = augp_quick()), "`y`.*non-negative")
   cnt$s[3] <- 1.5

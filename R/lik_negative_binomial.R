@@ -1,0 +1,302 @@
+# Negative-binomial likelihood for overdispersed counts: y ~ NB(mean exp(f), dispersion
+# r), Polya-Gamma augmented (src/lik_negative_binomial.cpp). One latent column, the log
+# mean (log link; an offset is the log exposure). Frequency weights are the engine's
+# `trials` (t copies of a row). The dispersion r is learned by the ELBO unless given.
+
+#' Negative-binomial likelihood for count regression
+#'
+#' The observation model for counts \eqn{y_i \in \{0, 1, 2, \dots\}}:
+#' \deqn{p(y \mid f) = \frac{\Gamma(y + r)}{\Gamma(r)\, y!}\, p^y (1 - p)^r,
+#'   \quad p = \sigma(f - \log r),}
+#' with mean \eqn{\mu = e^{f}} and variance \eqn{\mu + \mu^2 / r}: the latent
+#' function is the log mean (log link), and the dispersion \eqn{r > 0} sets the
+#' overdispersion relative to the Poisson law, which is the limit
+#' \eqn{r \to \infty}. Given a Polya-Gamma variable
+#' \eqn{\omega \sim PG(y + r, f - \log r)} the model is Gaussian in \eqn{f}, so the
+#' Gibbs sampler and CAVI have closed-form steps (the package's exact Polya-Gamma
+#' sampler, whose cost does not grow with the count).
+#'
+#' [augp()] picks this likelihood by itself for a numeric response of
+#' non-negative whole numbers that are not all 0/1. An `offset` (e.g. the log of
+#' an exposure, `offset(log(time))` in a formula) adds to the log mean, as in
+#' [stats::glm()] with a log link. The prior mean of the latent function is the
+#' log of the (weighted) mean count. Frequency `weights` count repeated
+#' observations.
+#'
+#' With `r = NULL` the dispersion is learned by maximising the ELBO over
+#' \eqn{\log r} (a one-dimensional search in \eqn{[10^{-3}, 10^5]} with
+#' \eqn{q(f)} fixed, alternating with CAVI as for [gaussian_noise()]'s
+#' \eqn{\sigma}); the kernel hyperparameters are learned first at the starting
+#' value, a moment estimate from the counts, and searched again (from their
+#' starting values) at the learned \eqn{r}, up to two more times while the ELBO
+#' rises, since a poor starting \eqn{r} can lead the first search to a poor kernel.
+#' The augmented ELBO is looser for
+#' large \eqn{r} when the latent function is uncertain, so the learned value
+#' leans towards more overdispersion in that case. With `method = "gibbs"` the
+#' dispersion is learned by the variational fit and then held fixed (the sampler
+#' does not draw it). Sparse (`inducing`) fits need a fixed `r`.
+#'
+#' `predict(type = "response")` gives the mean count \eqn{E[e^f]} (closed form
+#' under the Gaussian \eqn{q(f)}), `type = "link"` the log mean \eqn{f};
+#' `interval = "prediction"` gives Monte Carlo quantiles of a new count.
+#' `fit$r` holds the dispersion. `residuals(type = "pearson")` divides by
+#' \eqn{\sqrt{\mu + \mu^2 / r}}; the deviance is that of
+#' [MASS::negative.binomial()] at the fitted \eqn{r}.
+#'
+#' `likelihood = poisson()` is not accepted (there is no Polya-Gamma
+#' augmentation of the Poisson log link): use `negative_binomial()`, which with
+#' a large fixed `r` is close to it, or the Poisson likelihood with a logistic
+#' rate when available.
+#'
+#' @param r `NULL` (learn the dispersion by the ELBO) or a positive number
+#'   (fixed dispersion; the variance is \eqn{\mu + \mu^2 / r}).
+#' @return An object of class `c("augp_negative_binomial", "augp_likelihood")`.
+#' @seealso [augp()], [likelihoods], [gaussian_noise()]
+#' @examples
+#' negative_binomial()
+#' negative_binomial(r = 5)
+#' set.seed(1)
+#' x <- seq(0, 1, length.out = 60)
+#' y <- rnbinom(60, mu = exp(1 + sin(6 * x)), size = 4)
+#' fit <- augp_fit(x, y, likelihood = negative_binomial())
+#' fit$r
+#' head(predict(fit, type = "response"))
+#' @export
+negative_binomial <- function(r = NULL) {
+  if (!is.null(r)) r <- check_positive_scalar(r, "r")
+  new_likelihood("negative_binomial", family = "negative_binomial", link = "log", r = r,
+                 learn_r = is.null(r))
+}
+
+#' @export
+print.augp_negative_binomial <- function(x, ...) {
+  cat(sprintf("<augp_likelihood> %s (link: log; %s)\n", x$name, lik_params_text(x)))
+  invisible(x)
+}
+
+#' @export
+lik_params_text.augp_negative_binomial <- function(likelihood) {
+  sprintf("dispersion r %s", param_text(likelihood$r, likelihood$learn_r))
+}
+
+# Counts: a numeric vector of non-negative whole numbers, not all zero.
+check_counts <- function(y, name, arg = "`y` (the response)") {
+  if (is.matrix(y) || is.data.frame(y)) {
+    stop(sprintf("%s must be a vector of counts for %s().", arg, name), call. = FALSE)
+  }
+  if (is.factor(y) || is.character(y) || is.logical(y) || !is.numeric(y)) {
+    stop(sprintf("%s must be numeric counts for %s(), not %s.", arg, name, class(y)[1]),
+         call. = FALSE)
+  }
+  if (anyNA(y)) stop(sprintf("%s contains NA.", arg), call. = FALSE)
+  if (any(!is.finite(y))) stop(sprintf("%s contains Inf or NaN.", arg), call. = FALSE)
+  if (any(y < 0)) stop(sprintf("%s must be non-negative counts for %s().", arg, name), call. = FALSE)
+  if (any(abs(y - round(y)) > 1e-8)) {
+    stop(sprintf("%s must be whole numbers (counts) for %s().", arg, name), call. = FALSE)
+  }
+  round(as.double(y))
+}
+
+#' @export
+encode_response.augp_negative_binomial <- function(likelihood, y, weights = NULL) {
+  y <- check_counts(y, likelihood$name)
+  w <- check_weights(weights, length(y))
+  keep <- w > 0
+  if (!any(y[keep] > 0)) {
+    stop("`y` (the response) is zero everywhere: there is no count to model.", call. = FALSE)
+  }
+  list(y = y, trials = w, levels = character(0), keep = keep)
+}
+
+#' @export
+response_data.augp_negative_binomial <- function(likelihood, resp) resp$y
+
+# The starting dispersion: the fixed value, or the moment estimate mu^2 / excess, the
+# excess variance var - mu taken as half the observed one (the other half left to the
+# latent function), clamped to [0.1, 1000].
+lik_r_start <- function(likelihood, resp) {
+  if (!is.null(likelihood$r)) return(likelihood$r)
+  w <- resp$trials / sum(resp$trials)
+  mu <- sum(w * resp$y)
+  excess <- 0.5 * (sum(w * (resp$y - mu)^2) - mu)
+  if (!(excess > 0)) return(1000)
+  min(max(mu^2 / excess, 0.1), 1000)
+}
+
+#' @export
+engine_lik_spec.augp_negative_binomial <- function(likelihood, resp) {
+  list(type = "negative_binomial", q = 1L, y = as.double(resp$y),
+       trials = as.double(resp$trials), r = lik_r_start(likelihood, resp),
+       learn_r = isTRUE(likelihood$learn_r))
+}
+
+#' @export
+lik_param_spec.augp_negative_binomial <- function(likelihood) {
+  list(type = "negative_binomial", q = 1L, y = numeric(0), trials = numeric(0),
+       r = if (is.null(likelihood$r)) 1 else likelihood$r, learn_r = FALSE)
+}
+
+# The log of the (weighted) mean count.
+#' @export
+lik_prior_mean.augp_negative_binomial <- function(likelihood, resp) {
+  log(sum(resp$trials * resp$y) / sum(resp$trials))
+}
+
+#' @export
+lik_response_mean.augp_negative_binomial <- function(likelihood, f) {
+  .lik_response_mean_cpp(lik_param_spec(likelihood), as.matrix(f))
+}
+
+#' @export
+lik_fitted.augp_negative_binomial <- function(likelihood, spec, levels) {
+  likelihood$r <- as.double(spec$r)
+  likelihood
+}
+
+#' @export
+latent_names.augp_negative_binomial <- function(likelihood, levels, q) "f"
+
+#' @export
+response_names.augp_negative_binomial <- function(likelihood, levels) "mean"
+
+# The offset adds to the log mean (log exposure), as in glm(family = poisson).
+#' @export
+lik_accepts_offset.augp_negative_binomial <- function(likelihood) TRUE
+
+#' @export
+lik_model_label.augp_negative_binomial <- function(likelihood) "count regression (negative binomial)"
+
+# Unit deviance of the negative binomial with dispersion r, as MASS::negative.binomial():
+# 2 [y log(y / mu) - (y + r) log((y + r) / (mu + r))], times the weight.
+lik_nb_unit_deviance <- function(y, trials, mu, r) {
+  2 * trials * (ylogy_ratio(y, mu) - (y + r) * log((y + r) / (mu + r)))
+}
+
+#' @export
+lik_residual_parts.augp_negative_binomial <- function(likelihood, y, trials, levels, mean) {
+  mu <- mean[, 1]
+  r <- likelihood$r
+  list(observed = matrix(y, ncol = 1L), var = matrix((mu + mu^2 / r) / trials, ncol = 1L),
+       unit_deviance = matrix(lik_nb_unit_deviance(y, trials, mu, r), ncol = 1L))
+}
+
+#' @export
+lik_deviance.augp_negative_binomial <- function(likelihood, y, trials, levels, mean) {
+  sum(lik_nb_unit_deviance(y, trials, mean[, 1], likelihood$r))
+}
+
+#' @export
+lik_sigma.augp_negative_binomial <- function(likelihood, object) {
+  stop(paste0("sigma() is not defined for the negative_binomial likelihood: its dispersion is ",
+              "`r` (fit$r; variance mu + mu^2 / r); see residuals(fit, type = \"pearson\")."),
+       call. = FALSE)
+}
+
+#' @export
+present_response.augp_negative_binomial <- function(likelihood, parts) {
+  if (length(parts) == 1L) return(parts[[1]][, 1])
+  as.data.frame(lapply(parts, function(p) unname(p[, 1])))
+}
+
+#' @export
+category_prob.augp_negative_binomial <- function(likelihood, mean, levels) {
+  stop(paste0("`type = \"class\"` is not available for the negative_binomial likelihood ",
+              "(a count response); use type = \"response\"."), call. = FALSE)
+}
+
+# The count of each row times its weight: augment()'s residual divides by the weight.
+#' @export
+observed_counts.augp_negative_binomial <- function(likelihood, y, trials, levels) {
+  matrix(y * trials, ncol = 1L, dimnames = list(NULL, "mean"))
+}
+
+#' @export
+observed_response.augp_negative_binomial <- function(likelihood, y, trials, levels) y
+
+# simulate(): a data frame of simulated counts, one column per simulation (the total
+# of `size` replicates of a row).
+#' @export
+present_simulation.augp_negative_binomial <- function(likelihood, counts, size, ok, levels,
+                                                      rownames) {
+  nsim <- dim(counts)[1]
+  out <- matrix(NA_real_, length(ok), nsim,
+                dimnames = list(rownames, paste0("sim_", seq_len(nsim))))
+  out[ok, ] <- t(matrix(counts[, , 1], nsim))
+  as.data.frame(out)
+}
+
+# posterior_predict(): an S x r matrix of counts, as rstanarm and brms give.
+#' @export
+present_predictive.augp_negative_binomial <- function(likelihood, counts, size, levels) {
+  matrix(counts[, , 1], dim(counts)[1], dim(counts)[2])
+}
+
+#' @export
+observed_predictive.augp_negative_binomial <- function(likelihood, y, trials, levels) {
+  as.numeric(y)
+}
+
+#' @export
+encode_new_response.augp_negative_binomial <- function(likelihood, y, levels) {
+  y <- check_counts(y, likelihood$name, "`newdata`: the response")
+  n <- length(y)
+  list(y = y, trials = rep(1, n), levels = levels, keep = rep(TRUE, n))
+}
+
+#' @export
+plot_predictive_lik.augp_negative_binomial <- function(likelihood, object, inp, dat, grid, level) {
+  plot_predictive_regression(object, inp, dat, grid, level, title = "GP count regression",
+                             band = "the mean")
+}
+
+#' @export
+plot_response_frame.augp_negative_binomial <- function(likelihood, pred, levels) {
+  r <- nrow(pred)
+  data.frame(.row = seq_len(r), category = factor(rep("mean", r)),
+             estimate = pred$fit, lower = pred$lwr, upper = pred$upr)
+}
+
+#' @export
+plot_observed_frame.augp_negative_binomial <- function(likelihood, y, trials, levels) {
+  data.frame(.row = seq_along(y), category = factor(rep("mean", length(y))),
+             proportion = y, observed = factor(rep("observed", length(y))))
+}
+
+#' @export
+plot_response_label.augp_negative_binomial <- function(likelihood, levels) "E[y]"
+
+#' @export
+plot_response_is_probability.augp_negative_binomial <- function(likelihood) FALSE
+
+# Training root mean squared error and mean absolute error of the fitted mean count,
+# and the mean deviance per observation.
+#' @export
+lik_fit_stats.augp_negative_binomial <- function(likelihood, object) {
+  mu <- object$fitted[, 1]
+  r <- object$y - mu
+  w <- object$trials
+  structure(list(rmse = sqrt(sum(w * r^2) / sum(w)), mae = sum(w * abs(r)) / sum(w),
+                 deviance = sum(lik_nb_unit_deviance(object$y, w, mu, likelihood$r)) / sum(w)),
+            labels = c(rmse = "Training RMSE: %.4g", mae = "MAE: %.4g",
+                       deviance = "mean deviance: %.4g"))
+}
+
+# The starting r is a rough moment estimate: search the kernel again at the learned r.
+#' @export
+lik_hyper_passes.augp_negative_binomial <- function(likelihood) 3L
+
+#' @export
+lik_learns_params.augp_negative_binomial <- function(likelihood) isTRUE(likelihood$learn_r)
+
+#' @export
+lik_param_values.augp_negative_binomial <- function(likelihood) list(r = likelihood$r)
+
+#' @export
+lik_params_label.augp_negative_binomial <- function(likelihood) "the dispersion `r`"
+
+#' @export
+print_lik_params.augp_negative_binomial <- function(likelihood, digits, rounds = NULL) {
+  if (is.null(likelihood$r)) return(invisible())
+  cat(sprintf("Dispersion: r %s\n", param_text(likelihood$r, likelihood$learn_r)))
+  invisible()
+}

@@ -1,0 +1,321 @@
+# Poisson counts with a scaled-logistic rate: y ~ Poisson(lambda sigmoid(f)), lambda the
+# maximal rate, augmented by a Poisson count of "rejected" points and a Polya-Gamma
+# variable (src/lik_poisson_logistic.cpp). One latent column on the logit scale of
+# rate / lambda; the response mean is the rate. Frequency weights are the engine's
+# `trials` (t copies of a row). lambda is learned by the ELBO (closed form) unless given.
+
+#' Poisson likelihood with a scaled-logistic rate
+#'
+#' The observation model \eqn{y_i \mid f_i \sim \mathrm{Poisson}(\lambda\,
+#' \sigma(f_i))} for a count response, \eqn{\sigma} the logistic function and
+#' \eqn{\lambda > 0} the largest rate the model can reach. Writing
+#' \eqn{e^{-\lambda \sigma(f)} = e^{-\lambda} e^{\lambda \sigma(-f)}} as a Poisson
+#' series introduces a latent count \eqn{n} (the points a Poisson process of rate
+#' \eqn{\lambda} loses to thinning) and, through the Polya-Gamma identity, a
+#' variable \eqn{\omega}: given \eqn{(n, \omega)} the model is Gaussian in \eqn{f}.
+#' The Gibbs sampler draws \eqn{n \mid f \sim \mathrm{Poisson}(\lambda
+#' \sigma(-f))} and \eqn{\omega \mid n, f \sim \mathrm{PG}(y + n, f)}; the
+#' variational fit uses the structured family \eqn{q(n)\, \mathrm{PG}(\omega \mid
+#' y + n, c)} (Galy-Fajou et al. 2020).
+#'
+#' With `lambda = NULL`, \eqn{\lambda} is learned by the ELBO (given \eqn{q(f)} the
+#' optimum is a closed form), alternating with CAVI as for [gaussian_noise()]; the
+#' kernel hyperparameters are learned first at the starting value, twice the
+#' largest observed count. Gibbs fits hold the learned \eqn{\lambda} fixed. Sparse
+#' (`inducing`) fits need a fixed `lambda`. A large fixed \eqn{\lambda} (far
+#' above the observed counts) makes the model a Poisson model with a log link,
+#' \eqn{\lambda \sigma(f) \approx e^{f + \log \lambda}}.
+#'
+#' The latent function, and so an `offset`, is on the logit scale of
+#' rate / \eqn{\lambda}: an offset \eqn{o} gives the rate \eqn{\lambda \sigma(f +
+#' o)}. It acts as a log exposure (multiplying the rate by \eqn{e^o}) only where
+#' the rate is far below \eqn{\lambda}; to model exposure otherwise give it as a
+#' covariate. [augp()] picks this likelihood only when asked: integer responses
+#' are read as classes or counts of other models.
+#'
+#' `predict(type = "response")` gives the rate \eqn{E[y] = \lambda \sigma(f)},
+#' `interval = "credible"` its credible interval and `interval = "prediction"`
+#' the interval of a new count (Monte Carlo quantiles). Pearson residuals divide
+#' by the square root of the rate.
+#'
+#' @param lambda `NULL` (learn the maximal rate by the ELBO) or a positive number
+#'   (fixed).
+#' @return An object of class `c("augp_poisson_logistic", "augp_likelihood")`.
+#' @seealso [augp()], [bernoulli_logit()]
+#' @references Galy-Fajou, T., Wenzel, F. and Opper, M. (2020). Automated
+#'   augmented conjugate inference for non-conjugate Gaussian process models.
+#'   AISTATS.
+#' @examples
+#' poisson_logistic()
+#' poisson_logistic(lambda = 20)
+#' set.seed(1)
+#' x <- seq(0, 1, length.out = 40)
+#' y <- rpois(40, 10 * plogis(4 * sin(6 * x)))
+#' fit <- augp_fit(x, y, likelihood = poisson_logistic())
+#' fit$lambda
+#' head(predict(fit, type = "response", interval = "prediction"))
+#' @export
+poisson_logistic <- function(lambda = NULL) {
+  if (!is.null(lambda)) lambda <- check_positive_scalar(lambda, "lambda")
+  new_likelihood("poisson_logistic", family = "poisson_logistic", link = "logit",
+                 lambda = lambda, learn_lambda = is.null(lambda))
+}
+
+#' @export
+print.augp_poisson_logistic <- function(x, ...) {
+  cat(sprintf("<augp_likelihood> %s (rate lambda * plogis(f); %s)\n", x$name, lik_params_text(x)))
+  invisible(x)
+}
+
+#' @export
+lik_params_text.augp_poisson_logistic <- function(likelihood) {
+  sprintf("lambda %s", param_text(likelihood$lambda, likelihood$learn_lambda))
+}
+
+# Counts: a numeric (or integer) vector of whole numbers >= 0.
+check_count_response <- function(y, name, what = "`y` (the response)") {
+  if (is.matrix(y) || is.data.frame(y)) {
+    stop(sprintf("%s must be a vector of counts for %s().", what, name), call. = FALSE)
+  }
+  if (!is.numeric(y)) {
+    stop(sprintf("%s must be counts (whole numbers >= 0) for %s(), not %s.", what, name,
+                 class(y)[1]), call. = FALSE)
+  }
+  if (anyNA(y)) stop(sprintf("%s contains NA.", what), call. = FALSE)
+  if (any(!is.finite(y))) stop(sprintf("%s contains Inf or NaN.", what), call. = FALSE)
+  if (any(y < 0)) stop(sprintf("%s has negative values: counts must be >= 0.", what), call. = FALSE)
+  if (any(abs(y - round(y)) > 1e-8)) {
+    stop(sprintf("%s has non-integer values: counts must be whole numbers.", what), call. = FALSE)
+  }
+  round(as.double(y))
+}
+
+#' @export
+encode_response.augp_poisson_logistic <- function(likelihood, y, weights = NULL) {
+  y <- check_count_response(y, likelihood$name)
+  w <- check_weights(weights, length(y))
+  keep <- w > 0
+  if (isTRUE(likelihood$learn_lambda) && sum(y[keep]) == 0) {
+    stop(paste0("`y` (the response) is 0 everywhere: the maximal rate `lambda` cannot be ",
+                "learned; give a fixed `lambda`."), call. = FALSE)
+  }
+  list(y = y, trials = w, levels = character(0), keep = keep)
+}
+
+#' @export
+response_data.augp_poisson_logistic <- function(likelihood, resp) resp$y
+
+# The starting lambda: the fixed value, or twice the largest count.
+lik_lambda_start <- function(likelihood, resp) {
+  if (!is.null(likelihood$lambda)) return(likelihood$lambda)
+  2 * max(1, resp$y[resp$trials > 0])
+}
+
+#' @export
+engine_lik_spec.augp_poisson_logistic <- function(likelihood, resp) {
+  list(type = "poisson_logistic", q = 1L, y = as.double(resp$y), trials = as.double(resp$trials),
+       lambda = lik_lambda_start(likelihood, resp), learn_lambda = isTRUE(likelihood$learn_lambda))
+}
+
+# The logit of the (weighted) mean count over the starting lambda, kept in
+# [1e-8, 0.98].
+#' @export
+lik_prior_mean.augp_poisson_logistic <- function(likelihood, resp) {
+  rate <- (sum(resp$trials * resp$y) + 0.5) / sum(resp$trials)
+  stats::qlogis(min(max(rate / lik_lambda_start(likelihood, resp), 1e-8), 0.98))
+}
+
+#' @export
+lik_param_spec.augp_poisson_logistic <- function(likelihood) {
+  list(type = "poisson_logistic", q = 1L, y = numeric(0), trials = numeric(0),
+       lambda = if (is.null(likelihood$lambda)) 1 else likelihood$lambda, learn_lambda = FALSE)
+}
+
+#' @export
+lik_response_mean.augp_poisson_logistic <- function(likelihood, f) {
+  .lik_response_mean_cpp(lik_param_spec(likelihood), as.matrix(f))
+}
+
+#' @export
+lik_fitted.augp_poisson_logistic <- function(likelihood, spec, levels) {
+  likelihood$lambda <- as.double(spec$lambda)
+  likelihood
+}
+
+#' @export
+latent_names.augp_poisson_logistic <- function(likelihood, levels, q) "f"
+
+#' @export
+response_names.augp_poisson_logistic <- function(likelihood, levels) "rate"
+
+# The offset adds to f, the logit of rate / lambda (see ?poisson_logistic).
+#' @export
+lik_accepts_offset.augp_poisson_logistic <- function(likelihood) TRUE
+
+#' @export
+lik_model_label.augp_poisson_logistic <- function(likelihood) "count regression (Poisson, logistic rate)"
+
+# Poisson unit deviance 2 t (y log(y / mu) - (y - mu)).
+#' @export
+lik_unit_deviance.augp_poisson_logistic <- function(likelihood, y, trials, mu) {
+  2 * trials * (ylogy_ratio(y, mu) - (y - mu))
+}
+
+# As glm(family = poisson): the observed count, its variance mu / weight, the unit
+# deviance.
+#' @export
+lik_residual_parts.augp_poisson_logistic <- function(likelihood, y, trials, levels, mean) {
+  mu <- mean[, 1]
+  list(observed = matrix(y, ncol = 1L), var = matrix(mu / trials, ncol = 1L),
+       unit_deviance = matrix(lik_unit_deviance(likelihood, y, trials, mu), ncol = 1L))
+}
+
+#' @export
+lik_deviance.augp_poisson_logistic <- function(likelihood, y, trials, levels, mean) {
+  sum(lik_unit_deviance(likelihood, y, trials, mean[, 1]))
+}
+
+#' @export
+present_response.augp_poisson_logistic <- function(likelihood, parts) {
+  if (length(parts) == 1L) return(parts[[1]][, 1])
+  as.data.frame(lapply(parts, function(p) unname(p[, 1])))
+}
+
+#' @export
+category_prob.augp_poisson_logistic <- function(likelihood, mean, levels) {
+  stop(sprintf(paste0("`type = \"class\"` is not available for the %s likelihood ",
+                      "(a count response); use type = \"response\"."), likelihood$name),
+       call. = FALSE)
+}
+
+# augment(): the observed count per copy (divided by the weights there).
+#' @export
+observed_counts.augp_poisson_logistic <- function(likelihood, y, trials, levels) {
+  matrix(y * trials, ncol = 1L, dimnames = list(NULL, "rate"))
+}
+
+#' @export
+observed_response.augp_poisson_logistic <- function(likelihood, y, trials, levels) y
+
+# simulate(): a data frame of simulated counts (the mean of `size` replicates: the
+# count itself for one replicate per row).
+#' @export
+present_simulation.augp_poisson_logistic <- function(likelihood, counts, size, ok, levels, rownames) {
+  nsim <- dim(counts)[1]
+  out <- matrix(NA_real_, length(ok), nsim,
+                dimnames = list(rownames, paste0("sim_", seq_len(nsim))))
+  out[ok, ] <- t(matrix(counts[, , 1], nsim)) / size[ok]
+  as.data.frame(out)
+}
+
+#' @export
+present_predictive.augp_poisson_logistic <- function(likelihood, counts, size, levels) {
+  matrix(counts[, , 1], dim(counts)[1], dim(counts)[2]) / rep(size, each = dim(counts)[1])
+}
+
+#' @export
+observed_predictive.augp_poisson_logistic <- function(likelihood, y, trials, levels) as.numeric(y)
+
+#' @export
+encode_new_response.augp_poisson_logistic <- function(likelihood, y, levels) {
+  y <- check_count_response(y, likelihood$name, "`newdata`: the response")
+  n <- length(y)
+  list(y = y, trials = rep(1, n), levels = levels, keep = rep(TRUE, n))
+}
+
+#' @export
+plot_predictive_lik.augp_poisson_logistic <- function(likelihood, object, inp, dat, grid, level) {
+  plot_predictive_counts(object, inp, dat, grid, level)
+}
+
+#' @export
+plot_response_frame.augp_poisson_logistic <- function(likelihood, pred, levels) {
+  r <- nrow(pred)
+  data.frame(.row = seq_len(r), category = factor(rep("rate", r)),
+             estimate = pred$fit, lower = pred$lwr, upper = pred$upr)
+}
+
+#' @export
+plot_observed_frame.augp_poisson_logistic <- function(likelihood, y, trials, levels) {
+  data.frame(.row = seq_along(y), category = factor(rep("rate", length(y))),
+             proportion = y, observed = factor(rep("observed", length(y))))
+}
+
+#' @export
+plot_response_label.augp_poisson_logistic <- function(likelihood, levels) "Rate E[y]"
+
+#' @export
+plot_response_scale.augp_poisson_logistic <- function(likelihood) ggplot2::scale_y_continuous()
+
+# Training root mean squared error of the fitted rate and the mean Poisson deviance.
+#' @export
+lik_fit_stats.augp_poisson_logistic <- function(likelihood, object) {
+  mu <- object$fitted[, 1]
+  w <- object$trials
+  structure(list(rmse = sqrt(sum(w * (object$y - mu)^2) / sum(w)),
+                 deviance = sum(lik_unit_deviance(likelihood, object$y, w, mu)) / sum(w)),
+            labels = c(rmse = "Training RMSE: %.4g", deviance = "mean deviance: %.4g"))
+}
+
+#' @export
+lik_learns_params.augp_poisson_logistic <- function(likelihood) isTRUE(likelihood$learn_lambda)
+
+#' @export
+lik_param_values.augp_poisson_logistic <- function(likelihood) list(lambda = likelihood$lambda)
+
+#' @export
+lik_params_label.augp_poisson_logistic <- function(likelihood) "the maximal rate `lambda`"
+
+#' @export
+print_lik_params.augp_poisson_logistic <- function(likelihood, digits, rounds = NULL) {
+  if (is.null(likelihood$lambda)) return(invisible())
+  cat(sprintf("Maximal rate: %s\n", lik_params_text(likelihood)))
+  invisible()
+}
+
+# The predictive plot of a count fit: over one input, the posterior mean rate with its
+# credible band, the prediction band of a new count and the observed counts; over two,
+# the mean rate surface.
+plot_predictive_counts <- function(object, inp, dat, grid, level) {
+  v <- inp$vars
+  g <- predictive_grid(inp, dat, grid)
+  nd <- grid_newdata(object, g, inp)
+  cr <- predict(object, nd, type = "response", interval = "credible", level = level)
+  ylab <- plot_response_label(object$likelihood, object$levels)
+  if (!is.null(object$terms)) ylab <- sprintf("%s (rate)", deparse(attr(object$terms, "variables")[[2]]))
+  title <- sprintf("Count regression (%s, lambda = %s)", object$likelihood$name,
+                   format(object$likelihood$lambda, digits = 3))
+  if (length(v) == 2L) {
+    g$mean <- cr$fit
+    pts <- data.frame(x1 = dat[[v[1]]], x2 = dat[[v[2]]])
+    p <- ggplot(g, aes(x = .data[[v[1]]], y = .data[[v[2]]])) +
+      geom_raster(aes(fill = .data$mean), interpolate = TRUE) +
+      ggplot2::scale_fill_viridis_c(name = ylab) +
+      geom_point(data = pts, aes(x = .data$x1, y = .data$x2), inherit.aes = FALSE,
+                 shape = 21, fill = "white", colour = "grey10", size = 1.4) +
+      labs(x = v[1], y = v[2], title = title, subtitle = "Posterior mean rate")
+    return(add_inducing_2d(p, object, v) + ggplot2::coord_cartesian(expand = FALSE) + theme_augp())
+  }
+  pr <- predict(object, nd, type = "response", interval = "prediction", level = level)
+  curve <- data.frame(x = g[[v]], fit = cr$fit, clwr = cr$lwr, cupr = cr$upr,
+                      plwr = pr$lwr, pupr = pr$upr)
+  pts <- data.frame(x = dat[[v]], y = object$y)
+  bands <- c(sprintf("%g%% prediction", 100 * level), band_label(level))
+  p <- ggplot(curve, aes(x = .data$x)) +
+    ggplot2::geom_ribbon(aes(ymin = .data$plwr, ymax = .data$pupr, fill = bands[1]), alpha = 0.35) +
+    ggplot2::geom_ribbon(aes(ymin = .data$clwr, ymax = .data$cupr, fill = bands[2]), alpha = 0.6) +
+    geom_point(data = pts, aes(x = .data$x, y = .data$y), inherit.aes = FALSE,
+               shape = 21, fill = "white", colour = "grey20", size = 1.4) +
+    ggplot2::geom_line(aes(y = .data$fit), colour = "#08306b", linewidth = 0.8) +
+    scale_fill_manual(values = stats::setNames(c("#c6dbef", "#4292c6"), bands), breaks = bands,
+                      name = NULL) +
+    labs(x = v, y = ylab, title = title,
+         subtitle = sprintf("Line: posterior mean rate; bands: %s interval of the rate and of a new count",
+                            band_label(level)))
+  if (!is.null(Zd <- plot_inducing(object, v))) {
+    Zd$y <- 0
+    Zd$what <- sprintf("inducing points (m = %d)", nrow(Zd))
+    p <- p + inducing_layer(Zd, aes(x = .data[[v]], y = .data$y, shape = .data$what))
+  }
+  p + theme_augp()
+}

@@ -1,0 +1,157 @@
+# Benchmark: negative-binomial GP regression (augmentedGP::negative_binomial()) against
+# mgcv::gam(family = nb()) (smooth terms for the numeric inputs) and MASS::glm.nb() on
+# public count data that ship with R packages, in one run so that times are comparable.
+#
+# Usage (from the package root, augmentedGP installed):
+#   Rscript bench/counts/bench_nb.R [threads] [splits]
+# Writes bench/counts/results_nb.csv; bench/counts/results_nb.md records a run.
+#
+# Metric on held-out data (random 80/20 splits, fixed seeds): mean log predictive
+# density per test point (LPD, nats; higher is better), log mean over draws of
+# p(y | f) for augp (log_lik() on the test rows: posterior draws for Gibbs, draws from
+# q(f) for VI) and the plug-in NB density at the fitted mean and dispersion for the
+# peers. Fit time in seconds (elapsed). Ratios are augp / peer.
+args <- commandArgs(trailingOnly = TRUE)
+threads <- if (length(args) >= 1) as.integer(args[1]) else 2L
+n_splits <- if (length(args) >= 2) as.integer(args[2]) else 5L
+
+stopifnot(requireNamespace("MASS", quietly = TRUE), requireNamespace("mgcv", quietly = TRUE))
+suppressPackageStartupMessages(library(augmentedGP))
+options(augmentedGP.threads = threads)
+out_dir <- file.path("bench", "counts")
+
+elapsed <- function(expr) {
+  t0 <- proc.time()[["elapsed"]]
+  val <- force(expr)
+  list(value = val, time = proc.time()[["elapsed"]] - t0)
+}
+quiet <- function(expr) suppressWarnings(suppressMessages(expr))
+log_mean_exp <- function(x) max(x) + log(mean(exp(x - max(x))))
+
+# ---- data sets: a data frame, the response, and one formula per method ----
+# Ordered factors with a natural order become integer scores (numeric inputs for the
+# GP and smooth terms); offsets are the log exposure.
+ins <- MASS::Insurance
+ins$Group <- as.integer(ins$Group)
+ins$Age <- as.integer(ins$Age)
+epil <- MASS::epil
+epil$trt <- factor(epil$trt)
+sets <- list(
+  quine = list(data = MASS::quine, y = "Days",
+               augp = Days ~ Eth + Sex + Age + Lrn,
+               gam = Days ~ Eth + Sex + Age + Lrn,  # factors only: no smooth term possible
+               glm = Days ~ Eth + Sex + Age + Lrn),
+  epil = list(data = epil, y = "y",
+              augp = y ~ base + age + trt + period,
+              gam = y ~ s(base) + s(age) + trt + s(period, k = 4),
+              glm = y ~ log(base) + age + trt + period),
+  insurance = list(data = ins, y = "Claims",
+                   augp = Claims ~ District + Group + Age + offset(log(Holders)),
+                   gam = Claims ~ District + s(Group, k = 4) + s(Age, k = 4) + offset(log(Holders)),
+                   glm = Claims ~ District + Group + Age + offset(log(Holders))),
+  warpbreaks = list(data = datasets::warpbreaks, y = "breaks",
+                    augp = breaks ~ wool + tension,
+                    gam = breaks ~ wool * tension,
+                    glm = breaks ~ wool * tension)
+)
+
+# ---- methods: fit on train, return the per-point held-out log predictive density ----
+fit_augp <- function(s, train, test, method = "vi") {
+  ctl <- if (method == "vi") augp_control(threads = threads) else
+    augp_control(threads = threads, iter = 600, warmup = 200, chains = 2)
+  f <- elapsed(quiet(augp(s$augp, train, likelihood = negative_binomial(), method = method,
+                          seed = 1, control = ctl)))
+  ll <- log_lik(f$value, newdata = test, ndraws = if (method == "vi") 1000 else NULL, seed = 1)
+  list(lpd = apply(ll, 2, log_mean_exp), time = f$time, r = f$value$r)
+}
+
+fit_gam <- function(s, train, test) {
+  f <- elapsed(quiet(mgcv::gam(s$gam, data = train, family = mgcv::nb(), method = "REML")))
+  mu <- stats::predict(f$value, test, type = "response")
+  theta <- f$value$family$getTheta(TRUE)
+  list(lpd = stats::dnbinom(test[[s$y]], size = theta, mu = mu, log = TRUE), time = f$time, r = theta)
+}
+
+fit_glm <- function(s, train, test) {
+  f <- elapsed(quiet(MASS::glm.nb(s$glm, data = train)))
+  mu <- stats::predict(f$value, test, type = "response")
+  list(lpd = stats::dnbinom(test[[s$y]], size = f$value$theta, mu = mu, log = TRUE), time = f$time,
+       r = f$value$theta)
+}
+
+# Factor levels seen in training only: a split is redrawn until every level of every
+# factor appears in the training rows.
+make_split <- function(d, seed) {
+  set.seed(seed)
+  fac <- names(d)[vapply(d, is.factor, TRUE)]
+  for (k in 1:50) {
+    tr <- sort(sample.int(nrow(d), round(0.8 * nrow(d))))
+    if (all(vapply(fac, function(v) all(levels(d[[v]]) %in% d[[v]][tr]), TRUE))) return(tr)
+  }
+  stop("no split keeps every factor level in training")
+}
+
+rows <- list()
+for (nm in names(sets)) {
+  s <- sets[[nm]]
+  d <- s$data
+  for (sp in seq_len(n_splits)) {
+    tr <- make_split(d, 1000 + sp)
+    train <- d[tr, , drop = FALSE]
+    test <- d[-tr, , drop = FALSE]
+    res <- list(augp_vi = fit_augp(s, train, test), gam_nb = fit_gam(s, train, test),
+                glm_nb = fit_glm(s, train, test))
+    if (nm == "quine") res$augp_gibbs <- fit_augp(s, train, test, "gibbs")
+    for (m in names(res)) {
+      rows[[length(rows) + 1]] <- data.frame(data = nm, n = nrow(d), split = sp, method = m,
+                                             lpd = mean(res[[m]]$lpd), time = res[[m]]$time,
+                                             r = res[[m]]$r)
+    }
+    cat(sprintf("%-10s split %d: %s\n", nm, sp,
+                paste(sprintf("%s %.3f (%.2fs)", names(res),
+                              vapply(res, function(z) mean(z$lpd), 0),
+                              vapply(res, `[[`, 0, "time")), collapse = "; ")))
+  }
+}
+tab <- do.call(rbind, rows)
+
+# ---- optional: brms gp() negbinomial on the smallest set (one split; compiles Stan) ----
+if (requireNamespace("brms", quietly = TRUE) && !identical(Sys.getenv("AUGP_BENCH_BRMS"), "0")) {
+  s <- sets$insurance
+  d <- s$data
+  tr <- make_split(d, 1001)
+  train <- d[tr, ]
+  test <- d[-tr, ]
+  b <- try(elapsed(quiet(brms::brm(
+    Claims ~ District + gp(Group, Age) + offset(log(Holders)), data = train,
+    family = brms::negbinomial(), chains = 2, cores = min(2L, threads), iter = 1000, seed = 1,
+    refresh = 0, silent = 2))), silent = TRUE)
+  if (!inherits(b, "try-error")) {
+    ll <- brms::log_lik(b$value, newdata = test)
+    tab <- rbind(tab, data.frame(data = "insurance", n = nrow(d), split = 1L, method = "brms_gp",
+                                 lpd = mean(apply(ll, 2, log_mean_exp)), time = b$time,
+                                 r = mean(as.matrix(b$value, variable = "shape"))))
+    cat(sprintf("insurance split 1: brms_gp %.3f (%.1fs, compile + sampling)\n",
+                tail(tab$lpd, 1), tail(tab$time, 1)))
+  } else {
+    cat("brms fit failed:", conditionMessage(attr(b, "condition")), "\n")
+  }
+}
+
+utils::write.csv(tab, file.path(out_dir, "results_nb.csv"), row.names = FALSE)
+
+# ---- summary: mean LPD (sd over splits) and time per set and method; ratios ----
+agg <- stats::aggregate(cbind(lpd, time, r) ~ data + method, tab, mean)
+agg$lpd_sd <- stats::aggregate(lpd ~ data + method, tab, stats::sd)$lpd
+print(agg[order(agg$data, agg$method), ], digits = 4, row.names = FALSE)
+cat("\nPer split, augp VI minus peer (LPD, nats per test point), and time ratios augp VI / peer:\n")
+for (nm in names(sets)) {
+  a <- tab[tab$data == nm & tab$method == "augp_vi", ]
+  for (peer in c("gam_nb", "glm_nb")) {
+    p <- tab[tab$data == nm & tab$method == peer, ]
+    dl <- a$lpd - p$lpd
+    cat(sprintf("%-10s vs %-6s: dLPD %+.3f (se %.3f; %d of %d splits better), time ratio %.2f\n",
+                nm, peer, mean(dl), stats::sd(dl) / sqrt(length(dl)), sum(dl > 0), length(dl),
+                mean(a$time) / mean(p$time)))
+  }
+}
