@@ -269,7 +269,7 @@ plot_observed_frame.augp_gaussian <- function(likelihood, y, trials, levels) {
 plot_response_label.augp_gaussian <- function(likelihood, levels) "E[y]"
 
 #' @export
-plot_response_is_probability.augp_gaussian <- function(likelihood) FALSE
+plot_response_scale.augp_gaussian <- function(likelihood) ggplot2::scale_y_continuous()
 
 # Training root mean squared error and mean absolute error of the fitted mean.
 #' @export

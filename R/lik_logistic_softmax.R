@@ -52,8 +52,11 @@
 #' ratios of the weights, so they are reported with geometric mean 1. The
 #' learned weights are stored in the fit's likelihood (`fit$likelihood$theta`,
 #' which predictions use). With `method = "gibbs"` the weights are learned by the variational fit first and then held fixed in the
-#' sampler (which starts from the prior, with the variational kernel). Sparse
-#' (`inducing`) fits do not support `learn_theta`.
+#' sampler (which starts from the prior, with the variational kernel), or, with
+#' `augp_control(sample_hyper = TRUE)` and `bijective = TRUE`, sampled with the
+#' latent values under independent log-normal(0, 1) priors (see [priors]): only
+#' their ratios enter the likelihood, so the prior sets their common scale, and
+#' predictions use each draw's weights. Sparse (`inducing`) fits do not support `learn_theta`.
 #'
 #' Gibbs sampling (`method = "gibbs"`): every sweep updates the latent values by
 #' elliptical slice sampling (Murray, Adams and MacKay, 2010) on the
@@ -230,6 +233,16 @@ lik_learns_params.augp_logistic_softmax <- function(likelihood) isTRUE(likelihoo
 #' @export
 lik_param_values.augp_logistic_softmax <- function(likelihood) list(theta = likelihood$theta)
 
+# Full Bayes: the K class weights under log-normal(0, 1) priors, when learned, in the
+# bijective model. In the default model the sweep's augmented counts (needed by the
+# kernel moves) grow without bound when the weights of the other classes drift towards
+# 0, so there the learned weights stay fixed.
+#' @export
+lik_param_priors.augp_logistic_softmax <- function(likelihood, resp) {
+  if (!isTRUE(likelihood$learn_theta) || !isTRUE(likelihood$bijective)) return(list())
+  list(theta = list(prior = new_prior_dist("lognormal", 0, 1), n = length(resp$levels), positive = TRUE))
+}
+
 #' @export
 lik_params_label.augp_logistic_softmax <- function(likelihood) {
   "the class weights, `learn_theta = TRUE`"
@@ -241,7 +254,9 @@ print_lik_params.augp_logistic_softmax <- function(likelihood, digits, rounds = 
   if (is.null(theta)) return(invisible())
   learned <- isTRUE(likelihood$learn_theta)
   cat(sprintf("Class weights theta (%s):\n",
-              if (!learned) "fixed" else if (is.null(rounds)) "learned by the ELBO, geometric mean 1"
+              if (!learned) "fixed" else if ("theta" %in% likelihood$sampled)
+                "sampled, posterior medians"
+              else if (is.null(rounds)) "learned by the ELBO, geometric mean 1"
               else sprintf("learned by the ELBO in %d round(s), geometric mean 1", rounds)))
   print(theta, digits = digits)
   invisible()

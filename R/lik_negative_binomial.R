@@ -33,8 +33,10 @@
 #' The augmented ELBO is looser for
 #' large \eqn{r} when the latent function is uncertain, so the learned value
 #' leans towards more overdispersion in that case. With `method = "gibbs"` the
-#' dispersion is learned by the variational fit and then held fixed (the sampler
-#' does not draw it). Sparse (`inducing`) fits need a fixed `r`.
+#' dispersion is learned by the variational fit and then held fixed or, with
+#' `augp_control(sample_hyper = TRUE)`, sampled given \eqn{f} under a gamma(0.01,
+#' 0.01) prior (brms's default for the shape; see [priors]). Sparse
+#' (`inducing`) fits need a fixed `r`.
 #'
 #' `predict(type = "response")` gives the mean count \eqn{E[e^f]} (closed form
 #' under the Gaussian \eqn{q(f)}), `type = "link"` the log mean \eqn{f};
@@ -76,7 +78,7 @@ print.augp_negative_binomial <- function(x, ...) {
 
 #' @export
 lik_params_text.augp_negative_binomial <- function(likelihood) {
-  sprintf("dispersion r %s", param_text(likelihood$r, likelihood$learn_r))
+  sprintf("dispersion r %s", param_text(likelihood$r, likelihood$learn_r, "r" %in% likelihood$sampled))
 }
 
 # Counts: a numeric vector of non-negative whole numbers, not all zero.
@@ -266,7 +268,7 @@ plot_observed_frame.augp_negative_binomial <- function(likelihood, y, trials, le
 plot_response_label.augp_negative_binomial <- function(likelihood, levels) "E[y]"
 
 #' @export
-plot_response_is_probability.augp_negative_binomial <- function(likelihood) FALSE
+plot_response_scale.augp_negative_binomial <- function(likelihood) ggplot2::scale_y_continuous()
 
 # Training root mean squared error and mean absolute error of the fitted mean count,
 # and the mean deviance per observation.
@@ -297,6 +299,13 @@ lik_params_label.augp_negative_binomial <- function(likelihood) "the dispersion 
 #' @export
 print_lik_params.augp_negative_binomial <- function(likelihood, digits, rounds = NULL) {
   if (is.null(likelihood$r)) return(invisible())
-  cat(sprintf("Dispersion: r %s\n", param_text(likelihood$r, likelihood$learn_r)))
+  cat(sprintf("Dispersion: r %s\n", param_text(likelihood$r, likelihood$learn_r, "r" %in% likelihood$sampled)))
   invisible()
+}
+
+# Full Bayes: r under gamma(0.01, 0.01) when learned.
+#' @export
+lik_param_priors.augp_negative_binomial <- function(likelihood, resp) {
+  if (!isTRUE(likelihood$learn_r)) return(list())
+  list(r = list(prior = new_prior_dist("gamma", 0.01, 0.01), n = 1L, positive = TRUE))
 }

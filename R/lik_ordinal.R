@@ -36,7 +36,9 @@
 #' continuation-ratio logits \eqn{\mathrm{logit}(n_k / n_{\ge k})}, and the
 #' kernel hyperparameters are learned first at the starting values. Gibbs fits
 #' (`method = "gibbs"`) learn the cut points by the variational fit and then
-#' hold them fixed in the sampler (they are not sampled). Sparse (`inducing`)
+#' hold them fixed in the sampler or, with `augp_control(sample_hyper = TRUE)`,
+#' sample them given \eqn{f}, each under a Student-t(3, 0, 2.5) prior (brms's
+#' default for ordinal intercepts; see [priors]). Sparse (`inducing`)
 #' fits need fixed `cutpoints`. The fitted cut points are printed by `print()`
 #' and `summary()`, and are in `fit$cutpoints` and [tidy()][augp-tidiers].
 #'
@@ -224,7 +226,9 @@ print_lik_params.augp_ordinal <- function(likelihood, digits, rounds = NULL) {
   if (is.null(cut)) return(invisible())
   learned <- isTRUE(likelihood$learn_cutpoints)
   cat(sprintf("Cut points (%s):\n",
-              if (!learned) "fixed" else if (is.null(rounds)) "learned by the ELBO"
+              if (!learned) "fixed" else if ("cutpoints" %in% likelihood$sampled)
+                "sampled, posterior medians"
+              else if (is.null(rounds)) "learned by the ELBO"
               else sprintf("learned by the ELBO in %d round(s)", rounds)))
   print(cut, digits = digits)
   invisible()
@@ -236,4 +240,12 @@ encode_new_response.augp_ordinal <- function(likelihood, y, levels) {
   Y <- one_hot_levels(y, levels)
   list(y = as.double(max.col(Y, ties.method = "first")), Y = Y, levels = levels,
        keep = rep(TRUE, nrow(Y)), trials = rowSums(Y))
+}
+
+# Full Bayes: every cut point under a Student-t(3, 0, 2.5) prior when learned.
+#' @export
+lik_param_priors.augp_ordinal <- function(likelihood, resp) {
+  if (!isTRUE(likelihood$learn_cutpoints)) return(list())
+  list(cutpoints = list(prior = new_prior_dist("student_t", 3, 2.5), n = length(resp$levels) - 1L,
+                        positive = FALSE))
 }

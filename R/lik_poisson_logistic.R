@@ -21,7 +21,9 @@
 #' With `lambda = NULL`, \eqn{\lambda} is learned by the ELBO (given \eqn{q(f)} the
 #' optimum is a closed form), alternating with CAVI as for [gaussian_noise()]; the
 #' kernel hyperparameters are learned first at the starting value, twice the
-#' largest observed count. Gibbs fits hold the learned \eqn{\lambda} fixed. Sparse
+#' largest observed count. Gibbs fits hold the learned \eqn{\lambda} fixed or,
+#' with `augp_control(sample_hyper = TRUE)`, sample it given \eqn{f} under a
+#' log-normal prior centred on that starting value with `sdlog` 1 (see [priors]). Sparse
 #' (`inducing`) fits need a fixed `lambda`. A large fixed \eqn{\lambda} (far
 #' above the observed counts) makes the model a Poisson model with a log link,
 #' \eqn{\lambda \sigma(f) \approx e^{f + \log \lambda}}.
@@ -69,7 +71,7 @@ print.augp_poisson_logistic <- function(x, ...) {
 
 #' @export
 lik_params_text.augp_poisson_logistic <- function(likelihood) {
-  sprintf("lambda %s", param_text(likelihood$lambda, likelihood$learn_lambda))
+  sprintf("lambda %s", param_text(likelihood$lambda, likelihood$learn_lambda, "lambda" %in% likelihood$sampled))
 }
 
 # Counts: a numeric (or integer) vector of whole numbers >= 0.
@@ -318,4 +320,13 @@ plot_predictive_counts <- function(object, inp, dat, grid, level) {
     p <- p + inducing_layer(Zd, aes(x = .data[[v]], y = .data$y, shape = .data$what))
   }
   p + theme_augp()
+}
+
+# Full Bayes: lambda under a log-normal prior centred on its starting value (twice the
+# largest observed rate), sdlog 1, when learned.
+#' @export
+lik_param_priors.augp_poisson_logistic <- function(likelihood, resp) {
+  if (!isTRUE(likelihood$learn_lambda)) return(list())
+  list(lambda = list(prior = new_prior_dist("lognormal", log(lik_lambda_start(likelihood, resp)), 1),
+                     n = 1L, positive = TRUE))
 }

@@ -303,13 +303,6 @@ plot_observed_frame <- function(likelihood, y, trials, levels) {
 #' @noRd
 plot_response_label <- function(likelihood, levels) UseMethod("plot_response_label")
 
-#' Is the plotted response a probability (axis limits 0 and 1)? (internal generic)
-#' @noRd
-plot_response_is_probability <- function(likelihood) UseMethod("plot_response_is_probability")
-
-#' @export
-plot_response_is_probability.augp_likelihood <- function(likelihood) TRUE
-
 #' The y scale of the response in the effects plot: probabilities in [0, 1] by
 #' default; likelihoods whose response mean is not a probability return their own
 #' @noRd
@@ -317,7 +310,6 @@ plot_response_scale <- function(likelihood) UseMethod("plot_response_scale")
 
 #' @export
 plot_response_scale.augp_likelihood <- function(likelihood) {
-  if (!plot_response_is_probability(likelihood)) return(ggplot2::scale_y_continuous())
   ggplot2::scale_y_continuous(limits = c(0, 1), breaks = seq(0, 1, 0.25))
 }
 

@@ -69,6 +69,15 @@ class LogisticSoftmax : public Likelihood {
     return {{"theta", Eigen::Map<const Eigen::VectorXd>(theta_.data(), theta_.size())}};
   }
 
+  void set_params(const std::map<std::string, Eigen::MatrixXd>& p) override {
+    check_param_names(p, {"theta"});
+    auto it = p.find("theta");
+    if (it == p.end()) return;
+    if (it->second.size() != static_cast<Eigen::Index>(theta_.size()))
+      throw std::invalid_argument("parameter 'theta' needs one weight per class");
+    set_theta(std::vector<double>(it->second.data(), it->second.data() + it->second.size()));
+  }
+
   // The class weights maximising the local ELBO with q(f) fixed. With a_ik = 1 -
   // sigma~_ik for the latent classes and a_iK = sigma(C) for the bijective version's
   // fixed class, the theta-dependent part of elbo_local is

@@ -141,6 +141,11 @@ class NegativeBinomial : public Likelihood {
     return {{"r", Eigen::MatrixXd::Constant(1, 1, r_)}};
   }
 
+  void set_params(const std::map<std::string, Eigen::MatrixXd>& p) override {
+    check_param_names(p, {"r"});
+    set_r(positive_param(p, "r", r_));
+  }
+
   double learn_params(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) override {
     if (!learn_r_) return 0.0;
     const double start = local(m, v, r_);

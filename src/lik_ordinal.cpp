@@ -174,6 +174,18 @@ class Ordinal : public Likelihood {
     return {{"cutpoints", Eigen::Map<const Eigen::MatrixXd>(c_.data(), static_cast<int>(c_.size()), 1)}};
   }
 
+  // The cut points need not be ordered (the likelihood is defined for any values).
+  void set_params(const std::map<std::string, Eigen::MatrixXd>& p) override {
+    check_param_names(p, {"cutpoints"});
+    auto it = p.find("cutpoints");
+    if (it == p.end()) return;
+    if (it->second.size() != static_cast<Eigen::Index>(c_.size()))
+      throw std::invalid_argument("parameter 'cutpoints' needs K - 1 values");
+    for (Eigen::Index j = 0; j < it->second.size(); ++j)
+      if (!std::isfinite(it->second(j))) throw std::invalid_argument("cut points must be finite");
+    c_.assign(it->second.data(), it->second.data() + it->second.size());
+  }
+
   double learn_params(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) override {
     if (!learn_) return 0.0;
     double gain = 0.0;

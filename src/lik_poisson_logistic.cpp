@@ -163,6 +163,11 @@ class PoissonLogistic : public Likelihood {
     return {{"lambda", Eigen::MatrixXd::Constant(1, 1, lambda_)}};
   }
 
+  void set_params(const std::map<std::string, Eigen::MatrixXd>& p) override {
+    check_param_names(p, {"lambda"});
+    lambda_ = positive_param(p, "lambda", lambda_);
+  }
+
   double learn_params(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) override {
     if (!learn_lambda_) return 0.0;
     double num = 0.0, den = 0.0;

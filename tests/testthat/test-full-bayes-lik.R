@@ -130,3 +130,99 @@ test_that("likelihood priors are checked", {
   expect_error(prior_normal(sd = -1), "sd")
   expect_output(print(augp_prior(likelihood = list(sigma = prior_half_t(3, 1)))), "sigma")
 })
+
+test_that("slice updates of logistic-softmax class weights at fixed f match a 3-D quadrature", {
+  set.seed(4)
+  n <- 15
+  f <- matrix(stats::rnorm(n * 3), n, 3)
+  Y <- t(vapply(seq_len(n), function(i) as.numeric(stats::rmultinom(1, 1, c(3, 1, 1))), numeric(3)))
+  lik <- list(type = "logistic_softmax", q = 3L, Y = Y, bijective = FALSE, theta = c(1, 1, 1))
+  pr <- fb_prior(rep("theta", 3), rep(3, 3), rep(0, 3), rep(1, 3), index = 1:3)
+  dr <- fb_ns$.lik_param_sweeps_cpp(lik, f, pr, 6000, c(3, 3))[-(1:200), ]
+  g <- seq(-4.5, 4.5, length.out = 36)
+  G <- as.matrix(expand.grid(g, g, g))
+  S <- 1 / (1 + exp(-f))
+  # log p(Y | f, theta) = sum_ik Y_ik (t_k + log S_ik) - sum_i N_i log sum_k e^t_k S_ik
+  lp <- drop(G %*% colSums(Y)) + sum(Y * log(S)) - drop(log(exp(G) %*% t(S)) %*% rowSums(Y)) +
+    rowSums(stats::dnorm(G, 0, 1, log = TRUE))
+  w <- exp(lp - max(lp))
+  w <- w / sum(w)
+  # the log weight ratios are identified by the data; the common scale by the prior
+  ref <- c(sum(w * (G[, 1] - G[, 2])), sum(w * G[, 3]))
+  got <- cbind(log(dr[, 1] / dr[, 2]), log(dr[, 3]))
+  for (k in 1:2) expect_lt(abs(mean(got[, k]) - ref[k]), 4 * posterior::mcse_mean(got[, k]) + 0.02)
+})
+
+test_that("full-Bayes multi-class fits sample learned class weights", {
+  d <- iris[c(1:15, 51:65, 101:115), c("Petal.Length", "Petal.Width", "Species")]
+  fit <- suppressWarnings(augp(Species ~ ., d, method = "gibbs", seed = 2,
+                               likelihood = logistic_softmax(bijective = TRUE, learn_theta = TRUE),
+                               control = augp_control(sample_hyper = TRUE, iter = 100, chains = 1,
+                                                      threads = 1)))
+  h <- hyper_draws(fit)
+  expect_true(all(c("theta[1]", "theta[2]", "theta[3]") %in% posterior::variables(h)))
+  expect_match(paste(utils::capture.output(print(fit)), collapse = "\n"), "sampled, posterior medians")
+  p <- predict(fit, d[c(1, 20, 40), ], type = "response")
+  expect_equal(unname(rowSums(p)), rep(1, 3), tolerance = 1e-10)
+})
+
+# Slice updates of a count or ordinal likelihood's parameters at fixed f against a grid
+# quadrature of their conditional, with log p(y | f, x) from the C++ likelihood itself.
+fb_grid_check <- function(lik, f, name, family, a, b, grid, positive, seed) {
+  k <- length(grid)
+  pr <- fb_prior(rep(name, k), rep(family, k), rep(a, k), rep(b, k), index = seq_len(k))
+  dr <- fb_ns$.lik_param_sweeps_cpp(lik, f, pr, 5000, c(seed, 1))[-(1:200), , drop = FALSE]
+  G <- as.matrix(expand.grid(grid))
+  lprior <- function(t) {
+    if (!positive) return(stats::dt(t / b, a, log = TRUE) - log(b))
+    x <- exp(t)
+    t + switch(as.character(family), `4` = stats::dgamma(x, a, b, log = TRUE),
+               `3` = stats::dlnorm(x, a, b, log = TRUE))
+  }
+  lp <- apply(G, 1, function(t) {
+    spec <- lik
+    spec[[name]] <- if (positive) exp(t) else t
+    sum(fb_ns$.lik_loglik_obs_cpp(spec, array(f, c(1, dim(f))))) + sum(lprior(t))
+  })
+  w <- exp(lp - max(lp))
+  w <- w / sum(w)
+  for (j in seq_len(k)) {
+    got <- if (positive) log(dr[, j]) else dr[, j]
+    expect_lt(abs(mean(got) - sum(w * G[, j])), 4 * posterior::mcse_mean(got) + 0.01)
+  }
+}
+
+test_that("slice updates of r, lambda and cut points at fixed f match quadratures", {
+  set.seed(8)
+  n <- 40
+  f <- matrix(stats::rnorm(n, 1), n, 1)
+  y <- stats::rnbinom(n, size = 3, mu = exp(f))
+  fb_grid_check(list(type = "negative_binomial", q = 1L, y = as.double(y), trials = rep(1, n), r = 1,
+                     learn_r = TRUE), f, "r", 4, 0.01, 0.01, list(seq(-3, 6, length.out = 400)),
+                TRUE, 1)
+  g <- matrix(stats::rnorm(n), n, 1)
+  yp <- stats::rpois(n, 6 * stats::plogis(g))
+  fb_grid_check(list(type = "poisson_logistic", q = 1L, y = as.double(yp), trials = rep(1, n),
+                     lambda = 10, learn_lambda = TRUE), g, "lambda", 3, log(10), 1,
+                list(seq(log(2), log(200), length.out = 400)), TRUE, 2)
+  yo <- findInterval(g[, 1] + stats::rlogis(n), c(-0.5, 0.7)) + 1
+  fb_grid_check(list(type = "ordinal", q = 1L, y = as.double(yo), trials = rep(1, n),
+                     cutpoints = c(0, 1), learn_cutpoints = TRUE), g, "cutpoints", 10, 3, 2.5,
+                rep(list(seq(-4, 5, length.out = 70)), 2), FALSE, 3)
+})
+
+test_that("full-Bayes count and ordinal fits sample r and the cut points", {
+  set.seed(5)
+  d <- data.frame(x = seq(0, 1, length.out = 40))
+  d$y <- stats::rnbinom(40, size = 4, mu = exp(1 + sin(4 * d$x)))
+  ctl <- augp_control(sample_hyper = TRUE, iter = 100, chains = 1, threads = 1)
+  nb <- suppressWarnings(augp(y ~ x, d, method = "gibbs", seed = 1, control = ctl))
+  expect_true("r" %in% posterior::variables(hyper_draws(nb)))
+  expect_match(paste(utils::capture.output(print(nb)), collapse = "\n"), "sampled \\(posterior median\\)")
+  d$z <- factor(findInterval(sin(4 * d$x) + stats::rlogis(40, scale = 0.3), c(-0.3, 0.4)),
+                labels = c("lo", "mid", "hi"), ordered = TRUE)
+  od <- suppressWarnings(augp(z ~ x, d, method = "gibbs", seed = 1, control = ctl))
+  expect_true(all(c("cutpoints[1]", "cutpoints[2]") %in% posterior::variables(hyper_draws(od))))
+  p <- predict(od, data.frame(x = c(0.1, 0.5)), type = "response")
+  expect_equal(unname(rowSums(p)), c(1, 1), tolerance = 1e-10)
+})
