@@ -252,18 +252,24 @@ plot_predictive_lik.augp_gaussian <- function(likelihood, object, inp, dat, grid
   plot_predictive_regression(object, inp, dat, grid, level)
 }
 
-#' @export
-plot_response_frame.augp_gaussian <- function(likelihood, pred, levels) {
+# The plotted frames of a response with one column (a mean, a count or a rate), in the
+# category `label`.
+scalar_response_frame <- function(pred, label) {
   r <- nrow(pred)
-  data.frame(.row = seq_len(r), category = factor(rep("mean", r)),
+  data.frame(.row = seq_len(r), category = factor(rep(label, r)),
              estimate = pred$fit, lower = pred$lwr, upper = pred$upr)
 }
 
-#' @export
-plot_observed_frame.augp_gaussian <- function(likelihood, y, trials, levels) {
-  data.frame(.row = seq_along(y), category = factor(rep("mean", length(y))),
+scalar_observed_frame <- function(y, label) {
+  data.frame(.row = seq_along(y), category = factor(rep(label, length(y))),
              proportion = y, observed = factor(rep("observed", length(y))))
 }
+
+#' @export
+plot_response_frame.augp_gaussian <- function(likelihood, pred, levels) scalar_response_frame(pred, "mean")
+
+#' @export
+plot_observed_frame.augp_gaussian <- function(likelihood, y, trials, levels) scalar_observed_frame(y, "mean")
 
 #' @export
 plot_response_label.augp_gaussian <- function(likelihood, levels) "E[y]"

@@ -252,17 +252,10 @@ plot_predictive_lik.augp_negative_binomial <- function(likelihood, object, inp, 
 }
 
 #' @export
-plot_response_frame.augp_negative_binomial <- function(likelihood, pred, levels) {
-  r <- nrow(pred)
-  data.frame(.row = seq_len(r), category = factor(rep("mean", r)),
-             estimate = pred$fit, lower = pred$lwr, upper = pred$upr)
-}
+plot_response_frame.augp_negative_binomial <- function(likelihood, pred, levels) scalar_response_frame(pred, "mean")
 
 #' @export
-plot_observed_frame.augp_negative_binomial <- function(likelihood, y, trials, levels) {
-  data.frame(.row = seq_along(y), category = factor(rep("mean", length(y))),
-             proportion = y, observed = factor(rep("observed", length(y))))
-}
+plot_observed_frame.augp_negative_binomial <- function(likelihood, y, trials, levels) scalar_observed_frame(y, "mean")
 
 #' @export
 plot_response_label.augp_negative_binomial <- function(likelihood, levels) "E[y]"

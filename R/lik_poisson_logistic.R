@@ -231,17 +231,10 @@ plot_predictive_lik.augp_poisson_logistic <- function(likelihood, object, inp, d
 }
 
 #' @export
-plot_response_frame.augp_poisson_logistic <- function(likelihood, pred, levels) {
-  r <- nrow(pred)
-  data.frame(.row = seq_len(r), category = factor(rep("rate", r)),
-             estimate = pred$fit, lower = pred$lwr, upper = pred$upr)
-}
+plot_response_frame.augp_poisson_logistic <- function(likelihood, pred, levels) scalar_response_frame(pred, "rate")
 
 #' @export
-plot_observed_frame.augp_poisson_logistic <- function(likelihood, y, trials, levels) {
-  data.frame(.row = seq_along(y), category = factor(rep("rate", length(y))),
-             proportion = y, observed = factor(rep("observed", length(y))))
-}
+plot_observed_frame.augp_poisson_logistic <- function(likelihood, y, trials, levels) scalar_observed_frame(y, "rate")
 
 #' @export
 plot_response_label.augp_poisson_logistic <- function(likelihood, levels) "Rate E[y]"

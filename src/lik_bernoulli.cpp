@@ -110,28 +110,7 @@ class Bernoulli : public Likelihood {
 
   void response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, const Eigen::MatrixXd&,
                         double level, ResponseSummary& out) const override {
-    const int r = static_cast<int>(m.rows());
-    const GaussHermite& gh = gauss_hermite(40);
-    out.mean.resize(r, 1);
-    out.sd.resize(r, 1);
-    const double z = level > 0 ? normal_quantile(1.0 - 0.5 * (1.0 - level)) : 0.0;
-    out.lwr.resize(level > 0 ? r : 0, level > 0 ? 1 : 0);
-    out.upr.resize(level > 0 ? r : 0, level > 0 ? 1 : 0);
-    for (int i = 0; i < r; ++i) {
-      const double s = std::sqrt(std::max(v(i, 0), 0.0));
-      double e1 = 0.0, e2 = 0.0;
-      for (int k = 0; k < gh.x.size(); ++k) {
-        const double p = sigmoid(m(i, 0) + s * gh.x[k]);
-        e1 += gh.w[k] * p;
-        e2 += gh.w[k] * p * p;
-      }
-      out.mean(i, 0) = e1;
-      out.sd(i, 0) = std::sqrt(std::max(e2 - e1 * e1, 0.0));
-      if (level > 0) {
-        out.lwr(i, 0) = sigmoid(m(i, 0) - z * s);
-        out.upr(i, 0) = sigmoid(m(i, 0) + z * s);
-      }
-    }
+    sigmoid_response_summary(m, v, 1.0, level, out);
   }
 
  private:

@@ -233,6 +233,32 @@ void ParamDraws::apply(Likelihood& lik, int s) const {
   lik.set_params(p);
 }
 
+void sigmoid_response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, double scale,
+                              double level, ResponseSummary& out) {
+  const int r = static_cast<int>(m.rows());
+  const GaussHermite& gh = gauss_hermite(40);
+  out.mean.resize(r, 1);
+  out.sd.resize(r, 1);
+  const double z = level > 0 ? normal_quantile(1.0 - 0.5 * (1.0 - level)) : 0.0;
+  out.lwr.resize(level > 0 ? r : 0, level > 0 ? 1 : 0);
+  out.upr.resize(level > 0 ? r : 0, level > 0 ? 1 : 0);
+  for (int i = 0; i < r; ++i) {
+    const double s = std::sqrt(std::max(v(i, 0), 0.0));
+    double e1 = 0.0, e2 = 0.0;
+    for (int k = 0; k < gh.x.size(); ++k) {
+      const double p = sigmoid(m(i, 0) + s * gh.x[k]);
+      e1 += gh.w[k] * p;
+      e2 += gh.w[k] * p * p;
+    }
+    out.mean(i, 0) = scale * e1;
+    out.sd(i, 0) = scale * std::sqrt(std::max(e2 - e1 * e1, 0.0));
+    if (level > 0) {
+      out.lwr(i, 0) = scale * sigmoid(m(i, 0) - z * s);
+      out.upr(i, 0) = scale * sigmoid(m(i, 0) + z * s);
+    }
+  }
+}
+
 void response_summary_draws(const Likelihood& lik, const std::vector<Eigen::MatrixXd>& draws,
                             double level, ResponseSummary& out, const ParamDraws& pd) {
   const int S = static_cast<int>(draws.size()), R = lik.n_response();

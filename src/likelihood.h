@@ -146,6 +146,12 @@ struct ParamDraws {
 void normal_response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, double extra,
                              double level, ResponseSummary& out);
 
+// The summary of a response whose mean is scale * sigmoid(f) (one column) under
+// f ~ N(m, v): mean and sd by 40-point Gauss-Hermite quadrature, and the interval
+// scale * sigmoid(m -/+ z sqrt(v)) (sigmoid is increasing; level <= 0: none).
+void sigmoid_response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, double scale,
+                              double level, ResponseSummary& out);
+
 // Summary of the response mean over latent draws: draws[s] is the r x q matrix of
 // draw s. Mean, sd (divisor S - 1) and type-7 quantiles over the draws.
 // With pd non-empty, draw s uses the likelihood parameters of row s of pd (one row per
