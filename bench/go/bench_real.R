@@ -24,7 +24,7 @@
 #   TF-IDF      cosine between the tf-idf vectors of the synonym and of each term's
 #               words (same tokens and the same name weighting as the model;
 #               idf = log(K / df) over the K terms), written here with Matrix.
-# `configs` is a comma-separated subset of the configuration names below
+# `configs` is a semicolon-separated subset of the configuration names below
 # (default: all).
 suppressPackageStartupMessages({
   library(augmentedGP)
@@ -33,7 +33,7 @@ suppressPackageStartupMessages({
 args <- commandArgs(trailingOnly = TRUE)
 n_syn <- if (length(args) >= 1) as.integer(args[1]) else 2000L
 em_iter <- if (length(args) >= 2) as.integer(args[2]) else 20L
-which_cfg <- if (length(args) >= 3) strsplit(args[3], ",", fixed = TRUE)[[1]] else NULL
+which_cfg <- if (length(args) >= 3) strsplit(args[3], ";", fixed = TRUE)[[1]] else NULL
 threads <- 2L
 trunc <- 1e-6
 path <- system.file("extdata", "GO.sqlite", package = "GO.db")
@@ -123,9 +123,22 @@ vm_hwm <- function() {
 # weights used by the TF-IDF baseline (the same words the model sees).
 pasted <- function(terms) data.frame(go_id = terms$go_id, name = terms$name,
                                      definition = paste(terms$name, terms$definition))
+raw <- function(terms) terms[, c("go_id", "name", "definition")]
 configs <- list(
   "name pasted into definition" = list(defs = pasted, args = list()),
-  "name pasted, stem" = list(defs = pasted, args = list(stem = TRUE))
+  "name pasted, stem" = list(defs = pasted, args = list(stem = TRUE)),
+  "name_weight 1" = list(defs = raw, args = list(name_weight = 1)),
+  "name_weight 2" = list(defs = raw, args = list(name_weight = 2)),
+  "name_weight 4" = list(defs = raw, args = list(name_weight = 4)),
+  "name_weight 8" = list(defs = raw, args = list(name_weight = 8)),
+  "name_weight 4, stem" = list(defs = raw, args = list(name_weight = 4, stem = TRUE)),
+  "name_weight 4, normalize" = list(defs = raw, args = list(name_weight = 4, normalize = TRUE)),
+  "name_weight 4, stem, normalize" = list(defs = raw, args = list(name_weight = 4, stem = TRUE,
+                                                                  normalize = TRUE)),
+  "name_weight 4, background 0.5" = list(defs = raw, args = list(name_weight = 4,
+                                                                 background = 0.5)),
+  "name_weight 4, stem, normalize, background 0.5" = list(
+    defs = raw, args = list(name_weight = 4, stem = TRUE, normalize = TRUE, background = 0.5))
 )
 if (!is.null(which_cfg)) configs <- configs[which_cfg]
 
@@ -154,7 +167,7 @@ for (cn in names(configs)) {
     list(fit = fit, sec = proc.time()[["elapsed"]] - t0)
   }
   f1 <- call_fit(1L)
-  fE <- call_fit(em_iter)
+  fE <- if (em_iter > 0) call_fit(em_iter) else NULL
   tt <- term_tokens(f1$fit, d, cfg$args)
   vocab <- f1$fit$vocabulary
   Tm <- counts(tt$tok, vocab, tt$weight)
@@ -167,14 +180,19 @@ for (cn in names(configs)) {
   tf <- tfidf_stats(as(Tm, "CsparseMatrix"), Q, truth)
   tf_sec <- proc.time()[["elapsed"]] - t0
   s1 <- sparse_rank_stats(fitted(f1$fit), truth)
-  sE <- sparse_rank_stats(fitted(fE$fit), truth)
   rows[[cn]] <- rbind(
     data.frame(config = cn, model = "defs-only", t(s1), seconds = f1$sec),
-    data.frame(config = cn, model = sprintf("EM (%d it)", em_iter), t(sE), seconds = fE$sec),
+    if (!is.null(fE)) {
+      data.frame(config = cn, model = sprintf("EM (%d it)", em_iter),
+                 t(sparse_rank_stats(fitted(fE$fit), truth)), seconds = fE$sec)
+    },
     data.frame(config = cn, model = "TF-IDF", t(tf), seconds = tf_sec))
   print(rows[[cn]], digits = 3, row.names = FALSE)
-  cat(sprintf("  vocabulary %d words; EM objective first/last %.6g / %.6g\n", length(vocab),
-              fE$fit$objective[1], utils::tail(fE$fit$objective, 1)))
+  cat(sprintf("  vocabulary %d words\n", length(vocab)))
+  if (!is.null(fE)) {
+    cat(sprintf("  EM objective first/last %.6g / %.6g\n", fE$fit$objective[1],
+                utils::tail(fE$fit$objective, 1)))
+  }
 }
 res <- do.call(rbind, rows)
 cat("\n| configuration | model | top-1 | top-5 | top-10 | MRR | seconds |\n|---|---|---|---|---|---|---|\n")

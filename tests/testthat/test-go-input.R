@@ -239,3 +239,64 @@ test_that("stem = TRUE without SnowballC says to install it", {
   expect_error(go_tokenize("cells", stem = TRUE), "needs the package SnowballC.*install.packages")
   expect_error(fit_q(sim$sentences, sim$authors, defs, stem = TRUE), "needs the package SnowballC")
 })
+
+test_that("normalisation spells out Greek letters, closes compounds and maps numerals", {
+  x <- c("TNF-\u03b1 up-regulation of NF-\u03baB", "type II interferon; IL-1 \u2013 H3-K79",
+         NA, "")
+  n <- go_normalize_text(x)
+  expect_identical(n[1], "TNF-alpha TNFalpha up-regulation upregulation of NF-kappaB NFkappaB")
+  expect_identical(n[2], "type 2 interferon; IL-1 IL1 - H3-K79 H3K79")
+  expect_true(is.na(n[3]))
+  expect_identical(n[4], "")
+  expect_identical(go_normalize_text("\u0392-cell"), "beta-cell betacell")
+  tok <- go_tokenize("interleukin-1 production, type IV", normalize = TRUE)[[1]]
+  expect_identical(tok, c("interleukin", "1", "interleukin1", "production", "type", "4"))
+  # without normalisation the one-digit token and the one-letter symbol are dropped
+  expect_identical(go_tokenize("interleukin-1 \u03b1")[[1]], "interleukin")
+  expect_identical(go_tokenize("interleukin-1 \u03b1", normalize = TRUE)[[1]],
+                   c("interleukin", "1", "interleukin1", "alpha"))
+  expect_error(go_tokenize("x", normalize = NA), "`normalize` must be TRUE or FALSE")
+  expect_error(go_normalize_text(1), "`text` must be a character vector")
+  # in the fit, sentences and definitions are normalised the same way
+  d <- data.frame(go_id = c("GO:1", "GO:2"), name = c("a", "b"),
+                  definition = c("upregulation of TNF-alpha", "type 2 interferon signalling"))
+  s <- data.frame(document = "d", text = c("up-regulation of TNF-\u03b1", "type II interferon"))
+  au <- data.frame(document = "d", author = "x")
+  f <- go_annotator(s, au, d, normalize = TRUE, max_iter = 1, threads = 1, seed = 1)
+  expect_true(f$normalize)
+  expect_true(all(c("upregulation", "tnfalpha", "2") %in% f$vocabulary))
+  expect_false("\u03b1" %in% f$vocabulary)
+  expect_identical(f$assignment, c("GO:1", "GO:2"))
+  p <- predict(f, data.frame(document = "n", text = "IFN type II"), top = 1, threads = 1)
+  expect_identical(p$go_id, "GO:2")
+  X <- Matrix::sparseMatrix(i = 1, j = 1, x = 1, dims = c(1, 1), dimnames = list(NULL, "a"))
+  expect_error(go_annotator(X, au, d, documents = "d", normalize = TRUE),
+               "`normalize = TRUE` applies to text")
+})
+
+test_that("term names count as words of their terms with weight name_weight", {
+  d <- data.frame(go_id = c("GO:1", "GO:2", "GO:3"),
+                  name = c("astrocyte differentiation", "glial cell migration", NA),
+                  definition = c("the process of becoming an astrocyte",
+                                 "the movement of a glial cell", "a cell process"))
+  s <- data.frame(document = "d", text = c("astrocyte differentiation", "migration"))
+  au <- data.frame(document = "d", author = "x")
+  f0 <- go_annotator(s, au, d, max_iter = 1, threads = 1, seed = 1)
+  f3 <- go_annotator(s, au, d, max_iter = 1, threads = 1, seed = 1, name_weight = 2.5)
+  expect_equal(f3$name_weight, 2.5)
+  C0 <- coef(f0, type = "words")
+  C3 <- coef(f3, type = "words")
+  # definition counts (first E-step: no corpus counts yet) plus 2.5 per name token
+  O0 <- as.matrix(C0)
+  expect_equal(as.matrix(C3)["GO:1", "differentiation"], 2.5)
+  expect_equal(as.matrix(C3)["GO:1", "astrocyte"], O0["GO:1", "astrocyte"] + 2.5)
+  expect_equal(as.matrix(C3)["GO:2", "glial"], O0["GO:2", "glial"] + 2.5)
+  # a missing name adds nothing (no GO id tokens)
+  expect_equal(sum(C3["GO:3", ]), sum(C0["GO:3", ]))
+  expect_false(any(c("go", "0000003") %in% f3$vocabulary))
+  expect_equal(sum(C3), sum(C0) + 2.5 * 5)
+  # names decide when the definition does not use the sentence's words
+  expect_identical(f3$assignment[2], "GO:2")
+  expect_error(go_annotator(s, au, d, name_weight = -1), "`name_weight` must be >= 0")
+  expect_error(go_annotator(s, au, d, name_weight = "a"), "`name_weight` must be a single")
+})
