@@ -69,15 +69,18 @@
 #' definitions enter as the prior `Dirichlet(O_G + 1)` on `phi_G`, so that
 #' `phi_G` is the normalised definition plus expected corpus counts (no
 #' pseudocount: the background smooths); a term without any count uses the
-#' uniform distribution. `beta` has the prior `Dirichlet(pseudocount + 1)`
-#' and starts from the frequencies of all definition and corpus words;
+#' uniform distribution. `beta` has the prior `Dirichlet(D + pseudocount + 1)`
+#' where `D` are the word counts of all definitions together (the definitions
+#' are prior observations of the background too, which keeps `beta` stable on
+#' a small corpus), and starts from the frequencies of all definition and
+#' corpus words;
 #' `lambda` starts at `background` and has a flat prior. EM treats the source
 #' of each word (term or background) as a further latent variable: the
 #' E-step is as above with these mixture probabilities; in the M-step an
 #' occurrence of `w` in sentence `s` gives term `G` the expected count
 #' `r_sG (1 - lambda) phi_G(w) / ((1 - lambda) phi_G(w) + lambda beta(w))` and
 #' the rest to the background, `lambda` becomes the background's share of
-#' all corpus words and `beta` its normalised counts plus `pseudocount`. The
+#' all corpus words and `beta` its normalised counts plus `D` and `pseudocount`. The
 #' objective (log marginal likelihood plus log priors) never decreases under
 #' soft EM with `truncate = 0`. The scores stay sparse: a word contributes
 #' `log1p((1 - lambda) phi_G(w) / (lambda beta(w)))` to the terms that have it
@@ -140,12 +143,27 @@
 #'   distribution mixed into every term's word distribution (see Background
 #'   words); 0 (no background) keeps the model described above. The weight and
 #'   the background distribution are learned by EM.
+#' @param corpus_pseudocount Non-negative symmetric Dirichlet prior count of
+#'   the corpus-wide term distribution `pi` used by [predict.go_annotator()]
+#'   for authors not seen in training: `pi_G = (sum_s r_sG + c) / (S + K c)`
+#'   for `S` sentences and `K` terms. With 0, `pi` is the mean
+#'   responsibility, which after a small corpus puts much mass on very
+#'   general terms (such as the root) that then win for new sentences by the
+#'   prior alone.
+#' @param definition_weight Positive weight of the definition (and name)
+#'   counts in the prior of the word distributions: the prior counts are
+#'   `definition_weight` times the definition counts. Larger values make the
+#'   word distributions trust the definitions more and the words of the
+#'   corpus less (the corpus counts added by the M-step weigh relatively
+#'   less). With `background > 0` the definitions-only model (first E-step)
+#'   does not depend on it; without, it acts like dividing `pseudocount` by
+#'   it.
 #' @param seed Seed for the tie-breaking order (a number between
 #'   `-.Machine$integer.max` and `.Machine$integer.max`); `NULL` draws it from
 #'   R's RNG.
 #' @return An object of class `go_annotator`: a list with the fitted author
 #'   profiles `theta` (sparse author x term matrix, also `coef(fit)`), the
-#'   corpus-wide term distribution `pi`, the per-sentence best term
+#'   corpus-wide term distribution `pi` (see `corpus_pseudocount`), the per-sentence best term
 #'   `assignment` (GO ids, character; `assignment_index` gives the positions
 #'   in `go_id`) and its probability `assignment_prob`, the definitions-only
 #'   best term `baseline` (GO ids; `baseline_index` the positions), the sparse
@@ -169,7 +187,8 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
                          pseudocount = 0.01, max_iter = 100L, tol = 1e-6, threads = NULL,
                          documents = NULL, hierarchy = NULL, tokenizer = go_tokenize,
                          truncate = 0, author_pseudocount = 0, seed = NULL, stem = FALSE,
-                         name_weight = 0, normalize = FALSE, background = 0) {
+                         name_weight = 0, normalize = FALSE, background = 0,
+                         corpus_pseudocount = 1, definition_weight = 1) {
   em <- match.arg(em)
   pseudocount <- go_check_scalar(pseudocount, "pseudocount", lower = 0, open = TRUE)
   max_iter <- check_count(max_iter, "max_iter")
@@ -184,6 +203,9 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
   normalize <- check_flag(normalize, "normalize")
   name_weight <- go_check_scalar(name_weight, "name_weight", lower = 0)
   background <- go_check_scalar(background, "background", lower = 0)
+  corpus_pseudocount <- go_check_scalar(corpus_pseudocount, "corpus_pseudocount", lower = 0)
+  definition_weight <- go_check_scalar(definition_weight, "definition_weight", lower = 0,
+                                       open = TRUE)
   if (background >= 1) stop("`background` must be in [0, 1).", call. = FALSE)
   seed <- go_check_seed(seed)
   if (normalize) {
@@ -211,6 +233,7 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
   }
   auth <- go_prepare_authors(authors, corp$doc)
   data <- go_build_data(corp, defs, vocab, auth$doc_levels, auth$pairs, auth$author_ids)
+  data$definitions$x <- data$definitions$x * definition_weight
   ancestors <- if (is.null(hierarchy)) NULL else go_ancestor_matrix(hierarchy, defs$go_id)
 
   control <- list(pseudocount = pseudocount, author_pseudocount = author_pseudocount,
@@ -230,7 +253,9 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
   structure(list(
     go_id = defs$go_id, name = defs$name, vocabulary = vocab,
     theta = theta, theta_rows = res$theta,
-    pi = stats::setNames(res$pi, defs$go_id),
+    pi = stats::setNames((S * res$pi + corpus_pseudocount) / (S + K * corpus_pseudocount),
+                         defs$go_id),
+    corpus_pseudocount = corpus_pseudocount, definition_weight = definition_weight, share = stats::setNames(res$pi, defs$go_id),
     phi = res$phi,
     assignment = defs$go_id[res$resp$top[inv] + 1L],
     assignment_index = res$resp$top[inv] + 1L,

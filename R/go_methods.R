@@ -230,14 +230,15 @@ print.go_annotator <- function(x, ...) {
 #' summary(fit)
 #' @export
 summary.go_annotator <- function(object, n = 5, ...) {
-  o <- utils::head(order(-object$pi), n)
+  share <- if (is.null(object$share)) object$pi else object$share
+  o <- utils::head(order(-share), n)
   structure(list(
     em = object$em, n = object$n, iterations = object$iterations, stem = isTRUE(object$stem),
     converged = object$converged, objective = object$objective,
     changed_from_baseline = mean(object$assignment != object$baseline),
     mean_assignment_prob = mean(object$assignment_prob),
     top = data.frame(go_id = object$go_id[o], name = object$name[o],
-                     share = unname(object$pi[o]), stringsAsFactors = FALSE)
+                     share = unname(share[o]), stringsAsFactors = FALSE)
   ), class = "summary.go_annotator")
 }
 

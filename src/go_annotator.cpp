@@ -2,7 +2,8 @@
 //
 // Background mixture (Control::background > 0). A word of a sentence with term G
 // is drawn from p_G(w) = (1 - l) phi_G(w) + l beta(w). Priors: phi_G ~
-// Dirichlet(O_G + 1) (O = definition counts), beta ~ Dirichlet(pc + 1), l flat.
+// Dirichlet(O_G + 1) (O = definition counts), beta ~ Dirichlet(D + pc + 1) with
+// D_w = sum_G O_Gw (the definitions' words are prior background counts), l flat.
 // Complete data: the term of each sentence and the source z (term or
 // background) of each word occurrence. E-step: r_sG as without the background,
 // with p_G in place of phi_G; given G, an occurrence of w came from the term with
@@ -10,14 +11,14 @@
 // complete log posterior):
 //   C_Gw = O_Gw + sum_s r_sG n_sw f_Gw,   phi_G(w) = C_Gw / Z_G, Z_G = sum_w C_Gw,
 //   B_w = sum_s n_sw - sum_G sum_s r_sG n_sw f_Gw,
-//   l = sum_w B_w / sum_w n_w,            beta(w) = (B_w + pc) / (sum_w B_w + V pc).
+//   l = sum_w B_w / sum_w n_w,  beta(w) = (B_w + D_w + pc) / (sum_w (B_w + D_w) + V pc).
 // (A term with Z_G = 0 has a flat posterior in phi_G; it takes the uniform 1/V.)
 // Sparse scores: log p_G(w) = log(l beta(w)) + log1p((1 - l) phi_G(w) / (l beta(w))),
 // the first part is shared by all terms (added once to the log likelihood as
 // sum_w n_w log(l beta(w))) and the second is zero when C_Gw = 0, so a sentence
 // only touches the terms that have one of its words. The objective is
 // sum_s log sum_G P(G|d) prod_w p_G(w)^n_sw + sum O_Gw log phi_G(w)
-// + pc sum_w log beta(w) (+ the theta prior), non-decreasing under soft EM.
+// + sum_w (D_w + pc) log beta(w) (+ the theta prior), non-decreasing under soft EM.
 #include "go_annotator.h"
 
 #include <algorithm>
@@ -283,25 +284,26 @@ Phi build_phi_bg(const Corpus& c, const Resp* resp, const Phi* old, const Csc& w
     n_tot += nw[v];
     b_tot += bw[v];
   }
+  // prior counts of beta: pseudocount plus the definitions' word counts D_w
+  std::vector<double> dw(V, 0.0);
+  double d_tot = 0.0;
+  for (std::size_t v = 0; v < V; ++v) {
+    for (std::size_t k = c.definitions.p[v]; k < c.definitions.p[v + 1]; ++k) {
+      dw[v] += c.definitions.val[k];
+    }
+    d_tot += dw[v];
+  }
   phi.beta.assign(V, 0.0);
   if (mstep) {
     phi.lambda = n_tot > 0.0 ? b_tot / n_tot : old->lambda;
     for (std::size_t v = 0; v < V; ++v) {
-      phi.beta[v] = (bw[v] + pc) / (b_tot + static_cast<double>(V) * pc);
+      phi.beta[v] = (bw[v] + dw[v] + pc) / (b_tot + d_tot + static_cast<double>(V) * pc);
     }
   } else {
     // start: beta from all words of the definitions and the corpus
-    std::vector<double> all(nw);
-    for (std::size_t v = 0; v < V; ++v) {
-      for (std::size_t k = c.definitions.p[v]; k < c.definitions.p[v + 1]; ++k) {
-        all[v] += c.definitions.val[k];
-      }
-    }
-    double tot = 0.0;
-    for (double x : all) tot += x;
     phi.lambda = lambda0;
     for (std::size_t v = 0; v < V; ++v) {
-      phi.beta[v] = (all[v] + pc) / (tot + static_cast<double>(V) * pc);
+      phi.beta[v] = (nw[v] + dw[v] + pc) / (n_tot + d_tot + static_cast<double>(V) * pc);
     }
   }
   if (!(phi.lambda > 0.0)) phi.lambda = 1e-12;  // keep the floor lambda beta_w positive
@@ -339,12 +341,12 @@ Phi build_phi_bg(const Corpus& c, const Resp* resp, const Phi* old, const Csc& w
     phi.wp[v + 1] = phi.g.size();
   }
   phi.logpz.assign(K, 0.0);
-  // log prior: Dirichlet(O_G + 1) on phi_G, Dirichlet(pc + 1) on beta
+  // log prior: Dirichlet(O_G + 1) on phi_G, Dirichlet(D + pc + 1) on beta
   double lp = 0.0;
   for (std::size_t e = 0; e < eg.size(); ++e) {
     if (eo[e] > 0.0) lp += eo[e] * std::log(ec[e] / phi.zsum[eg[e]]);
   }
-  for (std::size_t v = 0; v < V; ++v) lp += pc * std::log(phi.beta[v]);
+  for (std::size_t v = 0; v < V; ++v) lp += (dw[v] + pc) * std::log(phi.beta[v]);
   phi.log_prior = lp;
   return phi;
 }

@@ -1,7 +1,7 @@
 # Real-text benchmark of the GO annotator: GO's own curated synonyms of
 # Biological Process terms, each annotated with its own term among all BP terms.
 #
-# Rscript bench/go/bench_real.R [n_synonyms] [em_iterations] [configs]
+# Rscript bench/go/bench_real.R [n_synonyms] [em_iterations] [configs] [truncate]
 #
 # Data: GO.db's GO.sqlite (read_go_sqlite(ontology = "BP") for the terms, the
 # table go_synonym joined to go_term for the synonyms). Synonyms that are GO ids
@@ -13,7 +13,7 @@
 # Scores: rank of the synonym's own term among all BP terms. top-1/5/10 = share of
 # synonyms whose term is ranked within the first 1/5/10, MRR = mean reciprocal
 # rank. Exact ties count half (the mean rank over the tied terms). Ranks are
-# computed from fitted(fit), whose entries below `truncate` (1e-6) are zero: a
+# computed from fitted(fit), whose entries below `truncate` (default 1e-6) are zero: a
 # true term below it counts as not found (reciprocal rank 0).
 #
 # Settings (one row each):
@@ -34,8 +34,8 @@ args <- commandArgs(trailingOnly = TRUE)
 n_syn <- if (length(args) >= 1) as.integer(args[1]) else 2000L
 em_iter <- if (length(args) >= 2) as.integer(args[2]) else 20L
 which_cfg <- if (length(args) >= 3) strsplit(args[3], ";", fixed = TRUE)[[1]] else NULL
+trunc <- if (length(args) >= 4) as.numeric(args[4]) else 1e-6
 threads <- 2L
-trunc <- 1e-6
 path <- system.file("extdata", "GO.sqlite", package = "GO.db")
 if (!nzchar(path)) stop("GO.db is not installed.")
 
@@ -53,6 +53,12 @@ set.seed(20)
 held <- syn[sort(sample.int(nrow(syn), n_syn)), ]
 rownames(held) <- NULL
 truth <- match(held$go_id, terms$go_id)
+# a second, disjoint sample: new sentences for predict() after EM on the first
+rest <- setdiff(seq_len(nrow(syn)), match(paste(held$go_id, held$synonym),
+                                          paste(syn$go_id, syn$synonym)))
+held2 <- syn[sort(rest[sample.int(length(rest), n_syn)]), ]
+truth2 <- match(held2$go_id, terms$go_id)
+new_sent <- data.frame(document = "new", text = held2$synonym)
 cat(sprintf("BP terms: %d; usable synonyms: %d; held out: %d (of %d terms)\n",
             nrow(terms), nrow(syn), n_syn, length(unique(held$go_id))))
 sentences <- data.frame(document = "synonyms", text = held$synonym)
@@ -138,7 +144,22 @@ configs <- list(
   "name_weight 4, background 0.5" = list(defs = raw, args = list(name_weight = 4,
                                                                  background = 0.5)),
   "name_weight 4, stem, normalize, background 0.5" = list(
-    defs = raw, args = list(name_weight = 4, stem = TRUE, normalize = TRUE, background = 0.5))
+    defs = raw, args = list(name_weight = 4, stem = TRUE, normalize = TRUE, background = 0.5)),
+  "name_weight 16" = list(defs = raw, args = list(name_weight = 16)),
+  "nw 4, apc 1" = list(defs = raw, args = list(name_weight = 4, author_pseudocount = 1)),
+  "nw 4, apc 10" = list(defs = raw, args = list(name_weight = 4, author_pseudocount = 10)),
+  "nw 4, bg 0.5, apc 1" = list(defs = raw, args = list(name_weight = 4, background = 0.5,
+                                                       author_pseudocount = 1)),
+  "nw 4, bg 0.5, apc 10" = list(defs = raw, args = list(name_weight = 4, background = 0.5,
+                                                        author_pseudocount = 10)),
+  "nw 4, bg 0.5, apc 10, dw 10" = list(defs = raw, args = list(
+    name_weight = 4, background = 0.5, author_pseudocount = 10, definition_weight = 10)),
+  "nw 4, bg 0.5, apc 10, dw 100" = list(defs = raw, args = list(
+    name_weight = 4, background = 0.5, author_pseudocount = 10, definition_weight = 100)),
+  "nw 4, apc 10, dw 100" = list(defs = raw, args = list(
+    name_weight = 4, author_pseudocount = 10, definition_weight = 100)),
+  "nw 4, bg 0.2" = list(defs = raw, args = list(name_weight = 4, background = 0.2)),
+  "nw 4, bg 0.8" = list(defs = raw, args = list(name_weight = 4, background = 0.8))
 )
 if (!is.null(which_cfg)) configs <- configs[which_cfg]
 
@@ -180,8 +201,21 @@ for (cn in names(configs)) {
   tf <- tfidf_stats(as(Tm, "CsparseMatrix"), Q, truth)
   tf_sec <- proc.time()[["elapsed"]] - t0
   s1 <- sparse_rank_stats(fitted(f1$fit), truth)
+  # predict() on the second sample: defs-only (the uniform profile of f1) and
+  # after EM on the first sample with an unknown author (the corpus-wide prior pi)
+  pred_stats <- function(fit, au) {
+    t0 <- proc.time()[["elapsed"]]
+    pr <- predict(fit, new_sent, authors = au, top = 100, propagate = FALSE, threads = threads)
+    M <- sparseMatrix(i = pr$sentence, j = match(pr$go_id, fit$go_id), x = pr$probability,
+                      dims = c(nrow(new_sent), length(fit$go_id)))
+    c(sparse_rank_stats(M, truth2), seconds = proc.time()[["elapsed"]] - t0)
+  }
+  p1 <- pred_stats(f1$fit, data.frame(document = "new", author = "curator"))
+  pE <- if (!is.null(fE)) pred_stats(fE$fit, NULL)
   rows[[cn]] <- rbind(
     data.frame(config = cn, model = "defs-only", t(s1), seconds = f1$sec),
+    data.frame(config = cn, model = "new: defs-only", t(p1)),
+    if (!is.null(pE)) data.frame(config = cn, model = "new: after EM, unknown author", t(pE)),
     if (!is.null(fE)) {
       data.frame(config = cn, model = sprintf("EM (%d it)", em_iter),
                  t(sparse_rank_stats(fitted(fE$fit), truth)), seconds = fE$sec)
@@ -190,8 +224,9 @@ for (cn in names(configs)) {
   print(rows[[cn]], digits = 3, row.names = FALSE)
   cat(sprintf("  vocabulary %d words\n", length(vocab)))
   if (!is.null(fE)) {
-    cat(sprintf("  EM objective first/last %.6g / %.6g\n", fE$fit$objective[1],
-                utils::tail(fE$fit$objective, 1)))
+    cat(sprintf("  EM objective first/last %.6g / %.6g; background weight %.3f\n",
+                fE$fit$objective[1], utils::tail(fE$fit$objective, 1),
+                if (is.null(fE$fit$background_weight)) 0 else fE$fit$background_weight))
   }
 }
 res <- do.call(rbind, rows)

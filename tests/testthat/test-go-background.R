@@ -1,7 +1,8 @@
 # Dense reference of EM with a background word distribution, written from the
 # formulas: the words of a sentence with term G are drawn from
 # (1 - lambda) phi_G + lambda beta; phi_G has prior Dirichlet(O_G + 1) (uniform
-# when it has no counts at all), beta has prior Dirichlet(pc + 1), lambda is flat.
+# when it has no counts at all), beta has prior Dirichlet(colSums(O) + pc + 1),
+# lambda is flat.
 go_dense_em_bg <- function(X, O, sdoc, dauth, n_authors, pc, lambda0, iters) {
   K <- nrow(O)
   V <- ncol(O)
@@ -21,7 +22,7 @@ go_dense_em_bg <- function(X, O, sdoc, dauth, n_authors, pc, lambda0, iters) {
     m <- apply(L, 1, max)
     lse <- m + log(rowSums(exp(L - m)))
     R <- exp(L - lse)
-    obj[it] <- sum(lse) + sum(O[O > 0] * log(phi[O > 0])) + pc * sum(log(beta))
+    obj[it] <- sum(lse) + sum(O[O > 0] * log(phi[O > 0])) + sum((colSums(O) + pc) * log(beta))
     lams[it] <- lam
     if (it == iters) break
     Rd <- rowsum(R, sdoc, reorder = TRUE)
@@ -35,7 +36,7 @@ go_dense_em_bg <- function(X, O, sdoc, dauth, n_authors, pc, lambda0, iters) {
     Tc <- as.matrix(t(R) %*% X) * ((1 - lam) * phi / P)  # expected words from the terms
     B <- colSums(X) - colSums(Tc)                         # expected background words
     lam <- sum(B) / sum(X)
-    beta <- (B + pc) / (sum(B) + V * pc)
+    beta <- (B + colSums(O) + pc) / (sum(B) + sum(O) + V * pc)
     C <- O + Tc
   }
   list(theta = theta, R = R, objective = obj, lambda = lams)
