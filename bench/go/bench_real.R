@@ -158,6 +158,10 @@ configs <- list(
     name_weight = 4, background = 0.5, author_pseudocount = 10, definition_weight = 100)),
   "nw 4, apc 10, dw 100" = list(defs = raw, args = list(
     name_weight = 4, author_pseudocount = 10, definition_weight = 100)),
+  "nw 4, bg 0.5, dw 10" = list(defs = raw, args = list(
+    name_weight = 4, background = 0.5, definition_weight = 10)),
+  "nw 4, bg 0.5, apc 1, dw 10" = list(defs = raw, args = list(
+    name_weight = 4, background = 0.5, author_pseudocount = 1, definition_weight = 10)),
   "nw 4, bg 0.2" = list(defs = raw, args = list(name_weight = 4, background = 0.2)),
   "nw 4, bg 0.8" = list(defs = raw, args = list(name_weight = 4, background = 0.8))
 )

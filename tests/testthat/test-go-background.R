@@ -65,6 +65,7 @@ test_that("EM with a background distribution equals the dense reference", {
     fit <- go_annotator(Matrix::Matrix(p$X, sparse = TRUE), p$authors,
                         Matrix::Matrix(p$O, sparse = TRUE), documents = p$documents,
                         pseudocount = 0.2, background = 0.4, max_iter = 6, tol = 0,
+                        author_pseudocount = 0, definition_weight = 1,
                         threads = 2, seed = 1)
     ref <- go_dense_em_bg(p$X, p$O, p$sdoc, p$dauth, p$A, pc = 0.2, lambda0 = 0.4, iters = 6)
     expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
@@ -75,6 +76,7 @@ test_that("EM with a background distribution equals the dense reference", {
     fit7 <- go_annotator(Matrix::Matrix(p$X, sparse = TRUE), p$authors,
                          Matrix::Matrix(p$O, sparse = TRUE), documents = p$documents,
                          pseudocount = 0.2, background = 0.4, max_iter = 7, tol = 0,
+                         author_pseudocount = 0, definition_weight = 1,
                          threads = 1, seed = 1)
     ref7 <- go_dense_em_bg(p$X, p$O, p$sdoc, p$dauth, p$A, pc = 0.2, lambda0 = 0.4, iters = 7)
     expect_equal(fit7$background_weight, ref7$lambda[7], tolerance = 1e-10)
