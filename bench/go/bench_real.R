@@ -130,40 +130,42 @@ vm_hwm <- function() {
 pasted <- function(terms) data.frame(go_id = terms$go_id, name = terms$name,
                                      definition = paste(terms$name, terms$definition))
 raw <- function(terms) terms[, c("go_id", "name", "definition")]
+# the seed model's settings (before the real-text changes)
+seed_model <- list(background = 0, author_pseudocount = 0, definition_weight = 1,
+                   name_weight = 0, normalize = FALSE)
+with_seed <- function(...) utils::modifyList(seed_model, list(...))
 configs <- list(
-  "name pasted into definition" = list(defs = pasted, args = list()),
-  "name pasted, stem" = list(defs = pasted, args = list(stem = TRUE)),
-  "name_weight 1" = list(defs = raw, args = list(name_weight = 1)),
-  "name_weight 2" = list(defs = raw, args = list(name_weight = 2)),
-  "name_weight 4" = list(defs = raw, args = list(name_weight = 4)),
-  "name_weight 8" = list(defs = raw, args = list(name_weight = 8)),
-  "name_weight 4, stem" = list(defs = raw, args = list(name_weight = 4, stem = TRUE)),
-  "name_weight 4, normalize" = list(defs = raw, args = list(name_weight = 4, normalize = TRUE)),
-  "name_weight 4, stem, normalize" = list(defs = raw, args = list(name_weight = 4, stem = TRUE,
-                                                                  normalize = TRUE)),
-  "name_weight 4, background 0.5" = list(defs = raw, args = list(name_weight = 4,
-                                                                 background = 0.5)),
-  "name_weight 4, stem, normalize, background 0.5" = list(
-    defs = raw, args = list(name_weight = 4, stem = TRUE, normalize = TRUE, background = 0.5)),
-  "name_weight 16" = list(defs = raw, args = list(name_weight = 16)),
-  "nw 4, apc 1" = list(defs = raw, args = list(name_weight = 4, author_pseudocount = 1)),
-  "nw 4, apc 10" = list(defs = raw, args = list(name_weight = 4, author_pseudocount = 10)),
-  "nw 4, bg 0.5, apc 1" = list(defs = raw, args = list(name_weight = 4, background = 0.5,
-                                                       author_pseudocount = 1)),
-  "nw 4, bg 0.5, apc 10" = list(defs = raw, args = list(name_weight = 4, background = 0.5,
-                                                        author_pseudocount = 10)),
-  "nw 4, bg 0.5, apc 10, dw 10" = list(defs = raw, args = list(
-    name_weight = 4, background = 0.5, author_pseudocount = 10, definition_weight = 10)),
-  "nw 4, bg 0.5, apc 10, dw 100" = list(defs = raw, args = list(
-    name_weight = 4, background = 0.5, author_pseudocount = 10, definition_weight = 100)),
-  "nw 4, apc 10, dw 100" = list(defs = raw, args = list(
-    name_weight = 4, author_pseudocount = 10, definition_weight = 100)),
-  "nw 4, bg 0.5, dw 10" = list(defs = raw, args = list(
+  # seed model, the user pastes the name into the definition (the issue's setting)
+  "seed model, name pasted" = list(defs = pasted, args = with_seed()),
+  "seed model, name pasted, stem" = list(defs = pasted, args = with_seed(stem = TRUE)),
+  # step 2: names as words, normalisation
+  "name_weight 1" = list(defs = raw, args = with_seed(name_weight = 1)),
+  "name_weight 2" = list(defs = raw, args = with_seed(name_weight = 2)),
+  "name_weight 4" = list(defs = raw, args = with_seed(name_weight = 4)),
+  "name_weight 8" = list(defs = raw, args = with_seed(name_weight = 8)),
+  "name_weight 4, stem" = list(defs = raw, args = with_seed(name_weight = 4, stem = TRUE)),
+  "name_weight 4, normalize" = list(defs = raw, args = with_seed(name_weight = 4,
+                                                                 normalize = TRUE)),
+  "name_weight 4, stem, normalize" = list(defs = raw, args = with_seed(
+    name_weight = 4, stem = TRUE, normalize = TRUE)),
+  # step 3: background
+  "name_weight 4, background 0.5" = list(defs = raw, args = with_seed(
+    name_weight = 4, background = 0.5)),
+  # step 4: author prior, definition weight (explicit values; the last are the defaults)
+  "nw 4, apc 1" = list(defs = raw, args = with_seed(name_weight = 4, author_pseudocount = 1)),
+  "nw 4, apc 10" = list(defs = raw, args = with_seed(name_weight = 4, author_pseudocount = 10)),
+  "nw 4, bg 0.5, apc 1" = list(defs = raw, args = with_seed(
+    name_weight = 4, background = 0.5, author_pseudocount = 1)),
+  "nw 4, bg 0.5, dw 10" = list(defs = raw, args = with_seed(
     name_weight = 4, background = 0.5, definition_weight = 10)),
-  "nw 4, bg 0.5, apc 1, dw 10" = list(defs = raw, args = list(
+  "nw 4, bg 0.5, apc 1, dw 10" = list(defs = raw, args = with_seed(
     name_weight = 4, background = 0.5, author_pseudocount = 1, definition_weight = 10)),
-  "nw 4, bg 0.2" = list(defs = raw, args = list(name_weight = 4, background = 0.2)),
-  "nw 4, bg 0.8" = list(defs = raw, args = list(name_weight = 4, background = 0.8))
+  "nw 4, bg 0.5, apc 10, dw 10" = list(defs = raw, args = with_seed(
+    name_weight = 4, background = 0.5, author_pseudocount = 10, definition_weight = 10)),
+  # package defaults (name_weight 4, normalize, background 0.5, author_pseudocount 1,
+  # definition_weight 10, corpus_pseudocount 1)
+  "defaults" = list(defs = raw, args = list()),
+  "defaults, stem" = list(defs = raw, args = list(stem = TRUE))
 )
 if (!is.null(which_cfg)) configs <- configs[which_cfg]
 

@@ -115,10 +115,12 @@ counts <- function(tok, vocab, weight = 1) {
 pasted <- data.frame(go_id = terms$go_id, name = terms$name,
                      definition = paste(terms$name, terms$definition))
 raw <- terms[, c("go_id", "name", "definition")]
+seed_model <- list(background = 0, author_pseudocount = 0, definition_weight = 1,
+                   name_weight = 0, normalize = FALSE)
 configs <- list(
-  "seed model, name pasted" = list(defs = pasted, args = list()),
+  "seed model, name pasted" = list(defs = pasted, args = seed_model),
   "defaults" = list(defs = raw, args = list()),
-  "defaults, stem, normalize" = list(defs = raw, args = list(stem = TRUE, normalize = TRUE))
+  "defaults, stem" = list(defs = raw, args = list(stem = TRUE))
 )
 docs_all <- unique(sent$document)
 test_docs <- docs_all[seq(5, length(docs_all), by = 5)]
