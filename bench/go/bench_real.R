@@ -165,15 +165,16 @@ configs <- list(
   # package defaults (name_weight 4, normalize, background 0.5, author_pseudocount 1,
   # definition_weight 10, corpus_pseudocount 1)
   "defaults" = list(defs = raw, args = list()),
-  "defaults, stem" = list(defs = raw, args = list(stem = TRUE))
+  "defaults, stem" = list(defs = raw, args = list(stem = TRUE)),
+  "defaults, author_pseudocount 10" = list(defs = raw, args = list(author_pseudocount = 10))
 )
 if (!is.null(which_cfg)) configs <- configs[which_cfg]
 
 term_tokens <- function(fit, d, args) {
   tk <- fit$tokenizer
   tok <- tk(d$definition)
-  nw <- if (is.null(args$name_weight)) 0 else args$name_weight
-  if (nw > 0) {
+  nw <- if (is.null(fit$name_weight)) 0 else fit$name_weight
+  if (nw > 0 && "name" %in% names(d)) {
     ntok <- tk(d$name)
     list(tok = c(tok, ntok), weight = c(rep(1, length(tok)), rep(nw, length(ntok))),
          row = c(seq_along(tok), seq_along(ntok)))

@@ -7,7 +7,7 @@
 # synonyms equal to their own term's name left out). The model sees the names and
 # definitions of all 28,140 BP terms, never the synonyms.
 # Corpus (fixed seed): every author gets a parent term with at least 5 children
-# (is_a or part_of) that have at least 2 synonyms each, and 5 of those children as
+# (is_a or part_of links) that have at least 2 synonyms each, and 5 of those children as
 # profile; each author has 3 documents of 6 sentences; a document has a co-author
 # with probability 0.3 (another author, listed on the document); every sentence picks
 # one of the document's authors, one of that author's 5 terms, and one of the term's
@@ -42,7 +42,7 @@ syn <- syn[order(syn$go_id, syn$synonym), ]
 by_term <- split(syn$synonym, syn$go_id)
 ok_terms <- names(by_term)[lengths(by_term) >= 2]
 h <- go$hierarchy
-h <- h[h$relationship %in% c("is_a", "part_of") & h$child %in% ok_terms, ]
+h <- h[h$relationship %in% c("isa", "part of") & h$child %in% ok_terms, ]
 kids <- lapply(split(h$child, h$parent), unique)
 kids <- kids[lengths(kids) >= 5]
 
@@ -120,7 +120,7 @@ seed_model <- list(background = 0, author_pseudocount = 0, definition_weight = 1
 configs <- list(
   "seed model, name pasted" = list(defs = pasted, args = seed_model),
   "defaults" = list(defs = raw, args = list()),
-  "defaults, stem" = list(defs = raw, args = list(stem = TRUE))
+  "defaults, author_pseudocount 10" = list(defs = raw, args = list(author_pseudocount = 10))
 )
 docs_all <- unique(sent$document)
 test_docs <- docs_all[seq(5, length(docs_all), by = 5)]
