@@ -7,7 +7,10 @@
 #' and returns the most probable GO terms of every sentence. `P(G | d)` is
 #' the mean of the profiles of the document's authors; authors not seen in
 #' training (and documents without any listed author) use the corpus-wide
-#' term distribution `fit$pi`. Words outside the fitted vocabulary are
+#' term distribution `fit$pi`, the mean responsibility of the training
+#' sentences smoothed towards the uniform distribution by the fit's
+#' `corpus_pseudocount` (so that terms frequent in a small training corpus,
+#' such as the root, do not win for new sentences by their prior alone). Words outside the fitted vocabulary are
 #' ignored. The text is tokenized as in training (with the same tokenizer
 #' and stemming). Probabilities below `1e-10` (or below the fit's
 #' `truncate`, when larger) are dropped, so a sentence may get fewer than
@@ -230,14 +233,15 @@ print.go_annotator <- function(x, ...) {
 #' summary(fit)
 #' @export
 summary.go_annotator <- function(object, n = 5, ...) {
-  o <- utils::head(order(-object$pi), n)
+  share <- if (is.null(object$share)) object$pi else object$share
+  o <- utils::head(order(-share), n)
   structure(list(
     em = object$em, n = object$n, iterations = object$iterations, stem = isTRUE(object$stem),
     converged = object$converged, objective = object$objective,
     changed_from_baseline = mean(object$assignment != object$baseline),
     mean_assignment_prob = mean(object$assignment_prob),
     top = data.frame(go_id = object$go_id[o], name = object$name[o],
-                     share = unname(object$pi[o]), stringsAsFactors = FALSE)
+                     share = unname(share[o]), stringsAsFactors = FALSE)
   ), class = "summary.go_annotator")
 }
 

@@ -1,4 +1,24 @@
 // EM for the document -> author -> GO term -> sentence model. No R API here.
+//
+// Background mixture (Control::background > 0). A word of a sentence with term G
+// is drawn from p_G(w) = (1 - l) phi_G(w) + l beta(w). Priors: phi_G ~
+// Dirichlet(O_G + 1) (O = definition counts), beta ~ Dirichlet(D + pc + 1) with
+// D_w = sum_G O_Gw (the definitions' words are prior background counts), l flat.
+// Complete data: the term of each sentence and the source z (term or
+// background) of each word occurrence. E-step: r_sG as without the background,
+// with p_G in place of phi_G; given G, an occurrence of w came from the term with
+// probability f_Gw = (1 - l) phi_G(w) / p_G(w). M-step (maximising the expected
+// complete log posterior):
+//   C_Gw = O_Gw + sum_s r_sG n_sw f_Gw,   phi_G(w) = C_Gw / Z_G, Z_G = sum_w C_Gw,
+//   B_w = sum_s n_sw - sum_G sum_s r_sG n_sw f_Gw,
+//   l = sum_w B_w / sum_w n_w,  beta(w) = (B_w + D_w + pc) / (sum_w (B_w + D_w) + V pc).
+// (A term with Z_G = 0 has a flat posterior in phi_G; it takes the uniform 1/V.)
+// Sparse scores: log p_G(w) = log(l beta(w)) + log1p((1 - l) phi_G(w) / (l beta(w))),
+// the first part is shared by all terms (added once to the log likelihood as
+// sum_w n_w log(l beta(w))) and the second is zero when C_Gw = 0, so a sentence
+// only touches the terms that have one of its words. The objective is
+// sum_s log sum_G P(G|d) prod_w p_G(w)^n_sw + sum O_Gw log phi_G(w)
+// + sum_w (D_w + pc) log beta(w) (+ the theta prior), non-decreasing under soft EM.
 #include "go_annotator.h"
 
 #include <algorithm>
@@ -6,6 +26,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "rng.h"
 
@@ -157,6 +178,187 @@ Phi build_phi(const Corpus& c, const Resp* resp, const Csc& word_sent, double pc
   for (std::size_t e = 0; e < nnz; ++e) lp += (phi.defn[e] + pc) * phi.l1p[e];
   phi.log_prior = lp;
   return phi;
+}
+
+Phi build_phi_bg(const Corpus& c, const Resp* resp, const Phi* old, const Csc& word_sent,
+                 double pc, double lambda0, const Runner& run) {
+  const std::size_t V = static_cast<std::size_t>(c.n_words);
+  const std::size_t K = static_cast<std::size_t>(c.n_terms);
+  const bool mstep = resp != nullptr && old != nullptr;
+  const std::vector<std::size_t> cuts = even_blocks(V, WORD_BLOCK);
+  const std::size_t nb = cuts.size() - 1;
+  std::vector<std::vector<std::size_t>> bcount(nb);
+  std::vector<std::vector<int>> bg(nb);
+  std::vector<std::vector<double>> bc(nb), bo(nb);
+  std::vector<double> nw(V, 0.0), bw(V, 0.0);  // corpus count and background count of w
+
+  run(nb, [&](std::size_t b0, std::size_t b1) {
+    std::vector<double> acc(K, 0.0), def(K, 0.0), frac(K, 0.0);
+    std::vector<char> seen(K, 0);
+    std::vector<int> touched;
+    for (std::size_t b = b0; b < b1; ++b) {
+      for (std::size_t w = cuts[b]; w < cuts[b + 1]; ++w) {
+        touched.clear();
+        double n_w = 0.0, term_w = 0.0;
+        if (w < word_sent.ncol()) {
+          for (std::size_t k = word_sent.p[w]; k < word_sent.p[w + 1]; ++k) n_w += word_sent.val[k];
+        }
+        if (mstep && w < word_sent.ncol()) {
+          // share of an occurrence of w under term G that the term (not the
+          // background) generated: (1 - lambda) phi_Gw / ((1 - lambda) phi_Gw + lambda beta_w)
+          const double lb = old->lambda * old->beta[w];
+          for (std::size_t e = old->wp[w]; e < old->wp[w + 1]; ++e) {
+            const int g = old->g[e];
+            const double zg = old->zsum[g];
+            const double t = zg > 0.0 ? (1.0 - old->lambda) * old->count[e] / zg
+                                      : (1.0 - old->lambda) / static_cast<double>(V);
+            frac[g] = t / (t + lb);
+          }
+          for (std::size_t k = word_sent.p[w]; k < word_sent.p[w + 1]; ++k) {
+            const std::size_t s = static_cast<std::size_t>(word_sent.idx[k]);
+            const double n = word_sent.val[k];
+            for (std::size_t e = resp->p[s]; e < resp->p[s + 1]; ++e) {
+              const int g = resp->g[e];
+              const double add = n * resp->r[e] * frac[g];
+              if (add <= 0.0) continue;
+              if (!seen[g]) {
+                seen[g] = 1;
+                touched.push_back(g);
+              }
+              acc[g] += add;
+            }
+          }
+          for (std::size_t e = old->wp[w]; e < old->wp[w + 1]; ++e) frac[old->g[e]] = 0.0;
+        }
+        for (std::size_t k = c.definitions.p[w]; k < c.definitions.p[w + 1]; ++k) {
+          const int g = c.definitions.idx[k];
+          if (!seen[g]) {
+            seen[g] = 1;
+            touched.push_back(g);
+          }
+          def[g] += c.definitions.val[k];
+        }
+        std::sort(touched.begin(), touched.end());
+        std::size_t kept = 0;
+        for (int g : touched) {
+          const double total = acc[g] + def[g];
+          term_w += acc[g];
+          if (total > 0.0) {
+            bg[b].push_back(g);
+            bc[b].push_back(total);
+            bo[b].push_back(def[g]);
+            ++kept;
+          }
+          acc[g] = 0.0;
+          def[g] = 0.0;
+          seen[g] = 0;
+        }
+        bcount[b].push_back(kept);
+        nw[w] = n_w;
+        bw[w] = std::max(0.0, n_w - term_w);
+      }
+    }
+  });
+
+  Phi phi;
+  std::vector<std::size_t> wp(V + 1, 0);
+  std::size_t w = 0;
+  for (std::size_t b = 0; b < nb; ++b) {
+    for (std::size_t k : bcount[b]) {
+      wp[w + 1] = wp[w] + k;
+      ++w;
+    }
+  }
+  std::vector<int> eg;
+  std::vector<double> ec, eo;
+  for (std::size_t b = 0; b < nb; ++b) {
+    eg.insert(eg.end(), bg[b].begin(), bg[b].end());
+    ec.insert(ec.end(), bc[b].begin(), bc[b].end());
+    eo.insert(eo.end(), bo[b].begin(), bo[b].end());
+  }
+  phi.zsum.assign(K, 0.0);
+  for (std::size_t e = 0; e < eg.size(); ++e) phi.zsum[eg[e]] += ec[e];
+  // background weight and distribution
+  double n_tot = 0.0, b_tot = 0.0;
+  for (std::size_t v = 0; v < V; ++v) {
+    n_tot += nw[v];
+    b_tot += bw[v];
+  }
+  // prior counts of beta: pseudocount plus the definitions' word counts D_w
+  std::vector<double> dw(V, 0.0);
+  double d_tot = 0.0;
+  for (std::size_t v = 0; v < V; ++v) {
+    for (std::size_t k = c.definitions.p[v]; k < c.definitions.p[v + 1]; ++k) {
+      dw[v] += c.definitions.val[k];
+    }
+    d_tot += dw[v];
+  }
+  phi.beta.assign(V, 0.0);
+  if (mstep) {
+    phi.lambda = n_tot > 0.0 ? b_tot / n_tot : old->lambda;
+    for (std::size_t v = 0; v < V; ++v) {
+      phi.beta[v] = (bw[v] + dw[v] + pc) / (b_tot + d_tot + static_cast<double>(V) * pc);
+    }
+  } else {
+    // start: beta from all words of the definitions and the corpus
+    phi.lambda = lambda0;
+    for (std::size_t v = 0; v < V; ++v) {
+      phi.beta[v] = (nw[v] + dw[v] + pc) / (n_tot + d_tot + static_cast<double>(V) * pc);
+    }
+  }
+  if (!(phi.lambda > 0.0)) phi.lambda = 1e-12;  // keep the floor lambda beta_w positive
+  if (phi.lambda > 1.0 - 1e-12) phi.lambda = 1.0 - 1e-12;
+  // terms with Z_G = 0 use the uniform distribution: an entry for every word
+  std::vector<int> empty;
+  for (std::size_t g = 0; g < K; ++g) {
+    if (!(phi.zsum[g] > 0.0)) empty.push_back(static_cast<int>(g));
+  }
+  phi.wp.assign(V + 1, 0);
+  phi.g.reserve(eg.size() + empty.size() * V);
+  phi.count.reserve(eg.size() + empty.size() * V);
+  phi.defn.reserve(eg.size() + empty.size() * V);
+  phi.l1p.reserve(eg.size() + empty.size() * V);
+  const double lam = phi.lambda;
+  for (std::size_t v = 0; v < V; ++v) {
+    const double lb = lam * phi.beta[v];
+    std::size_t e = wp[v], q = 0;
+    while (e < wp[v + 1] || q < empty.size()) {
+      const bool take_e = q >= empty.size() || (e < wp[v + 1] && eg[e] < empty[q]);
+      if (take_e) {
+        phi.g.push_back(eg[e]);
+        phi.count.push_back(ec[e]);
+        phi.defn.push_back(eo[e]);
+        phi.l1p.push_back(std::log1p((1.0 - lam) * ec[e] / (phi.zsum[eg[e]] * lb)));
+        ++e;
+      } else {
+        phi.g.push_back(empty[q]);
+        phi.count.push_back(0.0);
+        phi.defn.push_back(0.0);
+        phi.l1p.push_back(std::log1p((1.0 - lam) / (static_cast<double>(V) * lb)));
+        ++q;
+      }
+    }
+    phi.wp[v + 1] = phi.g.size();
+  }
+  phi.logpz.assign(K, 0.0);
+  // log prior: Dirichlet(O_G + 1) on phi_G, Dirichlet(D + pc + 1) on beta
+  double lp = 0.0;
+  for (std::size_t e = 0; e < eg.size(); ++e) {
+    if (eo[e] > 0.0) lp += eo[e] * std::log(ec[e] / phi.zsum[eg[e]]);
+  }
+  for (std::size_t v = 0; v < V; ++v) lp += (dw[v] + pc) * std::log(phi.beta[v]);
+  phi.log_prior = lp;
+  return phi;
+}
+
+double background_constant(const Phi& phi, const Csc& word_sent) {
+  double out = 0.0;
+  for (std::size_t w = 0; w < word_sent.ncol(); ++w) {
+    double n = 0.0;
+    for (std::size_t k = word_sent.p[w]; k < word_sent.p[w + 1]; ++k) n += word_sent.val[k];
+    if (n > 0.0) out += n * std::log(phi.lambda * phi.beta[w]);
+  }
+  return out;
 }
 
 Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta,
@@ -580,7 +782,10 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
   const Csc author_docs = transpose(c.doc_authors, n_profiles);
   Fit fit;
   // start: phi from the definitions alone, uniform author profiles
-  fit.phi = build_phi(c, nullptr, word_sent, ctl.pseudocount, run);
+  const bool bgm = ctl.background > 0.0;
+  fit.phi = bgm ? build_phi_bg(c, nullptr, nullptr, word_sent, ctl.pseudocount, ctl.background, run)
+                : build_phi(c, nullptr, word_sent, ctl.pseudocount, run);
+  double bg_const = bgm ? background_constant(fit.phi, word_sent) : 0.0;
   // empty profile = uniform (saves a dense authors x terms start)
   fit.theta.assign(static_cast<std::size_t>(n_profiles), SparseVec());
   double theta_lp = theta_log_prior(fit.theta, c.n_terms, ctl.author_pseudocount);
@@ -592,7 +797,7 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
     fit.seconds.push_back(std::chrono::duration<double>(now - clock_start).count());
     clock_start = now;
     fit.iterations = it;
-    const double obj = fit.resp.loglik + fit.phi.log_prior + theta_lp;
+    const double obj = fit.resp.loglik + bg_const + fit.phi.log_prior + theta_lp;
     fit.objective.push_back(obj);
     double changed = static_cast<double>(fit.resp.top.size());
     if (it == 1) {
@@ -617,7 +822,13 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
     // M-step
     std::vector<SparseVec> th =
         m_step_theta(c, fit.resp, fit.theta, author_docs, ctl.author_pseudocount, run);
-    fit.phi = build_phi(c, &fit.resp, word_sent, ctl.pseudocount, run);
+    if (bgm) {
+      Phi next = build_phi_bg(c, &fit.resp, &fit.phi, word_sent, ctl.pseudocount, ctl.background, run);
+      fit.phi = std::move(next);
+      bg_const = background_constant(fit.phi, word_sent);
+    } else {
+      fit.phi = build_phi(c, &fit.resp, word_sent, ctl.pseudocount, run);
+    }
     fit.theta.swap(th);
     theta_lp = theta_log_prior(fit.theta, c.n_terms, ctl.author_pseudocount);
   }

@@ -50,6 +50,7 @@ struct Control {
   double tol = 1e-6;
   double truncate = 0.0;  // responsibilities below this are dropped (0 = exact EM)
   std::uint64_t seed = 0;
+  double background = 0.0;  // > 0: background mixture, initial weight lambda (learned)
 };
 
 // Word-indexed view of the current phi: for word w, the terms with a positive
@@ -62,6 +63,11 @@ struct Phi {
   std::vector<double> l1p;    // log1p(C_Gw / pc)
   std::vector<double> logpz;  // per term: log(pc / Z_G), Z_G = sum_w C_Gw + V pc
   double log_prior = 0.0;     // sum_G sum_w (O_Gw + pc) log phi_Gw
+  // background mixture (lambda > 0 only): l1p = log1p((1 - lambda) phi_Gw / (lambda beta_w)),
+  // logpz = 0, and every term with Z_G = 0 has an entry for every word
+  double lambda = 0.0;
+  std::vector<double> beta;   // background word distribution
+  std::vector<double> zsum;   // Z_G = sum_w C_Gw
 };
 
 // Sparse responsibilities, one row per sentence (CSR).
@@ -78,6 +84,16 @@ struct Resp {
 // may be empty: definitions only).
 Phi build_phi(const Corpus& c, const Resp* resp, const Csc& word_sent, double pc,
               const Runner& run);
+
+// Background mixture: word distribution of term G is (1 - lambda) phi_G + lambda beta.
+// Without resp: phi from the definitions, beta from all definition and corpus words,
+// lambda = lambda0. With resp: the M-step given the previous parameters `old`.
+Phi build_phi_bg(const Corpus& c, const Resp* resp, const Phi* old, const Csc& word_sent,
+                 double pc, double lambda0, const Runner& run);
+
+// sum over the corpus words of n_w log(lambda beta_w): the part of the background
+// log likelihood shared by all terms.
+double background_constant(const Phi& phi, const Csc& word_sent);
 
 // E-step over all sentences with author profiles `theta` (one sparse vector per
 // profile, entries > 0, summing to 1; an empty vector means the uniform profile).

@@ -110,6 +110,7 @@ augp::go::Control to_control(const List& ctl) {
   c.max_iter = as<int>(ctl["max_iter"]);
   c.tol = as<double>(ctl["tol"]);
   c.truncate = as<double>(ctl["truncate"]);
+  if (ctl.containsElementNamed("background")) c.background = as<double>(ctl["background"]);
   NumericVector seed = ctl["seed"];
   c.seed = augp::combine_seed(seed[0], seed[1]);
   return c;
@@ -138,6 +139,9 @@ List go_em_cpp(List data, List control) {
       _["wp"] = wp, _["g"] = IntegerVector(phi.g.begin(), phi.g.end()),
       _["count"] = NumericVector(phi.count.begin(), phi.count.end()),
       _["logpz"] = NumericVector(phi.logpz.begin(), phi.logpz.end()),
+      _["l1p"] = NumericVector(phi.l1p.begin(), phi.l1p.end()),
+      _["lambda"] = phi.lambda,
+      _["beta"] = NumericVector(phi.beta.begin(), phi.beta.end()),
       _["log_prior"] = phi.log_prior);
   const std::vector<double> pi = augp::go::term_distribution(fit.resp, as<int>(data["n_terms"]));
   return List::create(
@@ -169,9 +173,14 @@ List go_estep_cpp(List data, List profiles, List phi_list, List control) {
     phi.g.assign(g.begin(), g.end());
     phi.count.assign(cnt.begin(), cnt.end());
     phi.logpz.assign(logpz.begin(), logpz.end());
-    phi.l1p.resize(phi.count.size());
-    for (std::size_t e = 0; e < phi.count.size(); ++e) {
-      phi.l1p[e] = std::log1p(phi.count[e] / ctl.pseudocount);
+    if (phi_list.containsElementNamed("l1p")) {
+      NumericVector l1p = phi_list["l1p"];
+      phi.l1p.assign(l1p.begin(), l1p.end());
+    } else {
+      phi.l1p.resize(phi.count.size());
+      for (std::size_t e = 0; e < phi.count.size(); ++e) {
+        phi.l1p[e] = std::log1p(phi.count[e] / ctl.pseudocount);
+      }
     }
     const std::vector<augp::go::SparseVec> th = list_to_theta(profiles);
     r = augp::go::e_step(c, phi, th, ctl, ThreadRunner{threads});

@@ -48,7 +48,7 @@ go_small_problem <- function(seed = 1, S = 60, V = 25, K = 6, D = 12, A = 5) {
 
 
 go_fit_small <- function(p, em = "soft", iters = 8, threads = 1, seed = 1, pc = 0.3) {
-  go_annotator(Matrix::Matrix(p$X, sparse = TRUE), p$authors,
+  ga0(Matrix::Matrix(p$X, sparse = TRUE), p$authors,
                Matrix::Matrix(p$O, sparse = TRUE), documents = p$documents, em = em,
                pseudocount = pc, max_iter = iters, tol = 0, threads = threads, seed = seed)
 }
@@ -85,7 +85,7 @@ test_that("sparse hard EM equals the dense reference implementation", {
 test_that("soft EM objective never decreases and stops on tol", {
   sim <- simulate_go_corpus(go_subset$terms, n_authors = 8, n_documents = 40,
                             words_per_sentence = 3, noise = 0.4, seed = 5)
-  fit <- go_annotator(sim$sentences, sim$authors, go_subset$terms, max_iter = 200,
+  fit <- ga0(sim$sentences, sim$authors, go_subset$terms, max_iter = 200,
                       tol = 1e-8, threads = 2, seed = 1)
   d <- diff(fit$objective)
   expect_gt(length(d), 5)
@@ -95,7 +95,7 @@ test_that("soft EM objective never decreases and stops on tol", {
   n <- length(fit$objective)
   expect_lt(abs(d[n - 1]) / abs(fit$objective[n - 1]), 1e-8)
   # with an author prior the objective also never decreases
-  fit2 <- go_annotator(sim$sentences, sim$authors, go_subset$terms, max_iter = 30,
+  fit2 <- ga0(sim$sentences, sim$authors, go_subset$terms, max_iter = 30,
                        author_pseudocount = 0.5, threads = 2, seed = 1)
   expect_true(all(diff(fit2$objective) >= -1e-9 * abs(fit2$objective[-1])))
   expect_equal(unname(Matrix::rowSums(fit2$theta)), rep(1, nrow(fit2$theta)), tolerance = 1e-12)
@@ -104,7 +104,7 @@ test_that("soft EM objective never decreases and stops on tol", {
 
 test_that("hard EM terminates when no sentence changes its term", {
   sim <- simulate_go_corpus(go_subset$terms, n_authors = 8, n_documents = 40, seed = 6)
-  fit <- go_annotator(sim$sentences, sim$authors, go_subset$terms, em = "hard",
+  fit <- ga0(sim$sentences, sim$authors, go_subset$terms, em = "hard",
                       max_iter = 100, tol = 0, threads = 2, seed = 1)
   expect_true(fit$converged)
   expect_lt(fit$iterations, 100)
@@ -117,16 +117,16 @@ test_that("results depend on the seed, not on the number of threads", {
   sim <- simulate_go_corpus(go_subset$terms, n_authors = 6, n_documents = 300,
                             sentences_per_document = 3, seed = 7)
   sim$sentences$text[1:20] <- ""  # exact ties in the first E-step
-  f1 <- go_annotator(sim$sentences, sim$authors, go_subset$terms, em = "hard",
+  f1 <- ga0(sim$sentences, sim$authors, go_subset$terms, em = "hard",
                      max_iter = 5, threads = 1, seed = 3)
-  f2 <- go_annotator(sim$sentences, sim$authors, go_subset$terms, em = "hard",
+  f2 <- ga0(sim$sentences, sim$authors, go_subset$terms, em = "hard",
                      max_iter = 5, threads = 2, seed = 3)
   expect_identical(f1$objective, f2$objective)
   expect_identical(f1$theta, f2$theta)
   expect_identical(f1$assignment, f2$assignment)
-  s1 <- go_annotator(sim$sentences, sim$authors, go_subset$terms, max_iter = 5,
+  s1 <- ga0(sim$sentences, sim$authors, go_subset$terms, max_iter = 5,
                      threads = 1, seed = 3)
-  s2 <- go_annotator(sim$sentences, sim$authors, go_subset$terms, max_iter = 5,
+  s2 <- ga0(sim$sentences, sim$authors, go_subset$terms, max_iter = 5,
                      threads = 2, seed = 3)
   expect_identical(s1$responsibilities, s2$responsibilities)
   expect_identical(s1$objective, s2$objective)
@@ -135,8 +135,8 @@ test_that("results depend on the seed, not on the number of threads", {
 test_that("truncation keeps results close and makes profiles sparse", {
   sim <- simulate_go_corpus(go_subset$terms, n_authors = 8, n_documents = 60,
                             words_per_sentence = 3, noise = 0.3, seed = 8)
-  f0 <- go_annotator(sim$sentences, sim$authors, go_subset$terms, threads = 2, seed = 1)
-  f1 <- go_annotator(sim$sentences, sim$authors, go_subset$terms, threads = 2, seed = 1,
+  f0 <- ga0(sim$sentences, sim$authors, go_subset$terms, threads = 2, seed = 1)
+  f1 <- ga0(sim$sentences, sim$authors, go_subset$terms, threads = 2, seed = 1,
                      truncate = 1e-3)
   expect_lt(Matrix::nnzero(f1$theta), Matrix::nnzero(f0$theta) / 3)
   expect_gt(mean(f0$assignment == f1$assignment), 0.95)
@@ -146,9 +146,9 @@ test_that("truncation keeps results close and makes profiles sparse", {
 
 test_that("the truncated first E-step (cached fast path) matches exact EM", {
   sim <- simulate_go_corpus(go_subset$terms, n_authors = 6, n_documents = 40, seed = 9)
-  f0 <- go_annotator(sim$sentences, sim$authors, go_subset$terms, max_iter = 1,
+  f0 <- ga0(sim$sentences, sim$authors, go_subset$terms, max_iter = 1,
                      threads = 1, seed = 1)
-  f1 <- go_annotator(sim$sentences, sim$authors, go_subset$terms, max_iter = 1,
+  f1 <- ga0(sim$sentences, sim$authors, go_subset$terms, max_iter = 1,
                      threads = 1, seed = 1, truncate = 1e-3)
   R0 <- as.matrix(f0$responsibilities)
   keep <- R0 >= 1e-3

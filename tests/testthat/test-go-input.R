@@ -1,7 +1,7 @@
 sim <- simulate_go_corpus(go_subset$terms, n_authors = 4, n_documents = 12,
                           sentences_per_document = 4, seed = 21)
 defs <- go_subset$terms[1:60, ]
-fit_q <- function(...) go_annotator(..., max_iter = 3, threads = 1, seed = 1)
+fit_q <- function(...) ga0(..., max_iter = 3, threads = 1, seed = 1)
 
 test_that("sentences without known words, long sentences and ties behave", {
   s <- sim$sentences
@@ -9,7 +9,7 @@ test_that("sentences without known words, long sentences and ties behave", {
   s$text[2] <- "zzzz qqqq"  # only unknown-to-definitions words (they join the vocabulary)
   s$text[3] <- paste(rep(strsplit(go_subset$terms$definition[5], " ")[[1]], 400),
                      collapse = " ")
-  fit <- go_annotator(s, sim$authors, go_subset$terms, max_iter = 10, threads = 1, seed = 1)
+  fit <- ga0(s, sim$authors, go_subset$terms, max_iter = 10, threads = 1, seed = 1)
   expect_true(all(is.finite(fit$objective)))
   expect_false(anyNA(fit$responsibilities@x))
   expect_equal(unname(Matrix::rowSums(fit$responsibilities)), rep(1, nrow(s)),
@@ -26,17 +26,17 @@ test_that("sentences without known words, long sentences and ties behave", {
   # the winner must not be the first term (no index-0 bias) and must vary
   e <- data.frame(document = rep(c("x", "y"), each = 100), text = "")
   au <- data.frame(document = c("x", "y"), author = c("p", "q"))
-  f1 <- go_annotator(e, au, go_subset$terms, max_iter = 1, threads = 1, seed = 1)
+  f1 <- ga0(e, au, go_subset$terms, max_iter = 1, threads = 1, seed = 1)
   expect_lt(mean(f1$assignment_index == 1), 0.05)
   expect_gt(length(unique(f1$assignment)), 50)
-  f2 <- go_annotator(e, au, go_subset$terms, max_iter = 1, threads = 1, seed = 2)
+  f2 <- ga0(e, au, go_subset$terms, max_iter = 1, threads = 1, seed = 2)
   expect_false(identical(f1$assignment, f2$assignment))
   # two terms with identical definitions split the responsibility evenly
   d2 <- go_subset$terms[1:10, ]
   d2$definition[2] <- d2$definition[1]
   words <- paste(go_tokenize(d2$definition[1])[[1]], collapse = " ")
   s2 <- data.frame(document = rep("z", 40), text = words)
-  f3 <- go_annotator(s2, data.frame(document = "z", author = "r"), d2, max_iter = 1,
+  f3 <- ga0(s2, data.frame(document = "z", author = "r"), d2, max_iter = 1,
                      threads = 1, seed = 1)
   r <- as.matrix(f3$responsibilities)
   expect_equal(r[, 1], r[, 2])
@@ -74,11 +74,11 @@ test_that("bad inputs give clear errors naming the argument", {
   expect_error(fit_q(s_num, a, defs), "`sentences\\$text` must be character")
   expect_error(fit_q(s, a, defs, pseudocount = 0), "`pseudocount` must be >")
   expect_error(fit_q(s, a, defs, pseudocount = NA), "`pseudocount`")
-  expect_error(go_annotator(s, a, defs, max_iter = 0), "`max_iter`")
+  expect_error(ga0(s, a, defs, max_iter = 0), "`max_iter`")
   expect_error(fit_q(s, a, defs, truncate = 1), "`truncate`")
   expect_error(fit_q(s, a, defs, em = "medium"), "'arg'")
   expect_error(fit_q(s, a, defs, tokenizer = function(x) x), "`tokenizer` must return")
-  expect_error(go_annotator(s, a, defs, threads = 0), "`threads`")
+  expect_error(ga0(s, a, defs, threads = 0), "`threads`")
   X <- Matrix::sparseMatrix(i = 1:3, j = 1:3, x = 1, dims = c(3, 3),
                             dimnames = list(NULL, c("cell", "dna", "repair")))
   expect_error(fit_q(X, a, defs), "`documents` must give")
@@ -178,11 +178,11 @@ test_that("empty inputs and out-of-range seeds are errors naming the argument", 
   d_na$definition[5] <- NA
   expect_error(fit_q(s, a, d_na), "`definitions\\$definition` must not contain NA")
   for (seed in list(1e10, -3e9, NA_real_, Inf, c(1, 2), "1")) {
-    expect_error(go_annotator(s, a, defs, max_iter = 1, threads = 1, seed = seed),
+    expect_error(ga0(s, a, defs, max_iter = 1, threads = 1, seed = seed),
                  "`seed` must be NULL or a single number between")
   }
   expect_error(simulate_go_corpus(defs, seed = 2^31), "`seed` must be NULL or a single number")
-  expect_s3_class(go_annotator(s, a, defs, max_iter = 1, threads = 1,
+  expect_s3_class(ga0(s, a, defs, max_iter = 1, threads = 1,
                                seed = .Machine$integer.max), "go_annotator")
   expect_error(simulate_go_corpus(defs, n_documents = 0), "`n_documents`")
 })
@@ -238,4 +238,66 @@ test_that("stem = TRUE without SnowballC says to install it", {
   }
   expect_error(go_tokenize("cells", stem = TRUE), "needs the package SnowballC.*install.packages")
   expect_error(fit_q(sim$sentences, sim$authors, defs, stem = TRUE), "needs the package SnowballC")
+})
+
+test_that("normalisation spells out Greek letters, closes compounds and maps numerals", {
+  x <- c("TNF-\u03b1 up-regulation of NF-\u03baB", "type II interferon; IL-1 \u2013 H3-K79",
+         NA, "")
+  n <- go_normalize_text(x)
+  expect_identical(n[1], "TNF-alpha TNFalpha up-regulation upregulation of NF-kappaB NFkappaB")
+  expect_identical(n[2], "type 2 interferon; IL-1 IL1 - H3-K79 H3K79")
+  expect_true(is.na(n[3]))
+  expect_identical(n[4], "")
+  expect_identical(go_normalize_text("\u0392-cell"), "beta-cell betacell")
+  tok <- go_tokenize("interleukin-1 production, type IV", normalize = TRUE)[[1]]
+  expect_identical(tok, c("interleukin", "1", "interleukin1", "production", "type", "4"))
+  # without normalisation the one-digit token and the one-letter symbol are dropped
+  expect_identical(go_tokenize("interleukin-1 \u03b1")[[1]], "interleukin")
+  expect_identical(go_tokenize("interleukin-1 \u03b1", normalize = TRUE)[[1]],
+                   c("interleukin", "1", "interleukin1", "alpha"))
+  expect_error(go_tokenize("x", normalize = NA), "`normalize` must be TRUE or FALSE")
+  expect_error(go_normalize_text(1), "`text` must be a character vector")
+  # in the fit, sentences and definitions are normalised the same way
+  d <- data.frame(go_id = c("GO:1", "GO:2"), name = c("a", "b"),
+                  definition = c("upregulation of TNF-alpha", "type 2 interferon signalling"))
+  s <- data.frame(document = "d", text = c("up-regulation of TNF-\u03b1", "type II interferon"))
+  au <- data.frame(document = "d", author = "x")
+  f <- ga0(s, au, d, normalize = TRUE, max_iter = 1, threads = 1, seed = 1)
+  expect_true(f$normalize)
+  expect_true(all(c("upregulation", "tnfalpha", "2") %in% f$vocabulary))
+  expect_false("\u03b1" %in% f$vocabulary)
+  expect_identical(f$assignment, c("GO:1", "GO:2"))
+  p <- predict(f, data.frame(document = "n", text = "IFN type II"), top = 1, threads = 1)
+  expect_identical(p$go_id, "GO:2")
+  X <- Matrix::sparseMatrix(i = 1, j = 1, x = 1, dims = c(1, 1), dimnames = list(NULL, "a"))
+  # count matrices are used as given
+  fm <- ga0(X, au, d[1, ], documents = "d", normalize = TRUE, max_iter = 1, threads = 1)
+  expect_true("a" %in% fm$vocabulary)
+})
+
+test_that("term names count as words of their terms with weight name_weight", {
+  d <- data.frame(go_id = c("GO:1", "GO:2", "GO:3"),
+                  name = c("astrocyte differentiation", "glial cell migration", NA),
+                  definition = c("the process of becoming an astrocyte",
+                                 "the movement of a glial cell", "a cell process"))
+  s <- data.frame(document = "d", text = c("astrocyte differentiation", "migration"))
+  au <- data.frame(document = "d", author = "x")
+  f0 <- ga0(s, au, d, max_iter = 1, threads = 1, seed = 1)
+  f3 <- ga0(s, au, d, max_iter = 1, threads = 1, seed = 1, name_weight = 2.5)
+  expect_equal(f3$name_weight, 2.5)
+  C0 <- coef(f0, type = "words")
+  C3 <- coef(f3, type = "words")
+  # definition counts (first E-step: no corpus counts yet) plus 2.5 per name token
+  O0 <- as.matrix(C0)
+  expect_equal(as.matrix(C3)["GO:1", "differentiation"], 2.5)
+  expect_equal(as.matrix(C3)["GO:1", "astrocyte"], O0["GO:1", "astrocyte"] + 2.5)
+  expect_equal(as.matrix(C3)["GO:2", "glial"], O0["GO:2", "glial"] + 2.5)
+  # a missing name adds nothing (no GO id tokens)
+  expect_equal(sum(C3["GO:3", ]), sum(C0["GO:3", ]))
+  expect_false(any(c("go", "0000003") %in% f3$vocabulary))
+  expect_equal(sum(C3), sum(C0) + 2.5 * 5)
+  # names decide when the definition does not use the sentence's words
+  expect_identical(f3$assignment[2], "GO:2")
+  expect_error(ga0(s, au, d, name_weight = -1), "`name_weight` must be >= 0")
+  expect_error(ga0(s, au, d, name_weight = "a"), "`name_weight` must be a single")
 })

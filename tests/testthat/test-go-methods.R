@@ -1,5 +1,5 @@
 sim <- simulate_go_corpus(go_subset$terms, n_authors = 5, n_documents = 30, seed = 31)
-fit <- go_annotator(sim$sentences, sim$authors, go_subset$terms,
+fit <- ga0(sim$sentences, sim$authors, go_subset$terms,
                     hierarchy = go_subset$hierarchy, max_iter = 15, threads = 1, seed = 1)
 
 test_that("print, summary, top_terms and plots work on a fit", {
@@ -145,4 +145,47 @@ test_that("fitted() gives the sentence x term probabilities or the best terms", 
   expect_identical(fitted(fit, type = "term"), fit$assignment)
   best <- fit$go_id[apply(as.matrix(R), 1, which.max)]
   expect_identical(best, fit$assignment)
+})
+
+test_that("the corpus-wide prior for unknown authors is smoothed by corpus_pseudocount", {
+  d <- data.frame(go_id = c("GO:0008150", "GO:1", "GO:2"),
+                  name = c("biological_process", "kinase signalling", "phosphatase activity"),
+                  definition = c("any process of a cell", "a process of kinase signals",
+                                 "a process removing phosphate"))
+  s <- data.frame(document = rep(c("d1", "d2"), each = 25), text = "process cell")
+  au <- data.frame(document = c("d1", "d2"), author = c("a", "b"))
+  f0 <- ga0(s, au, d, corpus_pseudocount = 0, max_iter = 5, threads = 1, seed = 1)
+  f1 <- ga0(s, au, d, max_iter = 5, threads = 1, seed = 1)
+  expect_equal(f1$corpus_pseudocount, 1)
+  S <- nrow(s)
+  share <- Matrix::colMeans(fitted(f1))
+  expect_equal(unname(f1$share), unname(share), tolerance = 1e-12)
+  expect_equal(unname(f1$pi), unname((S * share + 1) / (S + 3)), tolerance = 1e-12)
+  expect_equal(sum(f1$pi), 1, tolerance = 1e-12)
+  expect_equal(unname(f0$pi), unname(share), tolerance = 1e-12)
+  expect_gt(f0$share[["GO:0008150"]], 0.99)
+  # a new sentence about kinases by an unknown author: the root wins by its prior
+  # alone without smoothing, the kinase term with it
+  new <- data.frame(document = "n", text = "kinase")
+  expect_identical(predict(f0, new, top = 1, propagate = FALSE, threads = 1)$go_id,
+                   "GO:0008150")
+  expect_identical(predict(f1, new, top = 1, propagate = FALSE, threads = 1)$go_id, "GO:1")
+  expect_error(ga0(s, au, d, corpus_pseudocount = -1),
+               "`corpus_pseudocount` must be >= 0")
+  expect_identical(summary(f1)$top$go_id[1], "GO:0008150")
+})
+
+test_that("definition_weight scales the definition counts in the prior", {
+  sim <- simulate_go_corpus(go_subset$terms, n_authors = 3, n_documents = 10, seed = 4)
+  f1 <- ga0(sim$sentences, sim$authors, go_subset$terms, max_iter = 1,
+                     name_weight = 0, threads = 1, seed = 1)
+  f5 <- ga0(sim$sentences, sim$authors, go_subset$terms, max_iter = 1,
+                     name_weight = 0, definition_weight = 5, threads = 1, seed = 1)
+  expect_equal(coef(f5, type = "words"), 5 * coef(f1, type = "words"), tolerance = 1e-12)
+  # without a background, weight 5 is pseudocount / 5 for the definitions-only model
+  f2 <- ga0(sim$sentences, sim$authors, go_subset$terms, max_iter = 1,
+                     name_weight = 0, pseudocount = 0.002, threads = 1, seed = 1)
+  expect_equal(fitted(f5), fitted(f2), tolerance = 1e-10)
+  expect_error(ga0(sim$sentences, sim$authors, go_subset$terms,
+                            definition_weight = 0), "`definition_weight` must be > 0")
 })

@@ -5,6 +5,17 @@ go_overlap <- function(fit, profiles) {
   mean(rowSums(pmin(P, as.matrix(fit$theta))))
 }
 
+# Share of the planted terms among each author's largest fitted profile entries.
+go_top_match <- function(fit, profiles) {
+  au <- intersect(unique(profiles$author), rownames(fit$theta))
+  mean(vapply(au, function(a) {
+    g <- profiles$go_id[profiles$author == a]
+    row <- fit$theta[a, ]
+    top <- names(row)[order(-row)[seq_along(g)]]
+    mean(g %in% top)
+  }, numeric(1)))
+}
+
 test_that("EM recovers planted terms and author profiles better than definitions alone", {
   sim <- simulate_go_corpus(go_subset$terms, n_authors = 15, n_documents = 150,
                             sentences_per_document = 10, words_per_sentence = 3,
@@ -16,9 +27,14 @@ test_that("EM recovers planted terms and author profiles better than definitions
   # measured (seed 11): soft 0.67, definitions-only baseline 0.50
   expect_gt(acc, 0.6)
   expect_gt(acc - base, 0.1)
-  # profile overlap sum_G min(theta_hat, theta_true), averaged over authors (measured 0.68;
-  # a uniform profile would give about 4 / 286)
-  expect_gt(go_overlap(fit, sim$profiles), 0.6)
+  # the planted terms are the largest entries of the fitted profiles (with the default
+  # author prior the profiles keep mass on every term, so compare rankings)
+  expect_gt(go_top_match(fit, sim$profiles), 0.6)  # measured 0.70; chance about 4 / 286
+  # without the author prior the profiles themselves are recovered: overlap
+  # sum_G min(theta_hat, theta_true) averaged over authors (measured 0.68 for the seed
+  # model; a uniform profile would give about 4 / 286)
+  f0 <- ga0(sim$sentences, sim$authors, go_subset$terms, threads = 2, seed = 1)
+  expect_gt(go_overlap(f0, sim$profiles), 0.6)
   # hard EM also beats the baseline (measured 0.57)
   fh <- go_annotator(sim$sentences, sim$authors, go_subset$terms, em = "hard", threads = 2,
                      seed = 1)
