@@ -222,16 +222,12 @@ observed_response.augp_gaussian <- function(likelihood, y, trials, levels) y
 # simulate(): a data frame of simulated responses (the mean of `size` replicates).
 #' @export
 present_simulation.augp_gaussian <- function(likelihood, counts, size, ok, levels, rownames) {
-  nsim <- dim(counts)[1]
-  out <- matrix(NA_real_, length(ok), nsim,
-                dimnames = list(rownames, paste0("sim_", seq_len(nsim))))
-  out[ok, ] <- t(matrix(counts[, , 1], nsim)) / size[ok]
-  as.data.frame(out)
+  scalar_simulation_frame(counts, ok, rownames, size[ok])
 }
 
 #' @export
 present_predictive.augp_gaussian <- function(likelihood, counts, size, levels) {
-  matrix(counts[, , 1], dim(counts)[1], dim(counts)[2]) / rep(size, each = dim(counts)[1])
+  scalar_predictive(counts, size)
 }
 
 #' @export
@@ -250,6 +246,21 @@ encode_new_response.augp_gaussian <- function(likelihood, y, levels) {
 #' @export
 plot_predictive_lik.augp_gaussian <- function(likelihood, object, inp, dat, grid, level) {
   plot_predictive_regression(object, inp, dat, grid, level)
+}
+
+# simulate() and posterior_predict() for a response with one column: a data frame with
+# one column per simulation and an S x r matrix, each response divided by `per` (the
+# number of replicates of its row, for a mean of them; 1 for their total).
+scalar_simulation_frame <- function(counts, ok, rownames, per) {
+  nsim <- dim(counts)[1]
+  out <- matrix(NA_real_, length(ok), nsim,
+                dimnames = list(rownames, paste0("sim_", seq_len(nsim))))
+  out[ok, ] <- t(matrix(counts[, , 1], nsim)) / per
+  as.data.frame(out)
+}
+
+scalar_predictive <- function(counts, per) {
+  matrix(counts[, , 1], dim(counts)[1], dim(counts)[2]) / rep(per, each = dim(counts)[1])
 }
 
 # The plotted frames of a response with one column (a mean, a count or a rate), in the

@@ -218,19 +218,14 @@ observed_response.augp_negative_binomial <- function(likelihood, y, trials, leve
 # simulate(): a data frame of simulated counts, one column per simulation (the total
 # of `size` replicates of a row).
 #' @export
-present_simulation.augp_negative_binomial <- function(likelihood, counts, size, ok, levels,
-                                                      rownames) {
-  nsim <- dim(counts)[1]
-  out <- matrix(NA_real_, length(ok), nsim,
-                dimnames = list(rownames, paste0("sim_", seq_len(nsim))))
-  out[ok, ] <- t(matrix(counts[, , 1], nsim))
-  as.data.frame(out)
+present_simulation.augp_negative_binomial <- function(likelihood, counts, size, ok, levels, rownames) {
+  scalar_simulation_frame(counts, ok, rownames, 1)
 }
 
 # posterior_predict(): an S x r matrix of counts, as rstanarm and brms give.
 #' @export
 present_predictive.augp_negative_binomial <- function(likelihood, counts, size, levels) {
-  matrix(counts[, , 1], dim(counts)[1], dim(counts)[2])
+  scalar_predictive(counts, 1)
 }
 
 #' @export

@@ -203,16 +203,12 @@ observed_response.augp_poisson_logistic <- function(likelihood, y, trials, level
 # count itself for one replicate per row).
 #' @export
 present_simulation.augp_poisson_logistic <- function(likelihood, counts, size, ok, levels, rownames) {
-  nsim <- dim(counts)[1]
-  out <- matrix(NA_real_, length(ok), nsim,
-                dimnames = list(rownames, paste0("sim_", seq_len(nsim))))
-  out[ok, ] <- t(matrix(counts[, , 1], nsim)) / size[ok]
-  as.data.frame(out)
+  scalar_simulation_frame(counts, ok, rownames, size[ok])
 }
 
 #' @export
 present_predictive.augp_poisson_logistic <- function(likelihood, counts, size, levels) {
-  matrix(counts[, , 1], dim(counts)[1], dim(counts)[2]) / rep(size, each = dim(counts)[1])
+  scalar_predictive(counts, size)
 }
 
 #' @export
