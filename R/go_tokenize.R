@@ -74,7 +74,7 @@ go_tokenize <- function(text, stopwords = go_stopwords(), min_length = 2L, stem 
 #' Normalise biological text before tokenization
 #'
 #' Rewrites text so that common spelling variants of GO text give the same
-#' tokens: Greek letters written as symbols are spelled out ("TNF-\u03b1" becomes
+#' tokens: Greek letters written as symbols are spelled out ("TNF-" followed by the alpha symbol becomes
 #' "TNF-alpha", as GO writes them); dash characters (hyphen, non-breaking
 #' hyphen, en dash, minus sign) become "-"; every hyphenated compound of
 #' letters and digits is kept and followed by its parts written together
