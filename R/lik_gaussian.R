@@ -220,6 +220,10 @@ category_prob.augp_gaussian <- function(likelihood, mean, levels) {
 observed_response.augp_gaussian <- function(likelihood, y, trials, levels) y
 
 # simulate(): a data frame of simulated responses (the mean of `size` replicates).
+# A continuous response: overlaid densities of the data and of replicated data sets.
+#' @export
+pp_check_type.augp_gaussian <- function(likelihood, trials) "dens_overlay"
+
 #' @export
 present_simulation.augp_gaussian <- function(likelihood, counts, size, ok, levels, rownames) {
   scalar_simulation_frame(counts, ok, rownames, size[ok])

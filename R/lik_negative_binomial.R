@@ -222,6 +222,13 @@ present_simulation.augp_negative_binomial <- function(likelihood, counts, size, 
   scalar_simulation_frame(counts, ok, rownames, 1)
 }
 
+# The weights are frequency weights: one simulated count per row, as glm's simulate().
+#' @export
+simulation_trials.augp_negative_binomial <- function(likelihood, trials) rep(1, length(trials))
+
+#' @export
+pp_check_type.augp_negative_binomial <- function(likelihood, trials) "rootogram"
+
 # posterior_predict(): an S x r matrix of counts, as rstanarm and brms give.
 #' @export
 present_predictive.augp_negative_binomial <- function(likelihood, counts, size, levels) {

@@ -199,17 +199,24 @@ observed_counts.augp_poisson_logistic <- function(likelihood, y, trials, levels)
 #' @export
 observed_response.augp_poisson_logistic <- function(likelihood, y, trials, levels) y
 
-# simulate(): a data frame of simulated counts (the mean of `size` replicates: the
-# count itself for one replicate per row).
+# simulate(): a data frame of simulated counts, one column per simulation (the total
+# of `size` replicates of a row; one count per row unless the user asks for more).
 #' @export
 present_simulation.augp_poisson_logistic <- function(likelihood, counts, size, ok, levels, rownames) {
-  scalar_simulation_frame(counts, ok, rownames, size[ok])
+  scalar_simulation_frame(counts, ok, rownames, 1)
 }
 
 #' @export
 present_predictive.augp_poisson_logistic <- function(likelihood, counts, size, levels) {
-  scalar_predictive(counts, size)
+  scalar_predictive(counts, 1)
 }
+
+# The weights are frequency weights: one simulated count per row, as glm's simulate().
+#' @export
+simulation_trials.augp_poisson_logistic <- function(likelihood, trials) rep(1, length(trials))
+
+#' @export
+pp_check_type.augp_poisson_logistic <- function(likelihood, trials) "rootogram"
 
 #' @export
 observed_predictive.augp_poisson_logistic <- function(likelihood, y, trials, levels) as.numeric(y)

@@ -253,6 +253,25 @@ present_predictive <- function(likelihood, counts, size, levels) {
   UseMethod("present_predictive")
 }
 
+#' The trials per row that simulate() and posterior_predict() draw for the training
+#' rows when the user gives no `size`: the binomial trials by default. Likelihoods whose
+#' `trials` are frequency weights draw one response per row, as glm's simulate() does.
+#' @noRd
+simulation_trials <- function(likelihood, trials) UseMethod("simulation_trials")
+
+#' @export
+simulation_trials.augp_likelihood <- function(likelihood, trials) as.numeric(trials)
+
+#' The bayesplot check pp_check() draws when the user gives no `type`: bars of the
+#' successes for binary responses, intervals of the success counts for binomial ones.
+#' @noRd
+pp_check_type <- function(likelihood, trials) UseMethod("pp_check_type")
+
+#' @export
+pp_check_type.augp_likelihood <- function(likelihood, trials) {
+  if (all(trials == 1)) "bars" else "intervals"
+}
+
 #' The observed response in the layout of present_predictive(): a vector of length n
 #' (successes, or category indices) or an n x K count matrix
 #' @noRd

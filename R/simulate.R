@@ -62,7 +62,7 @@ simulate.augp <- function(object, nsim = 1, seed = NULL, newdata = NULL, size = 
   ld <- latent_draws(object, newdata, nsim)
   n <- length(ld$ok)
   if (is.null(size)) {
-    size <- if (training) training_totals(object) else rep(1, n)
+    size <- if (training) simulation_trials(object$likelihood, object$trials) else rep(1, n)
   } else {
     if (!is.numeric(size) || !(length(size) %in% c(1L, n)) || anyNA(size) || any(size < 0) ||
         any(size != round(size)) || any(!is.finite(size))) {
@@ -78,8 +78,6 @@ simulate.augp <- function(object, nsim = 1, seed = NULL, newdata = NULL, size = 
 }
 
 # Totals of the training rows used in the fit.
-training_totals <- function(object) as.numeric(object$trials)
-
 # S draws of the latent function(s) at the training inputs (newdata NULL) or at
 # new inputs: list(F = S x (rows with complete inputs) x q array, ok, q, rownames).
 # Gibbs fits: S posterior draws picked at random (with replacement when S exceeds

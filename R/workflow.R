@@ -128,7 +128,7 @@ posterior_predict.augp <- function(object, newdata = NULL, ndraws = NULL, draw_i
   wd <- workflow_draws(object, newdata, ndraws, draw_ids, seed, simulate = TRUE)
   n <- length(wd$ok)
   if (is.null(size)) {
-    size <- if (is.null(newdata)) training_totals(object) else rep(1, n)
+    size <- if (is.null(newdata)) simulation_trials(object$likelihood, object$trials) else rep(1, n)
   } else {
     if (!is.numeric(size) || !(length(size) %in% c(1L, n)) || anyNA(size) ||
         any(!is.finite(size)) || any(size < 0) || any(size != round(size))) {
@@ -280,7 +280,7 @@ pp_check.augp <- function(object, type = NULL, ndraws = NULL, seed = NULL, group
     stop("pp_check() needs the bayesplot package: install.packages(\"bayesplot\").",
          call. = FALSE)
   }
-  if (is.null(type)) type <- if (all(object$trials == 1)) "bars" else "intervals"
+  if (is.null(type)) type <- pp_check_type(object$likelihood, object$trials)
   if (!is.character(type) || length(type) != 1L || is.na(type)) {
     stop("`type` must be the name of a bayesplot ppc_*() function, such as \"bars\".",
          call. = FALSE)

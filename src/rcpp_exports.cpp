@@ -27,7 +27,7 @@ struct RpgWorker : public RcppParallel::Worker {
   void operator()(std::size_t begin, std::size_t end) {
     for (std::size_t blk = begin; blk < end; ++blk) {
       augp::Rng rng(seed, blk);
-      // method 0: automatic exact sampler; 2 and 3 force its engines 1 and 2 (tests, benchmarks)
+      // method 0: automatic exact sampler; 2, 3 and 4 force its engines 1, 2 and 3 (tests, benchmarks)
       augp::pg::ExactSampler exact(method >= 2 ? method - 1 : 0);
       const std::size_t lo = blk * PG_BLOCK, hi = std::min(n, lo + PG_BLOCK);
       for (std::size_t i = lo; i < hi; ++i) {

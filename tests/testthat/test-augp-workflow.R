@@ -248,6 +248,35 @@ test_that("pp_check() draws bayesplot checks", {
   expect_error(bayesplot::pp_check(wf_vi, type = "bars_grouped"), "`group`")
 })
 
+test_that("pp_check() defaults to the check that suits the response, and counts simulate one per row", {
+  skip_if_not_installed("bayesplot")
+  set.seed(11)
+  d <- data.frame(x = seq(0, 1, length.out = 40))
+  d$y <- stats::rnbinom(40, size = 4, mu = exp(1 + sin(4 * d$x)))
+  d$z <- sin(4 * d$x) + stats::rnorm(40, sd = 0.2)
+  ctl <- augp_control(threads = 1)
+  nb <- augp(y ~ x, d, likelihood = negative_binomial(), weights = rep(c(1, 3), 20), control = ctl)
+  # rootogram: its data hold the expected (tyexp) and observed (ty) frequencies per count
+  p <- bayesplot::pp_check(nb, ndraws = 20, seed = 1)
+  expect_true(all(c("ty", "tyexp") %in% names(p$data)))
+  # frequency weights: one simulated count per row, as stats::simulate() for a Poisson glm
+  sims <- simulate(nb, nsim = 400, seed = 2)
+  expect_equal(dim(sims), c(40, 400))
+  ratio <- mean(as.matrix(sims[rep(c(FALSE, TRUE), 20), ])) /
+    mean(as.matrix(sims[rep(c(TRUE, FALSE), 20), ]))
+  expect_lt(abs(log(ratio)), 0.3)
+  po <- augp(y ~ x, d, likelihood = poisson_logistic(), weights = rep(c(1, 3), 20), control = ctl)
+  ps <- as.matrix(simulate(po, nsim = 5, seed = 3))
+  expect_true(all(ps == round(ps)))
+  expect_true(all(c("ty", "tyexp") %in% names(bayesplot::pp_check(po, ndraws = 20)$data)))
+  # a continuous response: overlaid densities (bars would need whole numbers)
+  ga <- augp(z ~ x, d, control = ctl)
+  pg <- bayesplot::pp_check(ga, ndraws = 10, seed = 1)
+  expect_s3_class(pg, "ggplot")
+  expect_true(any(vapply(pg$layers, function(l) inherits(l$geom, "GeomDensity") ||
+                                       inherits(l$stat, "StatDensity"), logical(1))))
+})
+
 test_that("tidy, glance and augment return broom-style data frames", {
   td <- tidy(wf_vi)
   expect_s3_class(td, "data.frame")

@@ -116,3 +116,38 @@ test_that("the automatic choice, seeding and thread count", {
   w <- rpg(20000, 60, cv)
   expect_lt(abs(sum(w - pg_mean(60, cv)) / sqrt(sum(pg_var(60, cv)))), 4.5)
 })
+
+test_that("huge b: the Cornish-Fisher draws are quick and match the exact cumulants", {
+  # the formula itself, at b = 60 where the skewness is large enough to see: the expansion
+  # (engine 3, forced) has the exact mean and the exact skewness to O(b^-3/2)
+  n <- 200000
+  for (cc in c(0, 2)) {
+    w <- pg_draws(n, 60, cc, 4L, seed = c(4, cc))
+    k2 <- pg_cumulant(2, 60, cc)
+    k3 <- pg_cumulant(3, 60, cc)
+    expect_lt(abs(mean(w) - pg_mean(60, cc)) / sqrt(k2 / n), 4.5)
+    skew <- mean((w - mean(w))^3) / sd(w)^3
+    expect_lt(abs(skew - k3 / k2^1.5), 5 * sqrt(6 / n) + 0.005)
+    expect_gt(skew, 0.05)
+  }
+  # the automatic choice uses it from b = 1e9 on, where it is exact to double precision; it
+  # stays quick where the density can no longer be evaluated
+  for (b in c(1e9, 1e12, 1e20)) for (cc in c(0, 1, 546)) {
+    tm <- system.time(w <- pg_draws(20000, b, cc, seed = c(log10(b), cc)))[["elapsed"]]
+    expect_lt(tm, 10)
+    k2 <- pg_cumulant(2, b, cc)
+    lab <- sprintf("b=%g c=%g", b, cc)
+    expect_lt(abs(mean(w) - pg_mean(b, cc)) / sqrt(k2 / 20000), 4.5, label = paste("mean z,", lab))
+    expect_lt(abs(var(w) / k2 - 1), 6 * sqrt(2 / 20000), label = paste("variance,", lab))
+  }
+  # at b = 2e44 (what a diverging Gibbs chain once produced) the standard deviation is below
+  # the spacing of doubles near the mean: every draw is the mean to double precision
+  w <- pg_draws(1000, 2e44, -546)
+  expect_lt(max(abs(w / pg_mean(2e44, 546) - 1)), 1e-14)
+  # no seam at the switch: standardised draws just below (saddle point) and above (expansion)
+  z <- function(b, seed) {
+    w <- pg_draws(5000, b, 1, seed = seed)
+    (w - pg_mean(b, 1)) / sqrt(pg_var(b, 1))
+  }
+  expect_gt(ks.test(z(0.999e9, c(1, 2)), z(1.001e9, c(3, 4)))$p.value, 1e-3)
+})
