@@ -197,7 +197,7 @@ mcmc_line <- function(dg, tail = TRUE) {
     return("Convergence: no diagnostics (the diagnosed quantities are constant)")
   }
   on <- if (identical(attr(dg, "what"), "response")) {
-    sprintf("fitted probabilities at %d training point(s)", length(unique(dg$point)))
+    sprintf("fitted response means at %d training point(s)", length(unique(dg$point)))
   } else {
     sprintf("%d quantities", nrow(dg))
   }
@@ -275,7 +275,7 @@ engine_check_convergence <- function(eng) {
     chains <- attr(dg, "chains")
     if (isTRUE(attr(dg, "reliable"))) {
       mcmc_check_warning(dg, chains, paste0(
-        "The Gibbs chains may not have converged or mixed enough (fitted probabilities at ",
+        "The Gibbs chains may not have converged or mixed enough (fitted response means at ",
         "the training points: %s). Run longer chains: increase `iter` (and `warmup`) in ",
         "augp_control()."))
     }

@@ -219,6 +219,13 @@ category_prob.augp_gaussian <- function(likelihood, mean, levels) {
 #' @export
 observed_response.augp_gaussian <- function(likelihood, y, trials, levels) y
 
+# The observed totals of the response column (trials x y, as for counts), so that
+# totals / trials is the observed mean augment() and the binned checks compare with.
+#' @export
+observed_counts.augp_gaussian <- function(likelihood, y, trials, levels) {
+  matrix(y * trials, ncol = 1L, dimnames = list(NULL, "mean"))
+}
+
 # simulate(): a data frame of simulated responses (the mean of `size` replicates).
 # A continuous response: overlaid densities of the data and of replicated data sets.
 #' @export

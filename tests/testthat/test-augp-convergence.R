@@ -150,7 +150,7 @@ test_that("Gibbs chains that have not mixed warn once; long chains and tiny chai
   e <- cv_ns$mcmc_extremes(g$engine$mcmc)
   expect_lt(e$rhat, cv_ns$MCMC_RHAT_MAX)
   expect_gte(e$ess_bulk, 100 * 2)
-  expect_output(print(g), "Convergence \\(fitted probabilities at 30 training point")
+  expect_output(print(g), "Convergence \\(fitted response means at 30 training point")
   # 2 draws per chain: no warning at fit time, and a summary without base-R warnings
   expect_no_warning(g2 <- augp_fit(d$x, d$y, method = "gibbs", seed = 1,
                                    control = augp_control(threads = 1, iter = 4, warmup = 2)))
@@ -176,7 +176,7 @@ test_that("summaries report max R-hat and min bulk and tail ESS of the probabili
   expect_true(all(is.finite(dg$rhat) & is.finite(dg$ess_bulk) & is.finite(dg$ess_tail)))
   e <- cv_ns$mcmc_extremes(dg)
   out <- paste(utils::capture.output(print(s)), collapse = "\n")
-  expect_match(out, "fitted probabilities at 30 training point\\(s\\)\\): max split R-hat")
+  expect_match(out, "fitted response means at 30 training point\\(s\\)\\): max split R-hat")
   expect_match(out, sprintf("min bulk ESS %d, min tail ESS %d", round(e$ess_bulk), round(e$ess_tail)))
   # the values are posterior's, on the probabilities (not on the latent values)
   p <- stats::plogis(g$engine$draws[, , 7])

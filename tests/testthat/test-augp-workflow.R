@@ -271,6 +271,10 @@ test_that("pp_check() defaults to the check that suits the response, and counts 
   expect_true(all(c("ty", "tyexp") %in% names(bayesplot::pp_check(po, ndraws = 20)$data)))
   # a continuous response: overlaid densities (bars would need whole numbers)
   ga <- augp(z ~ x, d, control = ctl)
+  # augment(): the observed response minus the fitted mean, as residuals(type = "response")
+  au <- augment(ga)
+  expect_equal(au$.resid, unname(as.numeric(residuals(ga, type = "response"))))
+  expect_equal(au$.resid, d$z - au$.fitted)
   pg <- bayesplot::pp_check(ga, ndraws = 10, seed = 1)
   expect_s3_class(pg, "ggplot")
   expect_true(any(vapply(pg$layers, function(l) inherits(l$geom, "GeomDensity") ||
