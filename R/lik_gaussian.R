@@ -31,7 +31,9 @@
 #' \eqn{\sigma^2 = \mathrm{mean}((y - m)^2 + v)} given \eqn{q(f) = N(m, v)}),
 #' alternating with CAVI as for the other likelihood parameters: the kernel
 #' hyperparameters are learned first at the starting value (`sd(y) / 2`), then
-#' held fixed while \eqn{\sigma} is learned. With `method = "gibbs"`
+#' held fixed while \eqn{\sigma} is learned; the kernel is then searched again at
+#' the learned \eqn{\sigma} and \eqn{\sigma} learned again, up to two more times,
+#' as long as the ELBO rises. With `method = "gibbs"`
 #' \eqn{\sigma} is learned by the variational fit and then held fixed, or, with
 #' `augp_control(sample_hyper = TRUE)`, sampled from its conditional given
 #' \eqn{f} under a half Student-t prior with 3 degrees of freedom and scale 2.5
@@ -369,3 +371,9 @@ plot_predictive_regression <- function(object, inp, dat, grid, level, title = "G
   }
   p + theme_augp()
 }
+
+# The noise scale starts at a guess (half the response sd), and a kernel learned at a
+# noise level far from the learned one is poor (a short lengthscale absorbs outliers or
+# noise): the kernel is searched again at the learned scale while the ELBO rises.
+#' @export
+lik_hyper_passes.augp_gaussian <- function(likelihood) 3L

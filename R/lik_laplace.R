@@ -20,7 +20,8 @@
 #' the optimum is the closed form \eqn{b = \mathrm{mean}(\sqrt{(y - m)^2 + v})},
 #' alternating with CAVI as for [gaussian_noise()]. The kernel hyperparameters
 #' are learned first at the starting value (`sd(y) / (2 sqrt(2))`, the scale of
-#' a noise sd of half that of `y`). Gibbs fits hold the learned scale fixed or, with
+#' a noise sd of half that of `y`), then searched again at the learned scale while
+#' the ELBO rises. Gibbs fits hold the learned scale fixed or, with
 #' `augp_control(sample_hyper = TRUE)`, sample it given \eqn{f} under a half
 #' Student-t(3) prior of scale 2.5 standard deviations of `y` over
 #' \eqn{\sqrt 2} (see [priors]). Sparse

@@ -18,7 +18,7 @@
 #' one-dimensional search over \eqn{\log\nu \in [\log 0.2, \log 1000]},
 #' starting at 4), alternating with CAVI as for [gaussian_noise()]; the kernel
 #' hyperparameters are learned first at the starting values (`sd(y) / 2`,
-#' `nu = 4`). Gibbs fits hold the learned values fixed, or, with
+#' `nu = 4`), then searched again at the learned values while the ELBO rises. Gibbs fits hold the learned values fixed, or, with
 #' `augp_control(sample_hyper = TRUE)`, sample them given \eqn{f}: `sigma`
 #' under a half Student-t(3) prior of scale 2.5 standard deviations of `y`,
 #' `nu` under a gamma(2, 0.1) prior (brms's defaults; see [priors]). Sparse (`inducing`)
