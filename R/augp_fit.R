@@ -70,7 +70,12 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   if (!is.null(offset)) offset <- offset[kept]
 
   std <- standardise_design(x, control$standardise)
-  kernel_std <- fit_kernel_std(kernel, std, colnames(x), lik_latent_scale(likelihood, resp))
+  col_scales <- lik_column_scales(likelihood, resp)
+  kernel_std <- if (is.null(col_scales)) {
+    fit_kernel_std(kernel, std, colnames(x), lik_latent_scale(likelihood, resp))
+  } else {
+    new_kernel_list(lapply(col_scales, function(s) fit_kernel_std(kernel, std, colnames(x), s)))
+  }
   mean0 <- lik_prior_mean(likelihood, resp)
   spec <- engine_lik_spec(likelihood, resp)
   eng_mean0 <- offset_prior_mean(mean0, offset, nrow(x), spec$q)

@@ -247,6 +247,8 @@ residuals.augp <- function(object, type = c("deviance", "pearson", "response"), 
   lik <- object$likelihood
   mu <- object$fitted
   parts <- lik_residual_parts(lik, object$y, object$trials, object$levels, mu)
+  # a variance that depends on the fit (input-dependent noise): sigma(fit)^2 per copy
+  if (is.null(parts$var)) parts$var <- matrix(lik_sigma(lik, object)^2 / object$trials, ncol = 1L)
   r <- parts$observed - mu
   out <- switch(type,
     response = r,

@@ -1,58 +1,66 @@
 // Heteroscedastic Gaussian likelihood (GP regression with input-dependent noise): two
 // latent columns, the mean f (column 0) and g (column 1) for the noise precision,
-//   y | f, g ~ N(f, 1 / (lambda sigmoid(g))),   lambda > 0,
-// so lambda is the largest precision and the noise variance 1 / (lambda sigmoid(g))
-// rises without bound as g falls. Row i has frequency weight t_i (the `trials` field):
-// t_i copies of y_i, each with its own auxiliary variables.
+//   y | f, g ~ N(f, 1 / tau),   tau = lambda sigmoid(h),   h = g - log(lambda),   lambda > 0.
+// lambda is the largest precision (the cap that tau approaches as g grows); well below
+// it, tau = lambda sigmoid(g - log lambda) ~ exp(g), so g is the log precision whatever
+// lambda. (Writing the shift into the likelihood keeps lambda from trading off against
+// the level of g: with tau = lambda sigmoid(g), raising lambda and lowering g by its log
+// changes almost nothing, a ridge that coordinate ascent climbs only slowly.)
+// Row i has frequency weight t_i (the `trials` field): t_i copies of y_i, each with its
+// own auxiliary variables.
 //
-// Augmentation (after Galy-Fajou, Wenzel and Opper 2020). With d = y - f and
-// a = lambda d^2 / 2, sigmoid(g) = 1 - sigmoid(-g) and the exponential series,
-//   exp(-a sigmoid(g)) = exp(-a) exp(a sigmoid(-g)) = sum_n Po(n | a) sigmoid(-g)^n,
-// and, for b = n + 1/2, sigmoid(g)^(1/2) sigmoid(-g)^n = 2^-b exp(kappa g) cosh(g / 2)^-b
-// with kappa = (1/2 - n) / 2, cosh(g / 2)^-b = int exp(-omega g^2 / 2) PG(omega | b, 0) domega.
+// Augmentation (after Galy-Fajou, Wenzel and Opper 2020), in h. With d = y - f and
+// a = lambda d^2 / 2, sigmoid(h) = 1 - sigmoid(-h) and the exponential series,
+//   exp(-a sigmoid(h)) = exp(-a) exp(a sigmoid(-h)) = sum_n Po(n | a) sigmoid(-h)^n,
+// and, for b = n + 1/2, sigmoid(h)^(1/2) sigmoid(-h)^n = 2^-b exp(k_n h) cosh(h / 2)^-b
+// with k_n = (1/2 - n) / 2 and cosh(h / 2)^-b = int exp(-omega h^2 / 2) PG(omega | b, 0) domega.
 // Hence
-//   p(y | f, g) = sqrt(lambda / (2 pi)) sum_n Po(n | a) 2^-(n + 1/2)
-//                 int exp(kappa_n g - omega g^2 / 2) PG(omega | n + 1/2, 0) domega.
-// Given (n, omega) the likelihood is Gaussian in g (kappa, omega) and free of f; given g
-// (n, omega integrated out) it is Gaussian in f with precision lambda sigmoid(g). The
-// columns are coupled, so they are updated in turn (sequential_columns()).
+//   p(y | f, g) = sqrt(lambda / (2 pi)) sigmoid(h)^(1/2) exp(-a sigmoid(h))
+//               = sqrt(lambda / (2 pi)) sum_n Po(n | a) 2^-(n + 1/2)
+//                 int exp(k_n h - omega h^2 / 2) PG(omega | n + 1/2, 0) domega.
+// In g: k h - omega h^2 / 2 = (k + omega l) g - omega g^2 / 2 + const (l = log lambda), so
+// the sites of g are kappa = k + omega l, omega. Given (n, omega) the likelihood is
+// Gaussian in g and free of f; given g (n, omega integrated out) it is Gaussian in f with
+// precision tau. The columns are coupled, so they are updated in turn
+// (sequential_columns()).
 //
 // Gibbs (a partially collapsed sweep): f | g, y, then (n, omega) | f, g, then g | n, omega:
-//   f:      kappa = t lambda sigmoid(g) y,  omega = t lambda sigmoid(g)  (n, omega integrated out)
-//   n:      n ~ Poisson(a sigmoid(-g))      (t copies: N = their sum ~ Poisson(t a sigmoid(-g)))
-//   omega:  omega | n, g ~ PG(n + 1/2, g)   (their sum ~ PG(N + t/2, g))
-//   g:      kappa = (t/2 - N) / 2,  omega = the summed PG draw.
+//   f:      kappa = t tau y,  omega = t tau                      (n, omega integrated out)
+//   n:      n ~ Poisson(a sigmoid(-h))    (t copies: N = their sum ~ Poisson(t a sigmoid(-h)))
+//   omega:  omega | n, g ~ PG(n + 1/2, h) (their sum ~ PG(N + t/2, h))
+//   g:      kappa = (t/2 - N) / 2 + omega l,  omega = the summed PG draw.
 // The first two steps draw (f, n, omega) from their joint conditional given g, and g
 // given (n, omega) does not depend on f, so the sweep leaves the posterior invariant.
 //
-// CAVI with q(f) = N(m, v), q(g) = N(mu, s2) (per point) and q(n, omega):
-// E_q(f)[log p(y | f, g)] = log sqrt(lambda sigmoid(g) / (2 pi)) - c sigmoid(g) exactly, with
-// c = lambda r / 2, r = (y - m)^2 + v. Augmenting that (a = c) and taking the optimal
-// q(n, omega) given q(g), with gbar = sqrt(mu^2 + s2):
-//   q(omega | n) = PG(n + 1/2, gbar),  q(n) = Poisson(gamma),
-//   gamma = c exp(-mu / 2) / (2 cosh(gbar / 2)),
+// CAVI with q(f) = N(m, v), q(g) = N(mu + l, s2) (so q(h) = N(mu, s2); per point) and
+// q(n, omega): E_q(f)[log p(y | f, g)] = log sqrt(lambda sigmoid(h) / (2 pi)) - c sigmoid(h)
+// exactly, with c = lambda r / 2, r = (y - m)^2 + v. Augmenting that (a = c) and taking
+// the optimal q(n, omega) given q(g), with hbar = sqrt(mu^2 + s2):
+//   q(omega | n) = PG(n + 1/2, hbar),  q(n) = Poisson(gamma),
+//   gamma = c exp(-mu / 2) / (2 cosh(hbar / 2)),
 // and summing the series in closed form, the local ELBO per copy is
-//   log sqrt(lambda / (2 pi)) + mu / 4 - log(2 cosh(gbar / 2)) / 2 - (lambda r / 2) rho,
-//   rho = 1 - exp(-mu / 2) / (2 cosh(gbar / 2))  (in (0, 1); sigmoid(mu) when s2 = 0).
+//   log sqrt(lambda / (2 pi)) + mu / 4 - log(2 cosh(hbar / 2)) / 2 - (lambda r / 2) rho,
+//   rho = 1 - exp(-mu / 2) / (2 cosh(hbar / 2))  (in (0, 1); sigmoid(mu) when s2 = 0).
 // At v = s2 = 0 it is log p(y | f, g); it is below E_q[log p(y | f, g)] (Jensen, per g).
 // Coordinate updates (each raises this bound):
 //   q(f): the bound is linear in r, so q(f) is the Gaussian posterior with sites
 //         omega = t lambda rho, kappa = omega y (rho from the current q(g));
-//   q(g): sites kappa = t (1/2 - gamma) / 2 (E over q(n)) and
-//         omega = t (gamma + 1/2) tanh(gbar / 2) / (2 gbar) (E[omega]), gamma from the
-//         current q(f) and q(g).
+//   q(g): sites omega = t (gamma + 1/2) tanh(hbar / 2) / (2 hbar) (E[omega]) and
+//         kappa = t (1/2 - gamma) / 2 + omega l (E over q(n)), gamma from the current q(f)
+//         and q(g).
 // The engine updates q(f) and then q(g) from sites refreshed at the new q(f).
-// Learned parameter lambda (when `learn_lambda`): rho does not depend on lambda and the
-// bound is sum t (log(lambda) / 2 - lambda rho r / 2) + const in lambda, maximised by
-//   lambda = sum t / sum t rho r.
-// Exact expected log-likelihood under independent f ~ N(m, v), g ~ N(mu, s2):
-//   log sqrt(lambda / (2 pi)) + E[log sigmoid(g)] / 2 - (lambda r / 2) E[sigmoid(g)],
+// Learned parameter lambda (when `learn_lambda`): the local ELBO at fixed q(f), q(g) as a
+// function of l = log lambda (mu = E[g] - l moves with it), maximised by a grid over
+// l_cur -/+ 12 (within log(var(y)^-1) - 10 and + 25) refined by golden-section search,
+// kept only when it raises the ELBO.
+// Exact expected log-likelihood under independent f ~ N(m, v), g ~ N(mu + l, s2):
+//   log sqrt(lambda / (2 pi)) + E[log sigmoid(h)] / 2 - (lambda r / 2) E[sigmoid(h)],
 // the two expectations by 40-point Gauss-Hermite quadrature.
-// Response mean E[y | f, g] = f. A new response given (f, g) is N(f, 1 / (lambda sigmoid(g)));
-// under the Gaussian marginals its distribution function is
-//   P(y <= u) = E_g[Phi((u - m) / sqrt(v + 1 / (lambda sigmoid(g))))]
+// Response mean E[y | f, g] = f. A new response given (f, g) is N(f, 1 / tau); under the
+// Gaussian marginals its distribution function is
+//   P(y <= u) = E_g[Phi((u - m) / sqrt(v + 1 / tau(g)))]
 // (quadrature over g), and the predictive interval comes from its quantiles (bisection).
-// simulate(): the total of size_i copies, N(size f, size / (lambda sigmoid(g))).
+// simulate(): the total of size_i copies, N(size f, size / tau).
 // Spec fields: y, trials (weights), lambda, learn_lambda (default true).
 #include <algorithm>
 #include <cmath>
@@ -71,9 +79,9 @@ const double LOG_2PI = 1.8378770664093454836;
 // log(2 cosh(x / 2)) for x >= 0.
 double log_2cosh_half(double x) { return 0.5 * x + std::log1p(std::exp(-x)); }
 
-// exp(-mu / 2) / (2 cosh(gbar / 2)), gbar >= |mu|, without overflow.
-double tilt(double mu, double gbar) {
-  return std::exp(-0.5 * (mu + gbar)) / (1.0 + std::exp(-gbar));
+// exp(-mu / 2) / (2 cosh(hbar / 2)), hbar >= |mu|, without overflow.
+double tilt(double mu, double hbar) {
+  return std::exp(-0.5 * (mu + hbar)) / (1.0 + std::exp(-hbar));
 }
 
 // tanh(x / 2) / (2 x) for x >= 0 (1/4 at 0): the mean of PG(1, x).
@@ -88,7 +96,7 @@ class Heteroscedastic : public Likelihood {
  public:
   Heteroscedastic(const std::vector<double>& y, const std::vector<double>& t, double lambda,
                   bool learn_lambda)
-      : y_(y), t_(t), lambda_(lambda), learn_(learn_lambda) {
+      : y_(y), t_(t), lambda_(lambda), l_(std::log(lambda)), learn_(learn_lambda) {
     check_regression_data(y, t);
     if (!(lambda > 0) || !std::isfinite(lambda)) throw std::invalid_argument("lambda must be positive and finite");
   }
@@ -113,16 +121,16 @@ class Heteroscedastic : public Likelihood {
   void sample_aux_column(int j, const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
                          Eigen::MatrixXd& omega) const override {
     for (int i = 0; i < n_obs(); ++i) {
-      const double t = t_[i], g = f(i, 1);
+      const double t = t_[i], h = f(i, 1) - l_;
       if (j == 0) {
-        omega(i, 0) = t * lambda_ * sigmoid(g);
+        omega(i, 0) = t * lambda_ * sigmoid(h);
         kappa(i, 0) = omega(i, 0) * y_[i];
       } else {
         const double d = y_[i] - f(i, 0);
-        const double N = t > 0 ? rng.poisson(t * 0.5 * lambda_ * d * d * sigmoid(-g)) : 0.0;
+        const double N = t > 0 ? rng.poisson(t * 0.5 * lambda_ * d * d * sigmoid(-h)) : 0.0;
         const double b = N + 0.5 * t;
-        omega(i, 1) = b > 0 ? pg::draw_exact(b, g, rng) : 0.0;
-        kappa(i, 1) = 0.5 * (0.5 * t - N);
+        omega(i, 1) = b > 0 ? pg::draw_exact(b, h, rng) : 0.0;
+        kappa(i, 1) = 0.5 * (0.5 * t - N) + omega(i, 1) * l_;
       }
     }
   }
@@ -138,30 +146,29 @@ class Heteroscedastic : public Likelihood {
   void expect_aux_column(int j, const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
                          Eigen::MatrixXd& kappa, Eigen::MatrixXd& omega) const override {
     for (int i = 0; i < n_obs(); ++i) {
-      const double t = t_[i], mu = m(i, 1);
-      const double gbar = std::sqrt(mu * mu + std::max(v(i, 1), 0.0));
-      const double x = tilt(mu, gbar);
+      const double t = t_[i], mu = m(i, 1) - l_;
+      const double hbar = std::sqrt(mu * mu + std::max(v(i, 1), 0.0));
+      const double x = tilt(mu, hbar);
       if (j == 0) {
         omega(i, 0) = t * lambda_ * (1.0 - x);
         kappa(i, 0) = omega(i, 0) * y_[i];
       } else {
         const double gam = 0.5 * lambda_ * r(i, m, v) * x;
-        kappa(i, 1) = 0.5 * t * (0.5 - gam);
-        omega(i, 1) = t * (gam + 0.5) * pg1_mean(gbar);
+        omega(i, 1) = t * (gam + 0.5) * pg1_mean(hbar);
+        kappa(i, 1) = 0.5 * t * (0.5 - gam) + omega(i, 1) * l_;
       }
     }
   }
 
   double elbo_local(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) const override {
-    return local(m, v, lambda_);
+    return local(m, v, l_);
   }
 
   Eigen::VectorXd loglik_obs(const Eigen::MatrixXd& f) const override {
     Eigen::VectorXd out(n_obs());
     for (int i = 0; i < n_obs(); ++i) {
-      const double d = y_[i] - f(i, 0), g = f(i, 1);
-      out[i] = t_[i] * (0.5 * (std::log(lambda_) + log_sigmoid(g) - LOG_2PI) -
-                        0.5 * lambda_ * sigmoid(g) * d * d);
+      const double d = y_[i] - f(i, 0), h = f(i, 1) - l_;
+      out[i] = t_[i] * (0.5 * (l_ + log_sigmoid(h) - LOG_2PI) - 0.5 * lambda_ * sigmoid(h) * d * d);
     }
     return out;
   }
@@ -177,11 +184,11 @@ class Heteroscedastic : public Likelihood {
       const double s = std::sqrt(std::max(v(i, 1), 0.0));
       double els = 0.0, es = 0.0;
       for (int k = 0; k < gh.x.size(); ++k) {
-        const double g = m(i, 1) + s * gh.x[k];
-        els += gh.w[k] * log_sigmoid(g);
-        es += gh.w[k] * sigmoid(g);
+        const double h = m(i, 1) - l_ + s * gh.x[k];
+        els += gh.w[k] * log_sigmoid(h);
+        es += gh.w[k] * sigmoid(h);
       }
-      out[i] = t_[i] * (0.5 * (std::log(lambda_) - LOG_2PI + els) - 0.5 * lambda_ * r(i, m, v) * es);
+      out[i] = t_[i] * (0.5 * (l_ - LOG_2PI + els) - 0.5 * lambda_ * r(i, m, v) * es);
     }
     return out;
   }
@@ -192,7 +199,7 @@ class Heteroscedastic : public Likelihood {
                            Rng& rng) const override {
     Eigen::MatrixXd y(f.rows(), 1);
     for (int i = 0; i < f.rows(); ++i)
-      y(i, 0) = size[i] * f(i, 0) + std::sqrt(size[i] / (lambda_ * sigmoid(f(i, 1)))) * rng.norm();
+      y(i, 0) = size[i] * f(i, 0) + std::sqrt(size[i] / (lambda_ * sigmoid(f(i, 1) - l_))) * rng.norm();
     return y;
   }
 
@@ -202,22 +209,58 @@ class Heteroscedastic : public Likelihood {
 
   void set_params(const std::map<std::string, Eigen::MatrixXd>& p) override {
     check_param_names(p, {"lambda"});
-    lambda_ = positive_param(p, "lambda", lambda_);
+    set_lambda(positive_param(p, "lambda", lambda_));
   }
 
   double learn_params(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) override {
-    if (!learn_) return 0.0;
-    double num = 0.0, den = 0.0;
+    if (!learn_ || n_obs() == 0) return 0.0;
+    // the search range of l = log lambda: l_cur -/+ 12, within log(1 / var(y)) - 10 and + 25
+    double sw = 0.0, sy = 0.0, syy = 0.0;
     for (int i = 0; i < n_obs(); ++i) {
-      const double mu = m(i, 1), gbar = std::sqrt(mu * mu + std::max(v(i, 1), 0.0));
-      num += t_[i];
-      den += t_[i] * (1.0 - tilt(mu, gbar)) * r(i, m, v);
+      sw += t_[i];
+      sy += t_[i] * y_[i];
+      syy += t_[i] * y_[i] * y_[i];
     }
-    if (!(num > 0) || !(den > 0) || !std::isfinite(den)) return 0.0;
-    const double lambda = num / den, before = local(m, v, lambda_), after = local(m, v, lambda);
-    if (!(after > before)) return 0.0;
-    lambda_ = lambda;
-    return after - before;
+    double vy = sw > 0 ? syy / sw - (sy / sw) * (sy / sw) : 1.0;
+    if (!(vy > 0) || !std::isfinite(vy)) vy = 1.0;
+    const double lo = std::max(l_ - 12.0, -std::log(vy) - 10.0);
+    const double hi = std::min(l_ + 12.0, -std::log(vy) + 25.0);
+    const double start = local(m, v, l_);
+    if (!(hi > lo)) return 0.0;
+    auto obj = [&](double l) { return local(m, v, l); };
+    const int G = 48;
+    int best = 0;
+    double bestv = -INFINITY;
+    for (int k = 0; k <= G; ++k) {
+      const double val = obj(lo + (hi - lo) * k / G);
+      if (val > bestv) {
+        bestv = val;
+        best = k;
+      }
+    }
+    // golden section in the grid cells next to the best grid point
+    double a = lo + (hi - lo) * std::max(best - 1, 0) / G, b = lo + (hi - lo) * std::min(best + 1, G) / G;
+    const double gr = 0.5 * (std::sqrt(5.0) - 1.0);
+    double c = b - gr * (b - a), d = a + gr * (b - a), fc = obj(c), fd = obj(d);
+    for (int it = 0; it < 60; ++it) {
+      if (fc > fd) {
+        b = d;
+        d = c;
+        fd = fc;
+        c = b - gr * (b - a);
+        fc = obj(c);
+      } else {
+        a = c;
+        c = d;
+        fc = fd;
+        d = a + gr * (b - a);
+        fd = obj(d);
+      }
+    }
+    const double l = fc > fd ? c : d, val = std::max(fc, fd);
+    if (!(val > start) || !std::isfinite(val)) return 0.0;
+    set_lambda(std::exp(l));
+    return val - start;
   }
 
   void response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, const Eigen::MatrixXd&,
@@ -237,7 +280,7 @@ class Heteroscedastic : public Likelihood {
       const double s = std::sqrt(std::max(v(i, 1), 0.0)), vf = std::max(v(i, 0), 0.0);
       double hi_sd = 0.0;
       for (int k = 0; k < K; ++k) {
-        sd[k] = std::sqrt(vf + 1.0 / (lambda_ * sigmoid(m(i, 1) + s * gh.x[k])));
+        sd[k] = std::sqrt(vf + 1.0 / (lambda_ * sigmoid(m(i, 1) - l_ + s * gh.x[k])));
         hi_sd = std::max(hi_sd, sd[k]);
       }
       auto cdf = [&](double u) {
@@ -265,19 +308,25 @@ class Heteroscedastic : public Likelihood {
     return d * d + std::max(v(i, 0), 0.0);
   }
 
-  double local(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, double lambda) const {
-    const double c = 0.5 * (std::log(lambda) - LOG_2PI);
+  // The local ELBO at l = log lambda.
+  double local(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, double l) const {
+    const double c = 0.5 * (l - LOG_2PI), lambda = std::exp(l);
     double s = 0.0;
     for (int i = 0; i < n_obs(); ++i) {
-      const double mu = m(i, 1), gbar = std::sqrt(mu * mu + std::max(v(i, 1), 0.0));
-      const double rho = 1.0 - tilt(mu, gbar);
-      s += t_[i] * (c + 0.25 * mu - 0.5 * log_2cosh_half(gbar) - 0.5 * lambda * r(i, m, v) * rho);
+      const double mu = m(i, 1) - l, hbar = std::sqrt(mu * mu + std::max(v(i, 1), 0.0));
+      const double rho = 1.0 - tilt(mu, hbar);
+      s += t_[i] * (c + 0.25 * mu - 0.5 * log_2cosh_half(hbar) - 0.5 * lambda * r(i, m, v) * rho);
     }
     return s;
   }
 
+  void set_lambda(double lambda) {
+    lambda_ = lambda;
+    l_ = std::log(lambda);
+  }
+
   std::vector<double> y_, t_;
-  double lambda_;
+  double lambda_, l_;  // lambda and its log
   bool learn_;
 };
 
