@@ -76,7 +76,7 @@ lik_params_text.augp_heteroscedastic <- function(likelihood) {
 
 # The starting lambda (the precision cap): the fixed value, or the precision of a noise
 # sd of a twentieth of the sd of y.
-lik_lambda_start <- function(likelihood, resp) {
+het_lambda_start <- function(likelihood, resp) {
   if (!is.null(likelihood$lambda)) return(likelihood$lambda)
   100 / lik_sigma_start(gaussian_noise(), resp)^2
 }
@@ -84,7 +84,7 @@ lik_lambda_start <- function(likelihood, resp) {
 #' @export
 engine_lik_spec.augp_heteroscedastic <- function(likelihood, resp) {
   list(type = "heteroscedastic_gaussian", q = 2L, y = as.double(resp$y),
-       trials = as.double(resp$trials), lambda = lik_lambda_start(likelihood, resp),
+       trials = as.double(resp$trials), lambda = het_lambda_start(likelihood, resp),
        learn_lambda = isTRUE(likelihood$learn_lambda))
 }
 
