@@ -71,6 +71,11 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
 
   std <- standardise_design(x, control$standardise)
   col_scales <- lik_column_scales(likelihood, resp)
+  if (!is.null(col_scales) && !is.null(inducing)) {
+    stop(sprintf(paste0("`inducing`: sparse GPs share one kernel among the latent functions, but ",
+                        "the %s likelihood has one kernel per latent function; fit it without ",
+                        "`inducing` (exact GP)."), likelihood$name), call. = FALSE)
+  }
   kernel_std <- if (is.null(col_scales)) {
     fit_kernel_std(kernel, std, colnames(x), lik_latent_scale(likelihood, resp))
   } else {

@@ -157,6 +157,8 @@ test_that("bad input gets clear errors", {
   expect_error(augp_fit(d$x, d$y, likelihood = heteroscedastic_gaussian(), method = "gibbs",
                         control = augp_control(sample_hyper = TRUE)), "sample_hyper")
   expect_error(augp_fit(d$x, d$y, likelihood = heteroscedastic_gaussian(), inducing = 5),
-               "not supported for sparse")
+               "one kernel per latent function")
+  expect_error(augp_fit(d$x, d$y, likelihood = heteroscedastic_gaussian(lambda = 2), inducing = 5),
+               "one kernel per latent function")
   expect_error(het_ns$.lik_response_mean_cpp(het_spec(numeric(0), -1), matrix(0, 1, 2)), "lambda")
 })
