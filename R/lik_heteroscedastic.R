@@ -46,7 +46,8 @@
 #' \eqn{1 / \sqrt{\tau(x)}} at the inputs (posterior mean, with `se.fit` and
 #' `interval = "credible"`); `type = "link"` both latent functions.
 #' `sigma(fit)` is the noise sd at the training inputs (one value per row);
-#' Pearson residuals divide by it.
+#' Pearson residuals divide by it. `autoplot(fit, type = "noise")` draws the noise
+#' sd along one numeric input.
 #'
 #' @param lambda `NULL` (learn \eqn{\lambda} by the ELBO) or a positive number
 #'   (fixed).
