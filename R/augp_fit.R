@@ -97,7 +97,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   }
   if (!is.null(prior) || control$sample_hyper) {
     prior <- structure(if (is.null(prior)) augp_prior() else prior,
-                       latent_scale = lik_latent_scale(likelihood, resp),
+                       latent_scale = if (is.null(col_scales)) lik_latent_scale(likelihood, resp) else col_scales,
                        lik_prior = if (control$sample_hyper) lik_prior_table(likelihood, resp, prior))
   }
   eng <- if (learn_params) {

@@ -34,9 +34,12 @@
 #' \eqn{g} the log precision of a noise sd of half the sd of `y`. With
 #' `lambda = NULL`, \eqn{\lambda} is learned by the ELBO (a one-dimensional
 #' search given \eqn{q(f), q(g)}, alternating with CAVI), starting from the
-#' precision of a noise sd of a twentieth of the sd of `y`; Gibbs fits hold the
-#' learned value fixed. Sparse (`inducing`) fits, full-Bayes sampling of the kernel
-#' hyperparameters (`sample_hyper = TRUE`) and offsets are not available.
+#' precision of a noise sd of a twentieth of the sd of `y`. Gibbs fits hold the
+#' learned value fixed or, with `augp_control(sample_hyper = TRUE)`, sample it
+#' given \eqn{(f, g)} under a log-normal prior centred at its starting value (sd 3
+#' on the log scale; see [priors]), together with both kernels' hyperparameters
+#' (the default kernel-variance prior of \eqn{g} is on the scale 1). Sparse
+#' (`inducing`) fits and offsets are not available.
 #'
 #' `predict(type = "response")` gives the mean of `y` (\eqn{f}); `interval =
 #' "credible"` the interval for \eqn{f}, `interval = "prediction"` the interval
@@ -72,7 +75,7 @@ heteroscedastic_gaussian <- function(lambda = NULL) {
 
 #' @export
 lik_params_text.augp_heteroscedastic <- function(likelihood) {
-  sprintf("lambda %s", param_text(likelihood$lambda, likelihood$learn_lambda))
+  sprintf("lambda %s", param_text(likelihood$lambda, likelihood$learn_lambda, "lambda" %in% likelihood$sampled))
 }
 
 # The starting lambda (the precision cap): the fixed value, or the precision of a noise
@@ -161,11 +164,13 @@ print_lik_params.augp_heteroscedastic <- function(likelihood, digits, rounds = N
   invisible()
 }
 
+# Full Bayes: lambda (the precision cap) under a wide log-normal prior around its
+# starting value (sd 3 on the log scale), when it is learned.
 #' @export
 lik_param_priors.augp_heteroscedastic <- function(likelihood, resp) {
-  stop(paste0("`control`: sample_hyper = TRUE is not available for heteroscedastic_gaussian(); ",
-              "use method = \"gibbs\" with the kernels and lambda learned by the ELBO."),
-       call. = FALSE)
+  if (!isTRUE(likelihood$learn_lambda)) return(list())
+  lam0 <- het_lambda_start(heteroscedastic_gaussian(), resp)
+  list(lambda = list(prior = new_prior_dist("lognormal", log(lam0), 3), n = 1L, positive = TRUE))
 }
 
 # The noise sd s(g) = 1 / sqrt(lambda sigmoid(g)) at the rows of the latent posterior

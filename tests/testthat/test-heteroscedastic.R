@@ -144,6 +144,31 @@ test_that("Gibbs fits run from the front end and agree with the variational fit"
   expect_identical(gb$engine$draws, gb2$engine$draws)
 })
 
+test_that("full-Bayes Gibbs samples lambda and both kernels", {
+  d <- het_data(40, 8)
+  # short chains: convergence warnings expected
+  fit <- suppressWarnings(augp_fit(d$x, d$y, likelihood = heteroscedastic_gaussian(), method = "gibbs",
+                                   seed = 4, control = augp_control(sample_hyper = TRUE, iter = 600,
+                                                                    warmup = 200, chains = 1)))
+  lam <- fit$engine$lik_draws
+  expect_equal(dim(lam), c(400L, 1L, 1L))
+  expect_true(all(is.finite(lam) & lam > 0))
+  expect_gt(stats::sd(as.numeric(lam)), 0)
+  expect_equal(fit$likelihood$sampled, "lambda")
+  expect_equal(dim(fit$engine$theta)[3], 4L)  # variance and lengthscale of each kernel
+  # the g kernel's variance prior is on the logit scale, f's on the scale of y
+  pt <- fit$engine$prior_table
+  expect_equal(pt$prior[[1]]$b / pt$prior[[3]]$b, sd(d$y) * sqrt(39 / 40), tolerance = 1e-6)
+  expect_true(all(is.finite(predict(fit, matrix(c(0.2, 0.8)), type = "noise"))))
+  # a fixed lambda is not sampled
+  fx <- suppressWarnings(augp_fit(d$x, d$y, likelihood = heteroscedastic_gaussian(lambda = 50),
+                                  method = "gibbs", seed = 4,
+                                  control = augp_control(sample_hyper = TRUE, iter = 300, warmup = 100,
+                                                         chains = 1)))
+  expect_null(fx$engine$lik_draws)
+  expect_equal(fx$likelihood$lambda, 50)
+})
+
 test_that("bad input gets clear errors", {
   d <- het_data(20, 7)
   expect_error(heteroscedastic_gaussian(lambda = 0), "`lambda`")
@@ -157,8 +182,6 @@ test_that("bad input gets clear errors", {
   expect_error(augp_fit(d$x, y, likelihood = heteroscedastic_gaussian()), "Inf")
   expect_error(augp_fit(d$x, factor(d$y > 0), likelihood = heteroscedastic_gaussian()), "numeric")
   expect_error(augp_fit(d$x, d$y, likelihood = heteroscedastic_gaussian(), offset = d$x), "offset")
-  expect_error(augp_fit(d$x, d$y, likelihood = heteroscedastic_gaussian(), method = "gibbs",
-                        control = augp_control(sample_hyper = TRUE)), "sample_hyper")
   expect_error(augp_fit(d$x, d$y, likelihood = heteroscedastic_gaussian(), inducing = 5),
                "one kernel per latent function")
   expect_error(augp_fit(d$x, d$y, likelihood = heteroscedastic_gaussian(lambda = 2), inducing = 5),
