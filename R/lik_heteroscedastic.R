@@ -75,7 +75,8 @@ heteroscedastic_gaussian <- function(lambda = NULL) {
 
 #' @export
 lik_params_text.augp_heteroscedastic <- function(likelihood) {
-  sprintf("lambda %s", param_text(likelihood$lambda, likelihood$learn_lambda, "lambda" %in% likelihood$sampled))
+  sprintf("lambda %s", param_text(likelihood$lambda, likelihood$learn_lambda,
+                                   "lambda" %in% likelihood$sampled))
 }
 
 # The starting lambda (the precision cap): the fixed value, or the precision of a noise

@@ -98,7 +98,8 @@ class Heteroscedastic : public Likelihood {
                   bool learn_lambda)
       : y_(y), t_(t), lambda_(lambda), l_(std::log(lambda)), learn_(learn_lambda) {
     check_regression_data(y, t);
-    if (!(lambda > 0) || !std::isfinite(lambda)) throw std::invalid_argument("lambda must be positive and finite");
+    if (!(lambda > 0) || !std::isfinite(lambda))
+      throw std::invalid_argument("lambda must be positive and finite");
   }
   int n_obs() const override { return static_cast<int>(y_.size()); }
   int n_latent() const override { return 2; }
@@ -333,8 +334,9 @@ class Heteroscedastic : public Likelihood {
 }  // namespace
 
 std::unique_ptr<Likelihood> make_heteroscedastic(const LikSpec& spec) {
-  return std::unique_ptr<Likelihood>(new Heteroscedastic(spec.vec("y"), spec.vec("trials"), spec.scalar("lambda"),
-                                                         !spec.has("learn_lambda") || spec.flag("learn_lambda")));
+  const bool learn = !spec.has("learn_lambda") || spec.flag("learn_lambda");
+  return std::unique_ptr<Likelihood>(
+      new Heteroscedastic(spec.vec("y"), spec.vec("trials"), spec.scalar("lambda"), learn));
 }
 
 }  // namespace augp
