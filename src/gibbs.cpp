@@ -1,7 +1,9 @@
 // The Gibbs sampler for augmented GP models: alternate
 //   aux | f  (the likelihood's sample_aux)   and   f | aux ~ N(m, S)  (the shared Gaussian step),
 // or, with the kernel hyperparameters sampled, aux | f and then (theta, f) | aux per
-// hyperparameter block (hyper_sampler.h).
+// hyperparameter block (hyper_sampler.h). For a likelihood with sequential_columns() the
+// latent columns (or their blocks) are updated one after another, each from auxiliaries
+// drawn given the columns updated before it.
 #include <cstdint>
 #include <utility>
 #include <stdexcept>

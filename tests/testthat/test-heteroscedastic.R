@@ -169,6 +169,17 @@ test_that("full-Bayes Gibbs samples lambda and both kernels", {
   expect_equal(fx$likelihood$lambda, 50)
 })
 
+test_that("results do not depend on the number of threads", {
+  d <- het_data(160, 10)
+  k <- kernel_se(variance = 1, lengthscale = 0.3)
+  fit <- function(threads, method) {
+    het_ns$augp_engine(d$X, kernel = list(k, k), method = method, lik = het_spec(d$y, 20),
+                       mean0 = c(0, 1), seed = 3,
+                       control = eng_fixed(threads = threads, iter = 60, warmup = 20, chains = 1))
+  }
+  expect_threads_identical(fit)
+})
+
 test_that("bad input gets clear errors", {
   d <- het_data(20, 7)
   expect_error(heteroscedastic_gaussian(lambda = 0), "`lambda`")
