@@ -142,11 +142,10 @@ lik_residual_parts.augp_heteroscedastic <- function(likelihood, y, trials, level
        unit_deviance = matrix(lik_unit_deviance(likelihood, y, trials, mu), ncol = 1L))
 }
 
-# The noise sd at the training rows (posterior mean of 1 / sqrt(lambda sigmoid(g))).
+# The noise sd at the training rows used in the fit (posterior mean of 1 / sqrt(tau)).
 #' @export
 lik_sigma.augp_heteroscedastic <- function(likelihood, object) {
-  s <- predict(object, type = "noise")
-  s
+  as.numeric(lik_noise_summary(likelihood, object, latent_posterior(object), 0)$mean)
 }
 
 #' @export
@@ -174,35 +173,38 @@ lik_param_priors.augp_heteroscedastic <- function(likelihood, resp) {
   list(lambda = list(prior = new_prior_dist("lognormal", log(lam0), 3), n = 1L, positive = TRUE))
 }
 
-# The noise sd s(g) = 1 / sqrt(lambda sigmoid(g)) at the rows of the latent posterior
-# `lp`: posterior mean, sd and (level > 0) interval, r x 1 each. Variational fits:
-# Gauss-Hermite quadrature under q(g) = N(m, v), the interval the image of g's (s is
-# decreasing in g); Gibbs fits: over the posterior draws of g.
+# The noise sd s(g) = 1 / sqrt(lambda sigmoid(g - log lambda)) at the rows of the latent
+# posterior `lp`: posterior mean, sd and (level > 0) interval, r x 1 each. Variational
+# fits: Gauss-Hermite quadrature under q(g) = N(m, v), the interval the image of g's (s
+# is decreasing in g); Gibbs fits: over the posterior draws of g (with each draw's lambda
+# when lambda was sampled).
 #' @export
 lik_noise_summary.augp_heteroscedastic <- function(likelihood, object, lp, level) {
-  lam <- likelihood$lambda
-  sfun <- function(g) 1 / sqrt(lam * stats::plogis(g - log(lam)))
+  sfun <- function(g, lam) 1 / sqrt(lam * stats::plogis(g - log(lam)))
   if (!is.null(lp$draws)) {
-    S <- sfun(lp$draws[, , 2, drop = FALSE])
-    S <- matrix(S, dim(S)[1], dim(S)[2])
+    G <- matrix(lp$draws[, , 2], dim(lp$draws)[1], dim(lp$draws)[2])
+    ld <- object$engine$lik_draws
+    lam <- if (!is.null(ld)) as.numeric(ld[, , 1]) else likelihood$lambda
+    S <- sfun(G, lam)
     out <- list(mean = colMeans(S), sd = apply(S, 2, stats::sd))
     if (level > 0) {
       out$lwr <- apply(S, 2, stats::quantile, probs = (1 - level) / 2, names = FALSE)
       out$upr <- apply(S, 2, stats::quantile, probs = 1 - (1 - level) / 2, names = FALSE)
     }
   } else {
+    lam <- likelihood$lambda
     gh <- gauss_hermite_rule(40)
     m <- lp$mean[, 2]
     s <- sqrt(lp$var[, 2])
     G <- outer(s, gh$x) + m
-    V <- sfun(G)
+    V <- sfun(G, lam)
     e1 <- drop(V %*% gh$w)
     e2 <- drop(V^2 %*% gh$w)
     out <- list(mean = e1, sd = sqrt(pmax(e2 - e1^2, 0)))
     if (level > 0) {
       z <- stats::qnorm(1 - (1 - level) / 2)
-      out$lwr <- sfun(m + z * s)
-      out$upr <- sfun(m - z * s)
+      out$lwr <- sfun(m + z * s, lam)
+      out$upr <- sfun(m - z * s, lam)
     }
   }
   lapply(out, function(x) matrix(x, ncol = 1L))
