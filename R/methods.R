@@ -126,9 +126,9 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
     cat("Dropped (zero variance):", paste(x$dropped, collapse = ", "), "\n")
   }
   if (length(x$levels) > 2L || x$q > 1L) {
-    cat(sprintf("%slatent functions: %d (%s)\n",
-                if (length(x$levels)) sprintf("Categories (%d): %s | ", length(x$levels),
-                                              paste(x$levels, collapse = ", ")) else "",
+    cat(sprintf("%s: %d (%s)\n",
+                if (length(x$levels)) sprintf("Categories (%d): %s | latent functions", length(x$levels),
+                                              paste(x$levels, collapse = ", ")) else "Latent functions",
                 x$q, if (is_kernel_list(x$kernel)) "one kernel each" else "shared kernel"))
   }
   if (!is.null(x$sparse)) cat(x$sparse, "\n", sep = "")
