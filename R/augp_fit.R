@@ -70,7 +70,17 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   if (!is.null(offset)) offset <- offset[kept]
 
   std <- standardise_design(x, control$standardise)
-  kernel_std <- fit_kernel_std(kernel, std, colnames(x), lik_latent_scale(likelihood, resp))
+  col_scales <- lik_column_scales(likelihood, resp)
+  if (!is.null(col_scales) && !is.null(inducing)) {
+    stop(sprintf(paste0("`inducing`: sparse GPs share one kernel among the latent functions, but ",
+                        "the %s likelihood has one kernel per latent function; fit it without ",
+                        "`inducing` (exact GP)."), likelihood$name), call. = FALSE)
+  }
+  kernel_std <- if (is.null(col_scales)) {
+    fit_kernel_std(kernel, std, colnames(x), lik_latent_scale(likelihood, resp))
+  } else {
+    new_kernel_list(lapply(col_scales, function(s) fit_kernel_std(kernel, std, colnames(x), s)))
+  }
   mean0 <- lik_prior_mean(likelihood, resp)
   spec <- engine_lik_spec(likelihood, resp)
   eng_mean0 <- offset_prior_mean(mean0, offset, nrow(x), spec$q)
@@ -87,7 +97,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   }
   if (!is.null(prior) || control$sample_hyper) {
     prior <- structure(if (is.null(prior)) augp_prior() else prior,
-                       latent_scale = lik_latent_scale(likelihood, resp),
+                       latent_scale = if (is.null(col_scales)) lik_latent_scale(likelihood, resp) else col_scales,
                        lik_prior = if (control$sample_hyper) lik_prior_table(likelihood, resp, prior))
   }
   eng <- if (learn_params) {

@@ -205,6 +205,16 @@ lik_deviance.augp_gaussian <- function(likelihood, y, trials, levels, mean) {
 #' @export
 lik_sigma.augp_gaussian <- function(likelihood, object) likelihood$sigma
 
+# The noise sd of predict(type = "noise"): the same at every input (sigma(), without
+# posterior uncertainty).
+#' @export
+lik_noise_summary.augp_gaussian <- function(likelihood, object, lp, level) {
+  s <- matrix(lik_sigma(likelihood, object), nrow(lp$mean), 1L)
+  out <- list(mean = s, sd = s * 0)
+  if (level > 0) out$lwr <- out$upr <- s
+  out
+}
+
 #' @export
 present_response.augp_gaussian <- function(likelihood, parts) {
   if (length(parts) == 1L) return(parts[[1]][, 1])

@@ -113,6 +113,32 @@ lik_latent_scale <- function(likelihood, resp) UseMethod("lik_latent_scale")
 #' @export
 lik_latent_scale.augp_likelihood <- function(likelihood, resp) 1
 
+#' The latent scale of each latent column, for one kernel per column (internal generic)
+#'
+#' NULL (the default): one kernel for all latent columns, its default variance the
+#' square of lik_latent_scale(). A likelihood whose latent functions live on different
+#' scales returns one scale per column: the fit then gives every column its own copy of
+#' the kernel (hyperparameters learned separately), a default variance being the square
+#' of the column's scale. `resp`: the encoded response.
+#' @noRd
+lik_column_scales <- function(likelihood, resp) UseMethod("lik_column_scales")
+
+#' @export
+lik_column_scales.augp_likelihood <- function(likelihood, resp) NULL
+
+#' The noise standard deviation at the rows of a latent posterior (internal generic)
+#'
+#' For predict(type = "noise"): `lp` from latent_posterior(); returns a list of r x 1
+#' matrices mean, sd and (level > 0) lwr, upr. Defined for regression likelihoods.
+#' @noRd
+lik_noise_summary <- function(likelihood, object, lp, level) UseMethod("lik_noise_summary")
+
+#' @export
+lik_noise_summary.augp_likelihood <- function(likelihood, object, lp, level) {
+  stop(sprintf(paste0("`type = \"noise\"` is for regression likelihoods (a noise standard ",
+                      "deviation); the %s likelihood has none."), likelihood$name), call. = FALSE)
+}
+
 #' The objective that chooses the kernel hyperparameters by default
 #'
 #' `augp_control(hyper_objective = NULL)` asks the likelihood: `"augmented"` (the
@@ -133,7 +159,7 @@ check_likelihood <- function(likelihood, y) {
   if (!inherits(likelihood, "augp_likelihood")) {
     stop(paste0("`likelihood` must be NULL or made by bernoulli_logit(), binomial_logit(), ",
                 "logistic_softmax(), stick_breaking(), ordinal(), gaussian_noise(), student_t(), ",
-                "laplace(), negative_binomial() or poisson_logistic()."), call. = FALSE)
+                "laplace(), heteroscedastic_gaussian(), negative_binomial() or poisson_logistic()."), call. = FALSE)
   }
   likelihood
 }

@@ -126,9 +126,10 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
     cat("Dropped (zero variance):", paste(x$dropped, collapse = ", "), "\n")
   }
   if (length(x$levels) > 2L || x$q > 1L) {
-    cat(sprintf("Categories (%d): %s | latent functions: %d (%s)\n",
-                length(x$levels), paste(x$levels, collapse = ", "), x$q,
-                if (is_kernel_list(x$kernel)) "one kernel each" else "shared kernel"))
+    cat(sprintf("%s: %d (%s)\n",
+                if (length(x$levels)) sprintf("Categories (%d): %s | latent functions", length(x$levels),
+                                              paste(x$levels, collapse = ", ")) else "Latent functions",
+                x$q, if (is_kernel_list(x$kernel)) "one kernel each" else "shared kernel"))
   }
   if (!is.null(x$sparse)) cat(x$sparse, "\n", sep = "")
   print_lik_params(x$lik, digits, x$param_rounds)
@@ -247,6 +248,8 @@ residuals.augp <- function(object, type = c("deviance", "pearson", "response"), 
   lik <- object$likelihood
   mu <- object$fitted
   parts <- lik_residual_parts(lik, object$y, object$trials, object$levels, mu)
+  # a variance that depends on the fit (input-dependent noise): sigma(fit)^2 per copy
+  if (is.null(parts$var)) parts$var <- matrix(lik_sigma(lik, object)^2 / object$trials, ncol = 1L)
   r <- parts$observed - mu
   out <- switch(type,
     response = r,

@@ -32,6 +32,10 @@
 #'   per class or stick, at the first observation).
 #' * `"latent"`: posterior mean and credible interval of the latent function
 #'   at each training point, ordered by the mean and coloured by the response.
+#' * `"noise"`: regression fits over one numeric input: the standard deviation
+#'   of the observation noise along the input (`predict(type = "noise")`), with
+#'   its credible band for input-dependent noise ([heteroscedastic_gaussian()]),
+#'   and the absolute residuals of the posterior mean as points.
 #'
 #' Formula fits are evaluated on data frames (factor levels as in the data),
 #' matrix fits on matrices, through [predict.augp()] with
@@ -62,9 +66,9 @@
 #' p <- autoplot(fit1)                      # curve with its credible band
 #' @importFrom ggplot2 autoplot
 #' @export
-autoplot.augp <- function(object, type = c("predictive", "effects", "elbo", "trace", "latent"),
+autoplot.augp <- function(object, type = c("predictive", "effects", "elbo", "trace", "latent", "noise"),
                           effects = NULL, which = NULL, grid = 60L, level = 0.95, ...) {
-  type <- check_choice(type, "type", c("predictive", "effects", "elbo", "trace", "latent"))
+  type <- check_choice(type, "type", c("predictive", "effects", "elbo", "trace", "latent", "noise"))
   grid <- check_count(grid, "grid", min = 2)
   check_number(level, "level", min = 0, max = 1, min_open = TRUE)
   if (level >= 1) stop("`level` must be strictly between 0 and 1.", call. = FALSE)
@@ -73,12 +77,13 @@ autoplot.augp <- function(object, type = c("predictive", "effects", "elbo", "tra
          effects = plot_effects(object, effects, grid, level),
          elbo = plot_elbo(object),
          trace = plot_trace(object, which),
-         latent = plot_latent(object, level))
+         latent = plot_latent(object, level),
+         noise = plot_noise(object, grid, level))
 }
 
 #' @rdname autoplot.augp
 #' @export
-plot.augp <- function(x, type = c("predictive", "effects", "elbo", "trace", "latent"), ...) {
+plot.augp <- function(x, type = c("predictive", "effects", "elbo", "trace", "latent", "noise"), ...) {
   p <- autoplot.augp(x, type = type, ...)
   print(p)
   invisible(p)
@@ -292,6 +297,32 @@ plot_predictive <- function(object, effects = NULL, grid = 60L, level = 0.95) {
   if (!simple) return(plot_effects(object, effects, grid, level))
   inp$vars <- plot_effect_vars(inp, NULL)
   plot_predictive_lik(object$likelihood, object, inp, inp$data, grid, level)
+}
+
+# The noise sd of a regression fit along its one numeric input, with its credible band
+# and the absolute residuals of the posterior mean.
+plot_noise <- function(object, grid = 60L, level = 0.95) {
+  inp <- plot_inputs(object)
+  vars <- plot_effect_vars(inp, NULL)
+  if (length(vars) != 1L || inp$kind[match(vars, inp$vars)] != "numeric") {
+    stop("`type = \"noise\"` plots fits over one numeric input.", call. = FALSE)
+  }
+  inp$vars <- vars
+  g <- predictive_grid(inp, inp$data, grid)
+  nd <- grid_newdata(object, g, inp)
+  ns <- predict(object, nd, type = "noise", interval = "credible", level = level)
+  curve <- data.frame(x = g[[vars]], fit = ns$fit, lwr = ns$lwr, upr = ns$upr)
+  pts <- data.frame(x = inp$data[[vars]], r = abs(object$y - object$fitted[, 1]))
+  band <- sprintf("%s interval", band_label(level))
+  ggplot(curve, aes(x = .data$x)) +
+    geom_point(data = pts, aes(x = .data$x, y = .data$r), inherit.aes = FALSE, shape = 21,
+               fill = "white", colour = "grey45", size = 1.3) +
+    ggplot2::geom_ribbon(aes(ymin = .data$lwr, ymax = .data$upr, fill = band), alpha = 0.5) +
+    geom_line(aes(y = .data$fit), colour = "#08306b", linewidth = 0.8) +
+    scale_fill_manual(values = stats::setNames("#9ecae1", band), name = NULL) +
+    labs(x = vars, y = "noise sd", title = sprintf("Noise standard deviation (%s)", object$likelihood$name),
+         subtitle = "Line: posterior mean of the noise sd; points: |y - posterior mean|") +
+    theme_augp()
 }
 
 # New inputs over the observed range of the plotted inputs: at least 100 points for

@@ -12,7 +12,10 @@
 #'   several latent functions (logistic-softmax, stick-breaking),
 #'   `"response"` gives a matrix of category probabilities (one column per
 #'   level), `"link"` a matrix of latent posterior means (one column per
-#'   latent function) and `"class"` the most probable category.
+#'   latent function) and `"class"` the most probable category. `"noise"`:
+#'   the standard deviation of the observation noise at the inputs, for
+#'   regression likelihoods (constant for [gaussian_noise()]; input-dependent
+#'   for [heteroscedastic_gaussian()], with `se.fit` and credible intervals).
 #' @param se.fit Also return posterior standard deviations of the latent
 #'   function (for `type = "link"`) or of the probability (`"response"`).
 #' @param interval `"none"`, `"credible"`: pointwise credible intervals for
@@ -53,7 +56,7 @@
 #' fit <- augp_fit(x, y)
 #' predict(fit, matrix(c(-1, 1, 0, 0), 2), type = "class")
 #' @export
-predict.augp <- function(object, newdata, type = c("response", "link", "class"),
+predict.augp <- function(object, newdata, type = c("response", "link", "class", "noise"),
                          se.fit = FALSE, interval = c("none", "credible", "prediction"),
                          level = 0.95, offset = NULL, ...) {
   type <- match.arg(type)
@@ -66,6 +69,9 @@ predict.augp <- function(object, newdata, type = c("response", "link", "class"),
   if (!is.null(offset) && is.null(nd)) {
     stop("`offset` applies to `newdata` only: the training rows use the fit's own offset.",
          call. = FALSE)
+  }
+  if (type == "noise" && interval == "prediction") {
+    stop("`interval = \"prediction\"` needs `type = \"response\"`.", call. = FALSE)
   }
   if (interval == "prediction" && type != "response") {
     stop("`interval = \"prediction\"` needs `type = \"response\"`.", call. = FALSE)
@@ -94,7 +100,7 @@ predict_parts <- function(object, newdata, type, se.fit, want_int, level, offset
   if (!any(lp$ok)) {
     # no rows to predict (a newdata with no rows): empty matrices of the right columns
     cols <- if (type == "link") latent_names(lik, object$levels, object$q) else
-      response_names(lik, object$levels)
+      if (type == "noise") "noise_sd" else response_names(lik, object$levels)
     E <- matrix(NA_real_, length(lp$ok), length(cols), dimnames = list(lp$rownames, cols))
     return(c(list(fit = E), if (se.fit) list(se.fit = E), if (want_int) list(lwr = E, upr = E)))
   }
@@ -112,6 +118,15 @@ predict_parts <- function(object, newdata, type, se.fit, want_int, level, offset
         parts$lwr <- lp$mean - z * sqrt(lp$var)
         parts$upr <- lp$mean + z * sqrt(lp$var)
       }
+    }
+  } else if (type == "noise") {
+    cols <- "noise_sd"
+    ns <- lik_noise_summary(lik, object, lp, if (want_int) level else 0)
+    parts <- list(fit = ns$mean)
+    if (se.fit) parts$se.fit <- ns$sd
+    if (want_int) {
+      parts$lwr <- ns$lwr
+      parts$upr <- ns$upr
     }
   } else {
     cols <- response_names(lik, object$levels)

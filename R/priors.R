@@ -253,16 +253,17 @@ kernel_param_roles <- function(k, later_factor = FALSE) {
 # One prior per log parameter of `kernel` (one kernel, or per-column kernels, on the
 # standardised inputs X): a data frame with the parameter names of engine_get_params(),
 # role, the prior (a list column of augp_prior_dist) and the sampler's codes (code, a, b,
-# on_sd). `prior`: an augp_prior or NULL; latent_scale: the unit of the sd prior.
+# on_sd). `prior`: an augp_prior or NULL; latent_scale: the unit of the sd prior (one
+# per kernel of a kernel list when the latent functions have different scales).
 hyper_prior_table <- function(kernel, prior, X, latent_scale = 1) {
   if (is.null(prior)) prior <- augp_prior()
-  one <- function(k) {
+  one <- function(k, ls = latent_scale[1]) {
     roles <- kernel_param_roles(k)
     pr <- lapply(seq_len(nrow(roles)), function(i) {
       if (roles$fixed[i]) return(new_prior_dist("fixed"))
       switch(roles$role[i],
              variance = if (!is.null(prior$sd)) prior$sd else
-               new_prior_dist("half_t", 3, 2.5 * latent_scale),
+               new_prior_dist("half_t", 3, 2.5 * ls),
              lengthscale = if (!is.null(prior$lengthscale)) prior$lengthscale else
                default_lengthscale_prior(X, if (is.na(roles$input[i])) seq_len(ncol(X)) else
                  roles$input[i]),
@@ -272,7 +273,13 @@ hyper_prior_table <- function(kernel, prior, X, latent_scale = 1) {
     roles$prior <- pr
     roles
   }
-  tab <- if (is_kernel_list(kernel)) do.call(rbind, lapply(kernel, one)) else one(kernel)
+  tab <- if (is_kernel_list(kernel)) {
+    do.call(rbind, lapply(seq_along(kernel), function(j) {
+      one(kernel[[j]], latent_scale[min(j, length(latent_scale))])
+    }))
+  } else {
+    one(kernel)
+  }
   tab$name <- names(engine_get_params(kernel))
   tab$code <- unname(PRIOR_CODES[vapply(tab$prior, `[[`, "", "family")])
   tab$a <- vapply(tab$prior, `[[`, 0, "a")

@@ -63,6 +63,7 @@ void cavi_init(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd&
   // CAVI can then settle at a poor fixed point, below the ELBO of the flat fit.
   lik.expect_aux(st.m, Eigen::MatrixXd::Zero(n, q), st.kappa, st.omega);
   st.omega_q = Eigen::MatrixXd::Zero(n, q);
+  st.have_q = false;
   st.elbo.clear();
   st.converged = false;
 }
@@ -74,9 +75,10 @@ int cavi_sweeps(const KernelSet& Ks, const Likelihood& lik, const Eigen::MatrixX
   std::vector<double> kls(q);
   st.converged = false;
   int it = 0;
+  const bool sequential = q > 1 && lik.sequential_columns();
   for (; it < maxit; ++it) {
-    // The q(f_j) updates are independent given q(aux): one Gaussian step each.
-    parallel_items(q, threads_for_cubic(q, Ks.rows(), threads), [&](int j) {
+    // The q(f_j) update of column j: one Gaussian step from its sites.
+    auto update = [&](int j) {
       const Eigen::MatrixXd& K = Ks[j];
       GaussianStep step;
       if (!step.factor(K, st.omega.col(j)))
@@ -88,7 +90,19 @@ int cavi_sweeps(const KernelSet& Ks, const Likelihood& lik, const Eigen::MatrixX
       st.alpha.col(j) = alpha;
       st.v.col(j) = step.diag_cov(K).cwiseMax(0.0);
       kls[j] = step.kl(mj, m0, alpha);
-    });
+    };
+    if (sequential) {
+      // column by column, each from sites refreshed at the columns updated before it
+      const bool refresh = st.have_q;
+      for (int j = 0; j < q; ++j) {
+        if (j > 0 && refresh) lik.expect_aux_column(j, st.m, st.v, st.kappa, st.omega);
+        update(j);
+      }
+    } else {
+      // the q(f_j) updates are independent given q(aux)
+      parallel_items(q, threads_for_cubic(q, Ks.rows(), threads), update);
+    }
+    st.have_q = true;
     double kl = 0.0;
     for (int j = 0; j < q; ++j) kl += kls[j];
     st.kl = kl;

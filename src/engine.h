@@ -23,6 +23,7 @@ struct CaviState {
   Eigen::MatrixXd kappa, omega;  // q(aux) summaries used for the next q(f) update
   Eigen::MatrixXd omega_q;       // the omega that produced the current q(f)
   double kl = 0.0;               // KL(q(f) || p(f)) of the current q(f), summed over columns
+  bool have_q = false;           // q(f) was computed from sites (false after cavi_init)
   std::vector<double> elbo;
   bool converged = false;
 };
@@ -69,7 +70,10 @@ void cavi_init(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd&
 // Up to maxit sweeps (q(f) update then q(aux) update); stop when the relative ELBO
 // change falls below tol. Appends to st.elbo. Returns the number of sweeps run.
 // The q latent columns are updated in parallel (threads), deterministically;
-// column j uses K[j] (the same matrix for all columns when K is shared).
+// column j uses K[j] (the same matrix for all columns when K is shared). For a
+// likelihood with sequential_columns() they are updated in order instead, column j >= 1
+// from sites refreshed at the columns updated before it (a sweep from sites alone,
+// st.have_q false, first updates every column from the given sites).
 int cavi_sweeps(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
                 int maxit, double tol, CaviState& st, int threads = 1);
 

@@ -1,7 +1,9 @@
 // The Gibbs sampler for augmented GP models: alternate
 //   aux | f  (the likelihood's sample_aux)   and   f | aux ~ N(m, S)  (the shared Gaussian step),
 // or, with the kernel hyperparameters sampled, aux | f and then (theta, f) | aux per
-// hyperparameter block (hyper_sampler.h).
+// hyperparameter block (hyper_sampler.h). For a likelihood with sequential_columns() the
+// latent columns (or their blocks) are updated one after another, each from auxiliaries
+// drawn given the columns updated before it.
 #include <cstdint>
 #include <utility>
 #include <stdexcept>
@@ -46,6 +48,11 @@ void GibbsChain::sample_hyper(std::vector<HyperBlock> blocks, double* theta_out)
     }
   for (int s : served)
     if (s != 1) throw std::invalid_argument("every latent column needs exactly one hyperparameter block");
+  if (lik_->n_latent() > 1 && lik_->sequential_columns())
+    for (const HyperBlock& b : blocks)
+      if (b.cols().size() != 1)
+        throw std::invalid_argument("this likelihood updates its latent columns in turn: sampled kernel "
+                                    "hyperparameters need one kernel per latent column");
   blocks_ = std::move(blocks);
   theta_out_ = theta_out;
 }
@@ -61,13 +68,23 @@ bool GibbsChain::sweep_hyper() {
   for (int j = 0; j < q; ++j) cseeds[j] = rng_.next();
   const int warmup_it = it_ < warmup_ ? it_ + 1 : 0;
   std::vector<int> ok(nb, 1);
-  parallel_items(nb, threads_, [&](int g) {
+  auto block_step = [&](int g) {
     HyperBlock& b = blocks_[g];
     Rng rb(bseeds[g], static_cast<std::uint64_t>(q + g));
     std::vector<Rng> cr;
     for (int j : b.cols()) cr.emplace_back(cseeds[j], static_cast<std::uint64_t>(j));
     ok[g] = b.step(kappa_, omega_, mu0_, f_, rb, cr, warmup_it) ? 1 : 0;
-  });
+  };
+  if (q > 1 && lik_->sequential_columns()) {
+    // block by block (one column each), its auxiliaries drawn given the columns before
+    for (int g = 0; g < nb; ++g) {
+      lik_->sample_aux_column(blocks_[g].cols()[0], f_, rng_, kappa_, omega_);
+      block_step(g);
+      if (!ok[g]) return false;
+    }
+  } else {
+    parallel_items(nb, threads_, block_step);
+  }
   for (int g = 0; g < nb; ++g)
     if (!ok[g]) return false;
   // interweaving moves on the kernels' scales, one block after another (the likelihood
@@ -92,6 +109,7 @@ KernelSet GibbsChain::hyper_factors() const {
 bool GibbsChain::run(int count) {
   const int n = lik_->n_obs(), q = lik_->n_latent();
   const int total = warmup_ + iter_ * thin_;
+  const bool sequential = q > 1 && lik_->sequential_columns();
   for (int c = 0; c < count && it_ < total; ++c, ++it_) {
     // the likelihood's parameters given f (full Bayes), then the sweep at the new values
     if (own_lik_) sample_lik_params(*own_lik_, lik_priors_, f_, rng_);
@@ -99,30 +117,49 @@ bool GibbsChain::run(int count) {
       // full Bayes: the likelihood's own move (if any) at the current kernels, then the
       // auxiliaries and the (theta, f) | aux moves of every block
       lik_->gibbs_move(f_, mu0_, hyper_factors(), rng_);
-      lik_->sample_aux(f_, rng_, kappa_, omega_);
+      if (sequential) {
+        kappa_.setZero(n, q);
+        omega_.setZero(n, q);
+      } else {
+        lik_->sample_aux(f_, rng_, kappa_, omega_);
+      }
       if (!sweep_hyper()) return false;
     } else if (!lik_->gibbs_move(f_, mu0_, LK_, rng_)) {  // the likelihood's own move, or:
-      lik_->sample_aux(f_, rng_, kappa_, omega_);
-      if (q == 1) {
-        if (!step_.factor(K_[0], omega_.col(0))) return false;
-        const Eigen::VectorXd m0 = mu0_.col(0);
-        f_.col(0) = step_.draw(K_[0], LK_[0], kappa_.col(0), m0, rng_);
-      } else {
-        std::vector<std::uint64_t> seeds(q);
-        for (int j = 0; j < q; ++j) seeds[j] = rng_.next();
-        std::vector<int> ok(q, 1);
-        parallel_items(q, threads_, [&](int j) {
-          GaussianStep step;
-          if (!step.factor(K_[j], omega_.col(j))) {
-            ok[j] = 0;
-            return;
-          }
-          Rng r(seeds[j], static_cast<std::uint64_t>(j));
+      if (sequential) {
+        // column by column: column j's auxiliaries given the columns updated before it
+        if (kappa_.rows() != n || kappa_.cols() != q) {
+          kappa_.setZero(n, q);
+          omega_.setZero(n, q);
+        }
+        for (int j = 0; j < q; ++j) {
+          lik_->sample_aux_column(j, f_, rng_, kappa_, omega_);
+          if (!step_.factor(K_[j], omega_.col(j))) return false;
           const Eigen::VectorXd m0 = mu0_.col(j);
-          f_.col(j) = step.draw(K_[j], LK_[j], kappa_.col(j), m0, r);
-        });
-        for (int j = 0; j < q; ++j)
-          if (!ok[j]) return false;
+          f_.col(j) = step_.draw(K_[j], LK_[j], kappa_.col(j), m0, rng_);
+        }
+      } else {
+        lik_->sample_aux(f_, rng_, kappa_, omega_);
+        if (q == 1) {
+          if (!step_.factor(K_[0], omega_.col(0))) return false;
+          const Eigen::VectorXd m0 = mu0_.col(0);
+          f_.col(0) = step_.draw(K_[0], LK_[0], kappa_.col(0), m0, rng_);
+        } else {
+          std::vector<std::uint64_t> seeds(q);
+          for (int j = 0; j < q; ++j) seeds[j] = rng_.next();
+          std::vector<int> ok(q, 1);
+          parallel_items(q, threads_, [&](int j) {
+            GaussianStep step;
+            if (!step.factor(K_[j], omega_.col(j))) {
+              ok[j] = 0;
+              return;
+            }
+            Rng r(seeds[j], static_cast<std::uint64_t>(j));
+            const Eigen::VectorXd m0 = mu0_.col(j);
+            f_.col(j) = step.draw(K_[j], LK_[j], kappa_.col(j), m0, r);
+          });
+          for (int j = 0; j < q; ++j)
+            if (!ok[j]) return false;
+        }
       }
     }
     const int after = it_ - warmup_;

@@ -21,6 +21,7 @@ std::unique_ptr<Likelihood> make_laplace(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_negative_binomial(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_poisson_logistic(const LikSpec& spec);
 std::unique_ptr<Likelihood> make_ordinal(const LikSpec& spec);
+std::unique_ptr<Likelihood> make_heteroscedastic(const LikSpec& spec);
 
 namespace {
 
@@ -37,6 +38,7 @@ std::map<std::string, LikFactory>& registry() {
       {"negative_binomial", &make_negative_binomial},
       {"poisson_logistic", &make_poisson_logistic},
       {"ordinal", &make_ordinal},
+      {"heteroscedastic_gaussian", &make_heteroscedastic},
   };
   return r;
 }
@@ -197,6 +199,22 @@ void normal_response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
       out.upr(i, 0) = m(i, 0) + z * s;
     }
   }
+}
+
+void Likelihood::sample_aux_column(int j, const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
+                                   Eigen::MatrixXd& omega) const {
+  Eigen::MatrixXd k, o;
+  sample_aux(f, rng, k, o);
+  kappa.col(j) = k.col(j);
+  omega.col(j) = o.col(j);
+}
+
+void Likelihood::expect_aux_column(int j, const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
+                                   Eigen::MatrixXd& kappa, Eigen::MatrixXd& omega) const {
+  Eigen::MatrixXd k, o;
+  expect_aux(m, v, k, o);
+  kappa.col(j) = k.col(j);
+  omega.col(j) = o.col(j);
 }
 
 void Likelihood::set_params(const std::map<std::string, Eigen::MatrixXd>& p) {

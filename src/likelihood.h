@@ -63,6 +63,27 @@ class Likelihood {
     return false;
   }
 
+  // Gibbs and CAVI: whether the latent columns are updated one after another, each from
+  // auxiliaries refreshed at the current values of the others, instead of all from one
+  // set of auxiliaries. A likelihood whose column j's auxiliaries depend on other columns
+  // that the same sweep updates (two coupled latent functions) needs it: updating the
+  // columns in parallel would then be neither a valid Gibbs sweep nor a coordinate
+  // ascent. When true, a Gibbs sweep runs, for j = 0, ..., q - 1, sample_aux_column(j, f)
+  // and then column j's Gaussian step (f holding the columns already updated), and a
+  // CAVI sweep refreshes column j's sites with expect_aux_column(j, m, v) before the
+  // update of q(f_j) for j >= 1 (column 0 takes the sites left by the previous sweep).
+  // With sampled kernel hyperparameters every block must then serve one column.
+  // Default false: the parallel sweep.
+  virtual bool sequential_columns() const { return false; }
+
+  // Column j of kappa and omega (n x q, already of that size; the other columns are left
+  // as they are) given f: drawn (Gibbs) or expected given q(f) (CAVI). Defaults: column j
+  // of sample_aux() / expect_aux().
+  virtual void sample_aux_column(int j, const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
+                                 Eigen::MatrixXd& omega) const;
+  virtual void expect_aux_column(int j, const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
+                                 Eigen::MatrixXd& kappa, Eigen::MatrixXd& omega) const;
+
   // CAVI: optimal q(aux) given q(f) with means m and marginal variances v (n x q);
   // return kappa and E[omega] (n x q).
   virtual void expect_aux(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,

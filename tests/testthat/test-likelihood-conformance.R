@@ -157,7 +157,9 @@ lc_cases <- list(
   poisson_logistic = list(type = "poisson_logistic", q = 1L, y = c(0, 3, 1, 7, 2, 0), trials = c(1, 1, 2, 1, 3, 1),
                           lambda = 6, counts = TRUE),
   ordinal = list(type = "ordinal", q = 1L, y = c(1, 3, 4, 2, 4, 1, 2), trials = c(1, 2, 1, 1, 3, 1, 0),
-                 cutpoints = c(-0.8, 0.3, 1.1), counts = TRUE)
+                 cutpoints = c(-0.8, 0.3, 1.1), counts = TRUE),
+  heteroscedastic_gaussian = list(type = "heteroscedastic_gaussian", q = 2L, y = c(-1.2, 1.3, 2.5, 0.1, -3, 1),
+                                  trials = c(1, 1, 2, 1, 3, 1), lambda = 1.5)
 )
 
 for (lc_name in names(lc_cases)) {
