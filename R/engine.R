@@ -436,7 +436,9 @@ engine_gibbs_chains <- function(kernel, X, lik, mean0, init_mean, init_sd, ctl, 
                                 n_streams, jitter, hyper = NULL, lik_prior = NULL) {
   lp <- if (!is.null(lik_prior)) {
     list(name = lik_prior$name, index = as.integer(lik_prior$index),
-         family = as.double(lik_prior$code), a = as.double(lik_prior$a), b = as.double(lik_prior$b))
+         family = as.double(lik_prior$code), a = as.double(lik_prior$a), b = as.double(lik_prior$b),
+         location = if (is.null(lik_prior$location)) rep(FALSE, nrow(lik_prior)) else
+           as.logical(lik_prior$location))
   }
   .gp_gibbs_cpp(engine_specs(kernel), X, lik, mean0, init_mean, init_sd,
                 as.integer(ctl$warmup), control_kept_draws(ctl), as.integer(ctl$thin),

@@ -299,7 +299,8 @@ hyper_prior_matrix <- function(tab) {
 # The priors of the likelihood parameters that a full-Bayes Gibbs fit samples: a data
 # frame with one row per sampled element (name and 1-based index of the element in
 # Likelihood::params(), label as in the draws, the prior (list column) and the sampler's
-# code, a, b), from the likelihood's defaults (lik_param_priors()) and the user's
+# code, a, b, and location: whether the element shifts with the latent level,
+# lik_location_params()), from the likelihood's defaults (lik_param_priors()) and the user's
 # `prior$likelihood` by name. An error names a prior given for a parameter the fit does
 # not sample, and a prior of the wrong kind (positive vs real).
 lik_prior_table <- function(likelihood, resp, prior) {
@@ -323,7 +324,7 @@ lik_prior_table <- function(likelihood, resp, prior) {
     k <- seq_len(d$n)
     data.frame(name = nm, index = k, label = if (d$n == 1L) nm else sprintf("%s[%d]", nm, k),
                prior = I(rep(list(p), d$n)), code = PRIOR_CODES[[p$family]], a = p$a, b = p$b,
-               stringsAsFactors = FALSE)
+               location = nm %in% lik_location_params(likelihood), stringsAsFactors = FALSE)
   })
   if (!length(rows)) return(NULL)
   tab <- do.call(rbind, rows)

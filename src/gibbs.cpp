@@ -112,7 +112,14 @@ bool GibbsChain::run(int count) {
   const bool sequential = q > 1 && lik_->sequential_columns();
   for (int c = 0; c < count && it_ < total; ++c, ++it_) {
     // the likelihood's parameters given f (full Bayes), then the sweep at the new values
-    if (own_lik_) sample_lik_params(*own_lik_, lik_priors_, f_, rng_);
+    if (own_lik_) {
+      sample_lik_params(*own_lik_, lik_priors_, f_, rng_);
+      // the joint shift of f and the location parameters (a direction the likelihood
+      // does not see, along which the one-at-a-time updates crawl)
+      if (q == 1)
+        shift_location(*own_lik_, lik_priors_, f_, mu0_,
+                       blocks_.empty() ? LK_[0] : blocks_[0].LK(), rng_);
+    }
     if (!blocks_.empty()) {
       // full Bayes: the likelihood's own move (if any) at the current kernels, then the
       // auxiliaries and the (theta, f) | aux moves of every block

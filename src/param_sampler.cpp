@@ -95,6 +95,36 @@ void sample_lik_params(Likelihood& lik, const std::vector<LikParamPrior>& priors
   }
 }
 
+void shift_location(Likelihood& lik, const std::vector<LikParamPrior>& priors, Eigen::MatrixXd& f,
+                    const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L, Rng& rng) {
+  if (f.cols() != 1) return;
+  std::vector<const LikParamPrior*> loc;
+  for (const LikParamPrior& pr : priors)
+    if (pr.location) loc.push_back(&pr);
+  if (loc.empty()) return;
+  const int n = f.rows();
+  // log N(f + d; mu0, L L') = const - (a d^2 + 2 b d) / 2 with u = L^-1 1, w = L^-1 (f - mu0)
+  const auto tri = L.triangularView<Eigen::Lower>();
+  const Eigen::VectorXd u = tri.solve(Eigen::VectorXd::Ones(n));
+  const Eigen::VectorXd w = tri.solve((f.col(0) - mu0.col(0)).eval());
+  const double a = u.squaredNorm(), b = u.dot(w);
+  std::map<std::string, Eigen::MatrixXd> p = lik.params();
+  std::vector<double> x0;
+  for (const LikParamPrior* pr : loc) x0.push_back(element(p, *pr));
+  auto log_target = [&](double d) {
+    double lp = -0.5 * (a * d * d + 2.0 * b * d);
+    for (std::size_t k = 0; k < loc.size(); ++k) lp += lik_param_log_prior(*loc[k], x0[k] + d);
+    return std::isfinite(lp) ? lp : kNegInf;
+  };
+  // step width: the prior sd of the shift (1 / sqrt(a)), kept in a sensible range
+  const double width = std::min(10.0, std::max(0.05, 1.0 / std::sqrt(std::max(a, 1e-300))));
+  const double d = slice_update(log_target, 0.0, width, rng);
+  if (d == 0.0) return;
+  for (std::size_t k = 0; k < loc.size(); ++k) element(p, *loc[k]) = x0[k] + d;
+  lik.set_params(p);
+  f.col(0).array() += d;
+}
+
 std::vector<double> lik_param_values(const Likelihood& lik, const std::vector<LikParamPrior>& priors) {
   std::map<std::string, Eigen::MatrixXd> p = lik.params();
   std::vector<double> out;

@@ -33,6 +33,9 @@ struct LikParamPrior {
   int index = 0;     // its element (0-based, column-major)
   int family = HyperPrior::GAMMA;
   double a = 1.0, b = 1.0;  // REAL_T: df a, scale b, centred at 0; REAL_NORMAL: mean a, sd b
+  // A location element (real): the likelihood of a one-column model depends on f and it
+  // only through f - x, so shifting f and every location element together leaves it unchanged.
+  bool location = false;
   bool positive() const { return family < REAL_T; }
 };
 
@@ -45,6 +48,15 @@ double lik_param_log_prior(const LikParamPrior& p, double t);
 // One univariate slice-sampling update of t0 under log_target (stepping out with width w
 // at most 20 steps each way, then shrinkage); log_target may return -Inf.
 double slice_update(const std::function<double(double)>& log_target, double t0, double w, Rng& rng);
+
+// The joint shift of f (n x 1, prior N(mu0, L L')) and of the location elements of priors by a
+// common d: the likelihood is unchanged, so d's target is the GP prior of f + d times the
+// elements' priors at their shifted values; one slice update of d from 0, then f and the
+// likelihood's parameters take the shift. A translation leaves Lebesgue measure unchanged,
+// so the move keeps the joint posterior of (f, parameters) invariant. No-op without a
+// location element or with several latent columns.
+void shift_location(Likelihood& lik, const std::vector<LikParamPrior>& priors, Eigen::MatrixXd& f,
+                    const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L, Rng& rng);
 
 // One slice update of every element in priors, in order, given f (n x q at the
 // likelihood's observations); the likelihood keeps the new values (set_params).

@@ -409,6 +409,10 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
     const NumericVector fam = lp["family"], pa = lp["a"], pb = lp["b"];
     if (idx.size() != nm.size() || fam.size() != nm.size() || pa.size() != nm.size() || pb.size() != nm.size())
       Rcpp::stop("lik_prior: name, index, family, a and b differ in length");
+    const Rcpp::LogicalVector loc = lp.containsElementNamed("location")
+                                        ? Rcpp::LogicalVector(lp["location"])
+                                        : Rcpp::LogicalVector(nm.size(), false);
+    if (loc.size() != nm.size()) Rcpp::stop("lik_prior: location differs in length");
     try {
       for (R_xlen_t k = 0; k < nm.size(); ++k) {
         augp::LikParamPrior p;
@@ -417,6 +421,9 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
         p.family = static_cast<int>(fam[k]);
         p.a = pa[k];
         p.b = pb[k];
+        p.location = loc[k] == TRUE;
+        if (p.location && p.positive())
+          Rcpp::stop("lik_prior: a location parameter needs a prior on the real line");
         augp::lik_param_check_prior(p, ("the prior of likelihood parameter " + p.name).c_str());
         lpriors.push_back(p);
       }

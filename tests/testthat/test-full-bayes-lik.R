@@ -226,3 +226,43 @@ test_that("full-Bayes count and ordinal fits sample r and the cut points", {
   p <- predict(od, data.frame(x = c(0.1, 0.5)), type = "response")
   expect_equal(unname(rowSums(p)), c(1, 1), tolerance = 1e-10)
 })
+
+test_that("the joint shift of f and the cut points keeps the ordinal posterior (importance sampling)", {
+  # three women, three ordered categories, a fixed kernel: the posterior of (f, c1, c2) by
+  # importance sampling from the prior, against the Gibbs chain that slice-samples the cut
+  # points and shifts f and the cut points together (location = TRUE)
+  X <- matrix(c(0, 0.5, 1))
+  y <- c(1, 2, 3)
+  k <- kernel_se(variance = 1.5, lengthscale = 0.6)
+  K <- kernel_matrix(k, X)
+  lik <- list(type = "ordinal", q = 1L, y = y, trials = rep(1, 3), cutpoints = c(-0.5, 0.5),
+              learn_cutpoints = TRUE)
+  pr <- fb_prior(c("cutpoints", "cutpoints"), c(10, 10), c(3, 3), c(2.5, 2.5), index = 1:2)
+  pr$location <- c(TRUE, TRUE)
+  res <- fb_ns$.gp_gibbs_cpp(fb_ns$engine_specs(k), X, lik, 0, matrix(0, 3, 1), NULL, 500L, 20000L,
+                             1L, 0L, 1L, c(3, 7), 1L, 1e-8, NULL, NULL, pr)
+  cdraw <- matrix(res$lik_params, ncol = 2)
+  f1 <- as.numeric(res$draws[, 1, 1])
+  # reference: prior draws weighted by the continuation-ratio likelihood (the cut points of
+  # stopping probabilities need no order)
+  set.seed(21)
+  S <- 4e5
+  Fp <- matrix(stats::rnorm(3 * S), S) %*% chol(K + diag(1e-8, 3))
+  c1 <- 2.5 * stats::rt(S, 3)
+  c2 <- 2.5 * stats::rt(S, 3)
+  st <- function(cc, f) stats::plogis(cc - f)
+  lw <- log(st(c1, Fp[, 1])) + log1p(-st(c1, Fp[, 2])) + log(st(c2, Fp[, 2])) +
+    log1p(-st(c1, Fp[, 3])) + log1p(-st(c2, Fp[, 3]))
+  w <- exp(lw - max(lw))
+  w <- w / sum(w)
+  ess_is <- 1 / sum(w^2)
+  ref <- c(sum(w * c1), sum(w * c2), sum(w * Fp[, 1]))
+  sd_ref <- sqrt(c(sum(w * c1^2), sum(w * c2^2), sum(w * Fp[, 1]^2)) - ref^2)
+  got <- c(mean(cdraw[, 1]), mean(cdraw[, 2]), mean(f1))
+  mcse <- c(posterior::mcse_mean(cdraw[, 1]), posterior::mcse_mean(cdraw[, 2]),
+            posterior::mcse_mean(f1))
+  expect_true(all(abs(got - ref) < 4 * sqrt(mcse^2 + sd_ref^2 / ess_is)),
+              label = paste(format(got, digits = 3), "vs", format(ref, digits = 3), collapse = " "))
+  # the shift makes the cut points mix: a bulk ESS of several thousand in 20000 draws
+  expect_gt(posterior::ess_bulk(cdraw[, 1]), 2000)
+})
