@@ -257,16 +257,20 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
   A <- length(auth$author_ids)
   S <- length(corp$doc)
   inv <- order(data$order)  # sorted position of each original sentence
-  theta <- go_rows_to_matrix(res$theta$p, res$theta$g, res$theta$v, A, K)
-  dimnames(theta) <- list(auth$author_ids, defs$go_id)
+  # profiles: a floor per author plus sparse increments (theta = floor + increment)
+  theta_inc <- go_rows_to_matrix(res$theta$p, res$theta$g, res$theta$v, A, K)
+  dimnames(theta_inc) <- list(auth$author_ids, defs$go_id)
   resp <- go_rows_to_matrix(res$resp$p, res$resp$g, res$resp$r, S, K)[inv, , drop = FALSE]
   colnames(resp) <- defs$go_id
   structure(list(
     go_id = defs$go_id, name = defs$name, vocabulary = vocab,
-    theta = theta, theta_rows = res$theta,
+    theta_floor = stats::setNames(res$theta$floor, auth$author_ids),
+    theta_increment = theta_inc, theta_rows = res$theta,
     pi = stats::setNames((S * res$pi + corpus_pseudocount) / (S + K * corpus_pseudocount),
                          defs$go_id),
-    corpus_pseudocount = corpus_pseudocount, definition_weight = definition_weight, share = stats::setNames(res$pi, defs$go_id),
+    pi_floor = corpus_pseudocount / (S + K * corpus_pseudocount),
+    corpus_pseudocount = corpus_pseudocount, definition_weight = definition_weight,
+    share = stats::setNames(res$pi, defs$go_id),
     phi = res$phi,
     assignment = defs$go_id[res$resp$top[inv] + 1L],
     assignment_index = res$resp$top[inv] + 1L,
@@ -276,6 +280,7 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
     responsibilities = resp,
     documents = corp$doc,
     objective = res$objective, n_changed = res$n_changed, seconds = res$seconds,
+    n_scored_all = res$n_full,
     converged = res$converged, iterations = res$iterations,
     em = em, pseudocount = pseudocount, author_pseudocount = author_pseudocount,
     truncate = truncate, tol = tol, seed = control$seed,

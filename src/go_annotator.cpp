@@ -56,12 +56,12 @@ inline std::uint64_t tie_rank(std::uint64_t seed, std::size_t s, int g) {
   return splitmix64(x);
 }
 
-// theta_aG; an empty profile stands for the uniform distribution over n_terms.
-double value_of(const SparseVec& v, int g, int n_terms) {
-  if (v.empty()) return 1.0 / static_cast<double>(n_terms);
+// theta_aG = floor + increment of term g.
+double value_of(const Profile& pr, int g) {
+  const SparseVec& v = pr.inc;
   auto it = std::lower_bound(v.begin(), v.end(), g,
                              [](const Entry& e, int key) { return e.g < key; });
-  return (it != v.end() && it->g == g) ? it->v : 0.0;
+  return pr.floor + ((it != v.end() && it->g == g) ? it->v : 0.0);
 }
 
 }  // namespace
@@ -361,7 +361,28 @@ double background_constant(const Phi& phi, const Csc& word_sent) {
   return out;
 }
 
-Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta,
+// E-step. P(G | d) = mean over the document's profiles = F_d + I_dG with
+// F_d the mean floor and I_dG the mean increment (sparse, on the union U_d of
+// the profiles' increments). The word part of a score, L_sG = len_s logpz_G +
+// sum_w n_sw l1p_Gw, equals len_s logpz_G for every term that shares no word
+// with the sentence (l1p has entries only for the terms having w; T_s denotes
+// the terms sharing a word). So the candidates C_s = U_d + T_s (only U_d when
+// F_d = 0) are scored one by one, and every other term G has the score
+// log F_d + len_s logpz_G: their largest score is at most log F_d + M(len_s),
+// M(len) = max_G len logpz_G, and their total is
+// F_d (E(len_s) - sum_{G in C_s} exp(len_s logpz_G)), E(len) = sum_G exp(len logpz_G),
+// both cached per sentence length (with the background logpz = 0: M = 0, E = K,
+// and the total is F_d (K - |C_s|) exactly). The subtraction loses at most
+// eps F_d E(len_s), which is below eps times the normaliser because every
+// term's score is at least its floor score (l1p >= 0). The log marginal
+// likelihood of the sentence is therefore exact, and so is the posterior of
+// every candidate. The other terms are left out of the stored row only when
+// that is what the full computation would do: none of them can be the best
+// term (bound below the best candidate's score minus the tie tolerance) and,
+// for soft EM, each is below `truncate`. Otherwise the sentence is scored
+// against all K terms. Stored rows: the posterior r_sG >= truncate (every
+// positive r_sG with truncate = 0), always the best term, renormalised.
+Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             const Control& ctl, const Runner& run) {
   const std::size_t K = static_cast<std::size_t>(c.n_terms);
   const std::size_t D = c.doc_ptr.size() - 1;
@@ -376,22 +397,18 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
   std::vector<std::vector<std::size_t>> bn(nb);
   std::vector<std::vector<int>> bg(nb);
   std::vector<std::vector<double>> br(nb);
-  std::vector<double> bll(nb, 0.0);
+  std::vector<double> bll(nb, 0.0), bfull(nb, 0.0);
   Resp out;
   out.top.assign(S, -1);
   out.top_r.assign(S, 0.0);
-  const double log_trunc = ctl.truncate > 0.0 ? std::log(ctl.truncate) : NEG_INF;
-  const double lpu = -std::log(static_cast<double>(K));
 
-  // Fast path (only with truncate > 0) for documents whose authors all have the
-  // uniform profile (the first iteration): terms sharing no word with the
-  // sentence have score lpu + len * logpz_G, whose maximum and log-sum-exp
-  // depend only on the sentence length and are cached here.
+  // M(len) and log E(len) for every sentence length (only needed with a floor)
+  bool any_floor = false;
+  for (const Profile& pr : theta) any_floor = any_floor || pr.floor > 0.0;
+  bool flat_pz = true;
+  for (double z : phi.logpz) flat_pz = flat_pz && z == 0.0;
   std::vector<double> lens, len_max, len_lse;
-  bool any_uniform = false;
-  for (const SparseVec& v : theta) any_uniform = any_uniform || v.empty();
-  const bool fast_ok = ctl.truncate > 0.0 && any_uniform;
-  if (fast_ok) {
+  if (any_floor) {
     for (std::size_t s = 0; s < S; ++s) {
       double len = 0.0;
       for (std::size_t k = c.sentences.p[s]; k < c.sentences.p[s + 1]; ++k) len += c.sentences.val[k];
@@ -400,10 +417,15 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
     std::sort(lens.begin(), lens.end());
     lens.erase(std::unique(lens.begin(), lens.end()), lens.end());
     for (double len : lens) {
+      if (flat_pz) {
+        len_max.push_back(0.0);
+        len_lse.push_back(std::log(static_cast<double>(K)));
+        continue;
+      }
       double mx = NEG_INF;
-      for (std::size_t g = 0; g < K; ++g) mx = std::max(mx, lpu + len * phi.logpz[g]);
+      for (std::size_t g = 0; g < K; ++g) mx = std::max(mx, len * phi.logpz[g]);
       double sm = 0.0;
-      for (std::size_t g = 0; g < K; ++g) sm += std::exp(lpu + len * phi.logpz[g] - mx);
+      for (std::size_t g = 0; g < K; ++g) sm += std::exp(len * phi.logpz[g] - mx);
       len_max.push_back(mx);
       len_lse.push_back(mx + std::log(sm));
     }
@@ -411,78 +433,46 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
 
   run(nb, [&](std::size_t b0, std::size_t b1) {
     std::vector<int> pos(K, -1), mark(K, -1);
-    std::vector<int> support, sorted, touched, order;
-    std::vector<double> pgd, lp, sc, ex, acc;
+    std::vector<int> support, touched, cg, order, all_terms;
+    std::vector<double> pinc, lpd, acc, cs, ldense, dense_sc;
     for (std::size_t b = b0; b < b1; ++b) {
       double ll = 0.0;
       for (std::size_t d = dcuts[b]; d < dcuts[b + 1]; ++d) {
         const std::size_t a0 = c.doc_authors.p[d], a1 = c.doc_authors.p[d + 1];
         const double na = static_cast<double>(a1 - a0);
-        std::size_t n_unif = 0;  // profiles stored as empty = uniform over all terms
+        // P(G | d) = F + I_G on the support U_d, F elsewhere
+        double F = 0.0;
+        support.clear();
+        pinc.clear();
         for (std::size_t k = a0; k < a1; ++k) {
-          if (theta[static_cast<std::size_t>(c.doc_authors.idx[k])].empty()) ++n_unif;
+          const Profile& pr = theta[static_cast<std::size_t>(c.doc_authors.idx[k])];
+          F += pr.floor;
+          for (const Entry& e : pr.inc) {
+            if (pos[e.g] < 0) {
+              pos[e.g] = static_cast<int>(support.size());
+              support.push_back(e.g);
+              pinc.push_back(0.0);
+            }
+            pinc[pos[e.g]] += e.v;
+          }
         }
-        const bool fast_doc = fast_ok && n_unif == a1 - a0;
-        bool built = false;
-        // P(G | D) = mean over the document's profiles, on its support
-        auto build = [&]() {
-          support.clear();
-          pgd.clear();
-          for (std::size_t k = a0; k < a1; ++k) {
-            for (const Entry& e : theta[static_cast<std::size_t>(c.doc_authors.idx[k])]) {
-              if (pos[e.g] < 0) {
-                pos[e.g] = static_cast<int>(support.size());
-                support.push_back(e.g);
-                pgd.push_back(0.0);
-              }
-              pgd[pos[e.g]] += e.v;
-            }
-          }
-          if (n_unif > 0) {
-            const double u = static_cast<double>(n_unif) / static_cast<double>(K);
-            for (std::size_t g = 0; g < K; ++g) {
-              if (pos[g] < 0) {
-                pos[g] = static_cast<int>(support.size());
-                support.push_back(static_cast<int>(g));
-                pgd.push_back(0.0);
-              }
-              pgd[pos[g]] += u;
-            }
-          }
-          const std::size_t ns = support.size();
-          // order the support by term index so rows come out sorted
-          if (ns * 8 > K) {
-            sorted.clear();
-            for (std::size_t g = 0; g < K; ++g) {
-              if (pos[g] >= 0) sorted.push_back(static_cast<int>(g));
-            }
-          } else {
-            sorted = support;
-            std::sort(sorted.begin(), sorted.end());
-          }
-          lp.resize(ns);
-          for (std::size_t k = 0; k < ns; ++k) lp[k] = pgd[pos[sorted[k]]];
-          for (std::size_t k = 0; k < ns; ++k) {
-            support[k] = sorted[k];
-            pos[sorted[k]] = static_cast<int>(k);
-            pgd[k] = lp[k];
-          }
-          for (std::size_t k = 0; k < ns; ++k) lp[k] = std::log(pgd[k] / na);
-          sc.resize(ns);
-          ex.resize(ns);
-          built = true;
-        };
-        if (!fast_doc) build();
+        F /= na;
+        const double logF = F > 0.0 ? std::log(F) : NEG_INF;
+        const std::size_t ns = support.size();
+        lpd.resize(ns);
+        for (std::size_t k = 0; k < ns; ++k) lpd[k] = std::log(F + pinc[k] / na);
+        bool dense_built = false;
 
         for (std::size_t s = c.doc_ptr[d]; s < c.doc_ptr[d + 1]; ++s) {
           const std::size_t w0 = c.sentences.p[s], w1 = c.sentences.p[s + 1];
           double len = 0.0;
           for (std::size_t k = w0; k < w1; ++k) len += c.sentences.val[k];
-
-          if (fast_doc) {
-            // scores of the terms that share a word with the sentence
-            touched.clear();
-            acc.clear();
+          cg.clear();
+          cs.clear();
+          touched.clear();
+          acc.clear();
+          if (F > 0.0) {
+            // word scores of every term sharing a word with the sentence
             for (std::size_t k = w0; k < w1; ++k) {
               const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
               const double n = c.sentences.val[k];
@@ -491,107 +481,110 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
                 if (mark[g] < 0) {
                   mark[g] = static_cast<int>(touched.size());
                   touched.push_back(g);
-                  acc.push_back(lpu + len * phi.logpz[g]);
+                  acc.push_back(0.0);
                 }
                 acc[mark[g]] += n * phi.l1p[e];
               }
             }
+            for (std::size_t k = 0; k < ns; ++k) {
+              const int g = support[k];
+              cg.push_back(g);
+              cs.push_back(lpd[k] + len * phi.logpz[g] + (mark[g] >= 0 ? acc[mark[g]] : 0.0));
+            }
+            for (std::size_t k = 0; k < touched.size(); ++k) {
+              const int g = touched[k];
+              if (pos[g] < 0) {
+                cg.push_back(g);
+                cs.push_back(logF + len * phi.logpz[g] + acc[k]);
+              }
+            }
+          } else {
+            // no floor: only the support has prior mass
+            for (std::size_t k = 0; k < ns; ++k) {
+              cg.push_back(support[k]);
+              cs.push_back(lpd[k] + len * phi.logpz[support[k]]);
+            }
+            for (std::size_t k = w0; k < w1; ++k) {
+              const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
+              const double n = c.sentences.val[k];
+              for (std::size_t e = phi.wp[w]; e < phi.wp[w + 1]; ++e) {
+                const int q = pos[phi.g[e]];
+                if (q >= 0) cs[static_cast<std::size_t>(q)] += n * phi.l1p[e];
+              }
+            }
+          }
+          const std::size_t nc = cg.size();
+          const std::size_t n_other = F > 0.0 ? K - nc : 0;
+          double mx = NEG_INF;
+          for (std::size_t k = 0; k < nc; ++k) mx = std::max(mx, cs[k]);
+          double tie_tol = 1e-12 * (1.0 + std::fabs(mx));
+          // the other terms: a bound on their best score and their total (relative to m)
+          double other_max = NEG_INF, m = mx, sum = 0.0;
+          if (n_other > 0) {
             const std::size_t li = static_cast<std::size_t>(
                 std::lower_bound(lens.begin(), lens.end(), len) - lens.begin());
-            bool done = false;
-            double mx = NEG_INF;
-            for (double a : acc) mx = std::max(mx, a);
-            if (!touched.empty() && mx > len_max[li]) {
-              double sum_t = 0.0, base = 0.0;
-              for (std::size_t k = 0; k < touched.size(); ++k) {
-                sum_t += std::exp(acc[k] - mx);
-                base += std::exp(lpu + len * phi.logpz[touched[k]] - mx);
-              }
-              const double s_non = std::max(0.0, std::exp(len_lse[li] - mx) - base);
-              const double sum = sum_t + s_non;
-              // every term outside the overlap is below the truncation level
-              if (std::exp(len_max[li] - mx) / sum < ctl.truncate) {
-                done = true;
-                ll += mx + std::log(sum);
-                const double tie_tol = 1e-12 * (1.0 + std::fabs(mx));
-                int best = -1;
-                std::uint64_t best_rank = 0;
-                for (std::size_t k = 0; k < touched.size(); ++k) {
-                  if (acc[k] >= mx - tie_tol) {
-                    const std::uint64_t rk = tie_rank(ctl.seed, s, touched[k]);
-                    if (best < 0 || rk < best_rank || (rk == best_rank && touched[k] < best)) {
-                      best = touched[k];
-                      best_rank = rk;
-                    }
-                  }
-                }
-                out.top[s] = best;
-                std::size_t kept = 0;
-                if (ctl.hard) {
-                  out.top_r[s] = 1.0;
-                  bg[b].push_back(best);
-                  br[b].push_back(1.0);
-                  kept = 1;
-                } else {
-                  order.clear();
-                  double ksum = 0.0;
-                  for (std::size_t k = 0; k < touched.size(); ++k) {
-                    const double r = std::exp(acc[k] - mx) / sum;
-                    if (r >= ctl.truncate || touched[k] == best) {
-                      order.push_back(static_cast<int>(k));
-                      ksum += r;
-                    }
-                  }
-                  std::sort(order.begin(), order.end(),
-                            [&](int x, int y) { return touched[x] < touched[y]; });
-                  for (int k : order) {
-                    const double r = std::exp(acc[k] - mx) / sum / ksum;
-                    bg[b].push_back(touched[k]);
-                    br[b].push_back(r);
-                    if (touched[k] == best) out.top_r[s] = r;
-                  }
-                  kept = order.size();
-                }
-                bn[b].push_back(kept);
-              }
+            other_max = logF + len_max[li];
+            m = std::max(mx, other_max);
+            double other = 0.0;
+            if (flat_pz) {
+              other = static_cast<double>(n_other) * std::exp(logF - m);
+            } else {
+              double base = 0.0;
+              for (std::size_t k = 0; k < nc; ++k) base += std::exp(logF + len * phi.logpz[cg[k]] - m);
+              other = std::max(0.0, std::exp(logF + len_lse[li] - m) - base);
             }
-            for (int g : touched) mark[g] = -1;
-            if (done) continue;
-            if (!built) build();
+            sum = other;
           }
-
-          const std::size_t ns = support.size();
-          for (std::size_t k = 0; k < ns; ++k) sc[k] = lp[k] + len * phi.logpz[support[k]];
-          for (std::size_t k = w0; k < w1; ++k) {
-            const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
-            const double n = c.sentences.val[k];
-            for (std::size_t e = phi.wp[w]; e < phi.wp[w + 1]; ++e) {
-              const int q = pos[phi.g[e]];
-              if (q >= 0) sc[q] += n * phi.l1p[e];
+          for (std::size_t k = 0; k < nc; ++k) sum += std::exp(cs[k] - m);
+          bool full = false;
+          if (n_other > 0) {
+            full = nc == 0 || other_max >= mx - tie_tol ||
+                   (!ctl.hard && (ctl.truncate <= 0.0 ||
+                                  std::exp(other_max - m) / sum >= ctl.truncate));
+          }
+          const int* terms = cg.data();
+          const double* score = cs.data();
+          std::size_t nt = nc;
+          if (full) {
+            // score every term
+            bfull[b] += 1.0;
+            if (!dense_built) {
+              ldense.assign(K, logF);
+              for (std::size_t k = 0; k < ns; ++k) ldense[support[k]] = lpd[k];
+              dense_built = true;
             }
+            if (all_terms.size() != K) {
+              all_terms.resize(K);
+              for (std::size_t g = 0; g < K; ++g) all_terms[g] = static_cast<int>(g);
+            }
+            dense_sc.resize(K);
+            for (std::size_t g = 0; g < K; ++g) {
+              dense_sc[g] = ldense[g] + len * phi.logpz[g] + (mark[g] >= 0 ? acc[mark[g]] : 0.0);
+            }
+            mx = NEG_INF;
+            for (std::size_t g = 0; g < K; ++g) mx = std::max(mx, dense_sc[g]);
+            tie_tol = 1e-12 * (1.0 + std::fabs(mx));
+            m = mx;
+            sum = 0.0;
+            for (std::size_t g = 0; g < K; ++g) sum += std::exp(dense_sc[g] - m);
+            terms = all_terms.data();
+            score = dense_sc.data();
+            nt = K;
           }
-          double mx = NEG_INF;
-          for (std::size_t k = 0; k < ns; ++k) mx = std::max(mx, sc[k]);
+          for (int g : touched) mark[g] = -1;
+          ll += m + std::log(sum);
           // deterministic argmax: exact ties broken by a seeded hash of (sentence, term)
-          const double tie_tol = 1e-12 * (1.0 + std::fabs(mx));
           int best = -1;
           std::uint64_t best_rank = 0;
-          for (std::size_t k = 0; k < ns; ++k) {
-            if (sc[k] >= mx - tie_tol) {
-              const std::uint64_t rk = tie_rank(ctl.seed, s, support[k]);
-              if (best < 0 || rk < best_rank || (rk == best_rank && support[k] < best)) {
-                best = support[k];
+          for (std::size_t k = 0; k < nt; ++k) {
+            if (score[k] >= mx - tie_tol) {
+              const std::uint64_t rk = tie_rank(ctl.seed, s, terms[k]);
+              if (best < 0 || rk < best_rank || (rk == best_rank && terms[k] < best)) {
+                best = terms[k];
                 best_rank = rk;
               }
             }
           }
-          double sum = 0.0;
-          for (std::size_t k = 0; k < ns; ++k) {
-            const double z = sc[k] - mx;
-            ex[k] = (z >= log_trunc) ? std::exp(z) : 0.0;
-            sum += ex[k];
-          }
-          ll += mx + std::log(sum);
           out.top[s] = best;
           std::size_t kept = 0;
           if (ctl.hard) {
@@ -600,29 +593,31 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
             br[b].push_back(1.0);
             kept = 1;
           } else {
-            // with truncation, keep entries >= truncate (and always the best term)
+            // keep r >= truncate (every positive r with truncate = 0) and the best term
+            order.clear();
             double ksum = 0.0;
-            for (std::size_t k = 0; k < ns; ++k) {
-              if (ex[k] > 0.0 && (ctl.truncate <= 0.0 || ex[k] / sum >= ctl.truncate ||
-                                  support[k] == best)) {
-                ksum += ex[k];
+            for (std::size_t k = 0; k < nt; ++k) {
+              const double r = std::exp(score[k] - m) / sum;
+              if (terms[k] == best || (r > 0.0 && r >= ctl.truncate)) {
+                order.push_back(static_cast<int>(k));
+                ksum += r;
               }
             }
-            for (std::size_t k = 0; k < ns; ++k) {
-              if (ex[k] > 0.0 && (ctl.truncate <= 0.0 || ex[k] / sum >= ctl.truncate ||
-                                  support[k] == best)) {
-                bg[b].push_back(support[k]);
-                br[b].push_back(ex[k] / ksum);
-                if (support[k] == best) out.top_r[s] = ex[k] / ksum;
-                ++kept;
-              }
+            if (!full) {
+              std::sort(order.begin(), order.end(),
+                        [&](int x, int y) { return terms[x] < terms[y]; });
             }
+            for (int k : order) {
+              const double r = std::exp(score[k] - m) / sum / ksum;
+              bg[b].push_back(terms[k]);
+              br[b].push_back(r);
+              if (terms[k] == best) out.top_r[s] = r;
+            }
+            kept = order.size();
           }
           bn[b].push_back(kept);
         }
-        if (built) {
-          for (int g : support) pos[g] = -1;
-        }
+        for (int g : support) pos[g] = -1;
       }
       bll[b] = ll;
     }
@@ -636,6 +631,7 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
       ++s;
     }
     out.loglik += bll[b];
+    out.n_full += bfull[b];
   }
   out.g.reserve(out.p[S]);
   out.r.reserve(out.p[S]);
@@ -646,10 +642,10 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
   return out;
 }
 
-std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
-                                    const std::vector<SparseVec>& theta,
-                                    const Csc& author_docs, double author_pc,
-                                    const Runner& run) {
+std::vector<Profile> m_step_theta(const Corpus& c, const Resp& resp,
+                                  const std::vector<Profile>& theta,
+                                  const Csc& author_docs, double author_pc,
+                                  const Runner& run) {
   const std::size_t K = static_cast<std::size_t>(c.n_terms);
   const std::size_t D = c.doc_ptr.size() - 1;
   // (a) per document: R_dG = sum_s r_sG and den_dG = sum_{a in d} theta_aG
@@ -679,7 +675,7 @@ std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
           Rd[d].push_back({g, acc[g]});
           double sden = 0.0;
           for (std::size_t k = c.doc_authors.p[d]; k < c.doc_authors.p[d + 1]; ++k) {
-            sden += value_of(theta[static_cast<std::size_t>(c.doc_authors.idx[k])], g, c.n_terms);
+            sden += value_of(theta[static_cast<std::size_t>(c.doc_authors.idx[k])], g);
           }
           den[d].push_back({g, sden});
           acc[g] = 0.0;
@@ -688,21 +684,20 @@ std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
       }
     }
   });
-  // (b) per profile: credit_aG = sum_{d with a} R_dG theta_aG / den_dG
+  // (b) per profile: credit_aG = sum_{d with a} R_dG theta_aG / den_dG; the new
+  // profile is (credit_aG + author_pc) / (sum_G credit_aG + K author_pc), i.e.
+  // floor author_pc / norm plus the increments credit_aG / norm.
   const std::size_t A = theta.size();
-  std::vector<SparseVec> out(A);
+  std::vector<Profile> out(A);
   const std::vector<std::size_t> acuts = even_blocks(A, AUTH_BLOCK);
   run(acuts.size() - 1, [&](std::size_t b0, std::size_t b1) {
-    std::vector<double> th(K, 0.0), credit(K, 0.0);
+    std::vector<double> th(K, 0.0), credit(K, 0.0);  // th: increments of the current profile
     std::vector<char> seen(K, 0);
     std::vector<int> touched;
     for (std::size_t b = b0; b < b1; ++b) {
       for (std::size_t a = acuts[b]; a < acuts[b + 1]; ++a) {
-        if (theta[a].empty()) {
-          std::fill(th.begin(), th.end(), 1.0 / static_cast<double>(K));
-        } else {
-          for (const Entry& e : theta[a]) th[e.g] = e.v;
-        }
+        const double fl = theta[a].floor;
+        for (const Entry& e : theta[a].inc) th[e.g] = e.v;
         touched.clear();
         for (std::size_t k = author_docs.p[a]; k < author_docs.p[a + 1]; ++k) {
           const std::size_t d = static_cast<std::size_t>(author_docs.idx[k]);
@@ -712,7 +707,7 @@ std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
             const int g = Rd[d][e].g;
             const double dn = den[d][e].v;
             // den > 0 whenever r_sG > 0; the even split is only a guard
-            const double add = dn > 0.0 ? Rd[d][e].v * th[g] / dn : Rd[d][e].v / na;
+            const double add = dn > 0.0 ? Rd[d][e].v * (fl + th[g]) / dn : Rd[d][e].v / na;
             if (add <= 0.0) continue;
             if (!seen[g]) {
               seen[g] = 1;
@@ -724,15 +719,11 @@ std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
         std::sort(touched.begin(), touched.end());
         double total = 0.0;
         for (int g : touched) total += credit[g];
-        if (author_pc > 0.0) {
+        if (author_pc > 0.0 || total > 0.0) {
           const double norm = total + author_pc * static_cast<double>(K);
-          out[a].reserve(K);
-          for (std::size_t g = 0; g < K; ++g) {
-            out[a].push_back({static_cast<int>(g), (credit[g] + author_pc) / norm});
-          }
-        } else if (total > 0.0) {
-          out[a].reserve(touched.size());
-          for (int g : touched) out[a].push_back({g, credit[g] / total});
+          out[a].floor = author_pc / norm;
+          out[a].inc.reserve(touched.size());
+          for (int g : touched) out[a].inc.push_back({g, credit[g] / norm});
         } else {
           out[a] = theta[a];  // a profile with no sentences keeps its previous value
         }
@@ -740,27 +731,23 @@ std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
           credit[g] = 0.0;
           seen[g] = 0;
         }
-        if (theta[a].empty()) {
-          std::fill(th.begin(), th.end(), 0.0);
-        } else {
-          for (const Entry& e : theta[a]) th[e.g] = 0.0;
-        }
+        for (const Entry& e : theta[a].inc) th[e.g] = 0.0;
       }
     }
   });
   return out;
 }
 
-double theta_log_prior(const std::vector<SparseVec>& theta, int n_terms, double author_pc) {
+double theta_log_prior(const std::vector<Profile>& theta, int n_terms, double author_pc) {
   if (author_pc <= 0.0) return 0.0;
   double lp = 0.0;
-  for (const SparseVec& v : theta) {
-    if (v.empty()) {  // uniform
-      lp += author_pc * static_cast<double>(n_terms) * std::log(1.0 / static_cast<double>(n_terms));
-      continue;
+  for (const Profile& pr : theta) {
+    const double n_floor = static_cast<double>(n_terms) - static_cast<double>(pr.inc.size());
+    if (n_floor > 0.0) {
+      if (!(pr.floor > 0.0)) return NEG_INF;
+      lp += author_pc * n_floor * std::log(pr.floor);
     }
-    if (v.size() < static_cast<std::size_t>(n_terms)) return NEG_INF;
-    for (const Entry& e : v) lp += author_pc * std::log(e.v);
+    for (const Entry& e : pr.inc) lp += author_pc * std::log(pr.floor + e.v);
   }
   return lp;
 }
@@ -786,8 +773,10 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
   fit.phi = bgm ? build_phi_bg(c, nullptr, nullptr, word_sent, ctl.pseudocount, ctl.background, run)
                 : build_phi(c, nullptr, word_sent, ctl.pseudocount, run);
   double bg_const = bgm ? background_constant(fit.phi, word_sent) : 0.0;
-  // empty profile = uniform (saves a dense authors x terms start)
-  fit.theta.assign(static_cast<std::size_t>(n_profiles), SparseVec());
+  // uniform profiles: floor 1 / K, no increments
+  Profile uniform;
+  uniform.floor = 1.0 / static_cast<double>(c.n_terms);
+  fit.theta.assign(static_cast<std::size_t>(n_profiles), uniform);
   double theta_lp = theta_log_prior(fit.theta, c.n_terms, ctl.author_pseudocount);
   std::vector<int> prev;
   auto clock_start = std::chrono::steady_clock::now();
@@ -799,6 +788,7 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
     fit.iterations = it;
     const double obj = fit.resp.loglik + bg_const + fit.phi.log_prior + theta_lp;
     fit.objective.push_back(obj);
+    fit.n_full.push_back(fit.resp.n_full);
     double changed = static_cast<double>(fit.resp.top.size());
     if (it == 1) {
       fit.baseline = fit.resp.top;
@@ -820,7 +810,7 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
     tick(it);
     clock_start = std::chrono::steady_clock::now();
     // M-step
-    std::vector<SparseVec> th =
+    std::vector<Profile> th =
         m_step_theta(c, fit.resp, fit.theta, author_docs, ctl.author_pseudocount, run);
     if (bgm) {
       Phi next = build_phi_bg(c, &fit.resp, &fit.phi, word_sent, ctl.pseudocount, ctl.background, run);
