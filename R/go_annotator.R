@@ -24,26 +24,39 @@
 #' `truncate = 0` it never decreases.
 #'
 #' The computation is sparse: `log phi_G(w) = log(pc / Z_G) + log1p(C_Gw / pc)`
-#' where `C_Gw` is the (expected plus definition) count, so a sentence costs one
-#' pass over the terms with non-zero prior probability plus work proportional
-#' to its words' non-zero counts. No term x sentence or term x word dense matrix
-#' is formed. Sentences are processed in parallel blocks of whole documents.
+#' where `C_Gw` is the (expected plus definition) count, so the word part of a
+#' term's score is the same for all terms sharing no word with the sentence
+#' (up to `log(pc / Z_G)`, and exactly with the background). An author profile
+#' is stored as a floor plus sparse increments: with the prior count
+#' `c = author_pseudocount`, `theta_aG = (n_aG + c) / (N_a + K c)` is the
+#' floor `c / (N_a + K c)` for every term plus `n_aG / (N_a + K c)` for the
+#' terms with expected sentences `n_aG > 0`. A sentence is scored on its
+#' candidate terms (the increments of its authors and the terms sharing one
+#' of its words); all other terms have the document's floor as prior and no
+#' word, and their total probability is computed in closed form (per sentence
+#' length), so the log likelihood and the candidates' posteriors are exact.
+#' No term x sentence, author x term or term x word dense matrix is formed.
+#' Sentences are processed in parallel blocks of whole documents.
 #'
 #' @section Ties and truncation:
 #' Exact ties between the best scores of a sentence (as for a sentence with no
 #' known word and a flat prior) are broken by a reproducible pseudo-random
 #' order of the terms derived from `seed` and the sentence, never by term
 #' position. `truncate > 0` drops responsibilities smaller than `truncate`
-#' (the best term of a sentence is always kept) and renormalises the rest: the
-#' profiles and term distributions become sparse and later iterations much
-#' faster, but the objective is then only approximately monotone and is
-#' slightly underestimated (mass below the threshold is left out of the
-#' normaliser). With `truncate > 0` the first iteration, where all profiles are
-#' uniform, also skips the terms that share no word with a sentence whenever
-#' they are provably all below the threshold (their scores depend only on the
-#' sentence length). `truncate = 0` (default) is exact EM. On the shipped
-#' subset, `truncate = 1e-3` changed fewer than 5% of the best terms (tested);
-#' see `bench/go/` for the effect at full scale.
+#' from the exact posterior (the best term of a sentence is always kept) and
+#' renormalises the rest: the profile increments and term distributions become
+#' sparse and iterations much faster. The objective is the exact log marginal
+#' likelihood of the current parameters (plus log priors), but the M-step
+#' uses the truncated responsibilities, so it is only approximately monotone.
+#' The terms that are neither in the authors' increments nor share a word
+#' with a sentence are skipped only when they are provably all below
+#' `truncate` and below the best candidate (their scores depend only on the
+#' sentence length and the document's floor); otherwise, and always with
+#' `truncate = 0`, the sentence is scored against every term
+#' (`fit$n_scored_all` counts these sentences per E-step). So the result is
+#' the same as scoring every term. `truncate = 0` (default) is exact EM. On the
+#' shipped subset, `truncate = 1e-3` changed fewer than 5% of the best terms
+#' (tested); see `bench/go/` for the effect at full scale.
 #'
 #' @section Input handling:
 #' Text (sentences, definitions, names) must be valid UTF-8 or declared
@@ -134,8 +147,9 @@
 #'   sentences of an author who writes about many terms (on GO's
 #'   biological-process synonyms as one author's corpus, EM with 0 fell from
 #'   0.73 to 0.34 top-10 accuracy, with 1 it stayed at 0.74; see `bench/go/`
-#'   in the package sources). With a positive value every profile has an
-#'   entry for every term (memory: authors x terms).
+#'   in the package sources). The profiles are stored as a floor plus sparse
+#'   increments (see Algorithm), so a positive value costs no dense
+#'   authors x terms storage.
 #' @param name_weight Non-negative weight of the term names as words of their
 #'   terms: with a `name` column in `definitions`, every token of a term's name
 #'   is added to the term's definition counts with this weight (a name is the
@@ -176,15 +190,20 @@
 #'   `-.Machine$integer.max` and `.Machine$integer.max`); `NULL` draws it from
 #'   R's RNG.
 #' @return An object of class `go_annotator`: a list with the fitted author
-#'   profiles `theta` (sparse author x term matrix, also `coef(fit)`), the
-#'   corpus-wide term distribution `pi` (see `corpus_pseudocount`), the per-sentence best term
+#'   profiles as `theta_floor` (one value per author) and `theta_increment`
+#'   (sparse author x term matrix), `theta = floor + increment` (the full
+#'   matrix is `coef(fit)`), the
+#'   corpus-wide term distribution `pi` (see `corpus_pseudocount`; its floor
+#'   `pi_floor`), the per-sentence best term
 #'   `assignment` (GO ids, character; `assignment_index` gives the positions
 #'   in `go_id`) and its probability `assignment_prob`, the definitions-only
 #'   best term `baseline` (GO ids; `baseline_index` the positions), the sparse
 #'   sentence x term `responsibilities` (also `fitted(fit)`), the `objective`
 #'   trace, the number of sentences whose best term changed (`n_changed`), the
 #'   wall time of each iteration (`seconds`: M-step plus E-step; the first
-#'   also includes setting up the C++ data) and bookkeeping. See
+#'   also includes setting up the C++ data), the number of sentences scored
+#'   against every term in each E-step (`n_scored_all`, see Ties and
+#'   truncation) and bookkeeping. See
 #'   [predict.go_annotator()], [coef.go_annotator()], [fitted.go_annotator()]
 #'   and [summary.go_annotator()].
 #' @examples

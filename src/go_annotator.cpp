@@ -209,17 +209,18 @@ Phi build_phi_bg(const Corpus& c, const Resp* resp, const Phi* old, const Csc& w
           const double lb = old->lambda * old->beta[w];
           for (std::size_t e = old->wp[w]; e < old->wp[w + 1]; ++e) {
             const int g = old->g[e];
-            const double zg = old->zsum[g];
-            const double t = zg > 0.0 ? (1.0 - old->lambda) * old->count[e] / zg
-                                      : (1.0 - old->lambda) / static_cast<double>(V);
+            const double t = (1.0 - old->lambda) * old->count[e] / old->zsum[g];
             frac[g] = t / (t + lb);
           }
+          // a term with the uniform distribution: phi_Gw = 1 / V
+          const double tu = (1.0 - old->lambda) / static_cast<double>(V);
+          const double fu = tu / (tu + lb);
           for (std::size_t k = word_sent.p[w]; k < word_sent.p[w + 1]; ++k) {
             const std::size_t s = static_cast<std::size_t>(word_sent.idx[k]);
             const double n = word_sent.val[k];
             for (std::size_t e = resp->p[s]; e < resp->p[s + 1]; ++e) {
               const int g = resp->g[e];
-              const double add = n * resp->r[e] * frac[g];
+              const double add = n * resp->r[e] * (old->uniform[g] ? fu : frac[g]);
               if (add <= 0.0) continue;
               if (!seen[g]) {
                 seen[g] = 1;
@@ -308,43 +309,37 @@ Phi build_phi_bg(const Corpus& c, const Resp* resp, const Phi* old, const Csc& w
   }
   if (!(phi.lambda > 0.0)) phi.lambda = 1e-12;  // keep the floor lambda beta_w positive
   if (phi.lambda > 1.0 - 1e-12) phi.lambda = 1.0 - 1e-12;
-  // terms with Z_G = 0 use the uniform distribution: an entry for every word
-  std::vector<int> empty;
+  // terms with Z_G = 0 use the uniform distribution 1 / V: they are flagged and
+  // share the per-word value lu_w instead of having an entry for every word
+  phi.uniform.assign(K, 0);
+  phi.n_uniform = 0;
   for (std::size_t g = 0; g < K; ++g) {
-    if (!(phi.zsum[g] > 0.0)) empty.push_back(static_cast<int>(g));
+    if (!(phi.zsum[g] > 0.0)) {
+      phi.uniform[g] = 1;
+      ++phi.n_uniform;
+    }
   }
-  phi.wp.assign(V + 1, 0);
-  phi.g.reserve(eg.size() + empty.size() * V);
-  phi.count.reserve(eg.size() + empty.size() * V);
-  phi.defn.reserve(eg.size() + empty.size() * V);
-  phi.l1p.reserve(eg.size() + empty.size() * V);
   const double lam = phi.lambda;
+  phi.lu.assign(V, 0.0);
+  for (std::size_t v = 0; v < V; ++v) {
+    phi.lu[v] = std::log1p((1.0 - lam) / (static_cast<double>(V) * lam * phi.beta[v]));
+  }
+  phi.wp = std::move(wp);
+  phi.g = std::move(eg);
+  phi.count = std::move(ec);
+  phi.defn = std::move(eo);
+  phi.l1p.resize(phi.g.size());
   for (std::size_t v = 0; v < V; ++v) {
     const double lb = lam * phi.beta[v];
-    std::size_t e = wp[v], q = 0;
-    while (e < wp[v + 1] || q < empty.size()) {
-      const bool take_e = q >= empty.size() || (e < wp[v + 1] && eg[e] < empty[q]);
-      if (take_e) {
-        phi.g.push_back(eg[e]);
-        phi.count.push_back(ec[e]);
-        phi.defn.push_back(eo[e]);
-        phi.l1p.push_back(std::log1p((1.0 - lam) * ec[e] / (phi.zsum[eg[e]] * lb)));
-        ++e;
-      } else {
-        phi.g.push_back(empty[q]);
-        phi.count.push_back(0.0);
-        phi.defn.push_back(0.0);
-        phi.l1p.push_back(std::log1p((1.0 - lam) / (static_cast<double>(V) * lb)));
-        ++q;
-      }
+    for (std::size_t e = phi.wp[v]; e < phi.wp[v + 1]; ++e) {
+      phi.l1p[e] = std::log1p((1.0 - lam) * phi.count[e] / (phi.zsum[phi.g[e]] * lb));
     }
-    phi.wp[v + 1] = phi.g.size();
   }
   phi.logpz.assign(K, 0.0);
   // log prior: Dirichlet(O_G + 1) on phi_G, Dirichlet(D + pc + 1) on beta
   double lp = 0.0;
-  for (std::size_t e = 0; e < eg.size(); ++e) {
-    if (eo[e] > 0.0) lp += eo[e] * std::log(ec[e] / phi.zsum[eg[e]]);
+  for (std::size_t e = 0; e < phi.g.size(); ++e) {
+    if (phi.defn[e] > 0.0) lp += phi.defn[e] * std::log(phi.count[e] / phi.zsum[phi.g[e]]);
   }
   for (std::size_t v = 0; v < V; ++v) lp += (dw[v] + pc) * std::log(phi.beta[v]);
   phi.log_prior = lp;
@@ -372,7 +367,10 @@ double background_constant(const Phi& phi, const Csc& word_sent) {
 // M(len) = max_G len logpz_G, and their total is
 // F_d (E(len_s) - sum_{G in C_s} exp(len_s logpz_G)), E(len) = sum_G exp(len logpz_G),
 // both cached per sentence length (with the background logpz = 0: M = 0, E = K,
-// and the total is F_d (K - |C_s|) exactly). The subtraction loses at most
+// and the total is F_d (K - |C_s|) exactly). With the background, a term with
+// the uniform word distribution has no word entries and the word part
+// U_s = sum_w n_sw lu_w instead of len_s logpz_G; such a term is a candidate
+// when it is in U_d, and the others of them add F_d exp(U_s) each. The subtraction loses at most
 // eps F_d E(len_s), which is below eps times the normaliser because every
 // term's score is at least its floor score (l1p >= 0). The log marginal
 // likelihood of the sentence is therefore exact, and so is the posterior of
@@ -407,6 +405,9 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
   for (const Profile& pr : theta) any_floor = any_floor || pr.floor > 0.0;
   bool flat_pz = true;
   for (double z : phi.logpz) flat_pz = flat_pz && z == 0.0;
+  // terms with the uniform word distribution (background model only, so flat_pz)
+  const bool has_u = phi.n_uniform > 0;
+  auto is_u = [&](int g) { return has_u && phi.uniform[static_cast<std::size_t>(g)] != 0; };
   std::vector<double> lens, len_max, len_lse;
   if (any_floor) {
     for (std::size_t s = 0; s < S; ++s) {
@@ -459,6 +460,8 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
         F /= na;
         const double logF = F > 0.0 ? std::log(F) : NEG_INF;
         const std::size_t ns = support.size();
+        std::size_t nu_support = 0;
+        for (int g : support) nu_support += is_u(g) ? 1 : 0;
         lpd.resize(ns);
         for (std::size_t k = 0; k < ns; ++k) lpd[k] = std::log(F + pinc[k] / na);
         bool dense_built = false;
@@ -466,7 +469,13 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
         for (std::size_t s = c.doc_ptr[d]; s < c.doc_ptr[d + 1]; ++s) {
           const std::size_t w0 = c.sentences.p[s], w1 = c.sentences.p[s + 1];
           double len = 0.0;
+          double U = 0.0;  // word part of the score of a term with the uniform distribution
           for (std::size_t k = w0; k < w1; ++k) len += c.sentences.val[k];
+          if (has_u) {
+            for (std::size_t k = w0; k < w1; ++k) {
+              U += c.sentences.val[k] * phi.lu[static_cast<std::size_t>(c.sentences.idx[k])];
+            }
+          }
           cg.clear();
           cs.clear();
           touched.clear();
@@ -489,7 +498,8 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             for (std::size_t k = 0; k < ns; ++k) {
               const int g = support[k];
               cg.push_back(g);
-              cs.push_back(lpd[k] + len * phi.logpz[g] + (mark[g] >= 0 ? acc[mark[g]] : 0.0));
+              cs.push_back(lpd[k] + len * phi.logpz[g] +
+                           (is_u(g) ? U : (mark[g] >= 0 ? acc[mark[g]] : 0.0)));
             }
             for (std::size_t k = 0; k < touched.size(); ++k) {
               const int g = touched[k];
@@ -502,7 +512,7 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             // no floor: only the support has prior mass
             for (std::size_t k = 0; k < ns; ++k) {
               cg.push_back(support[k]);
-              cs.push_back(lpd[k] + len * phi.logpz[support[k]]);
+              cs.push_back(lpd[k] + len * phi.logpz[support[k]] + (is_u(support[k]) ? U : 0.0));
             }
             for (std::size_t k = w0; k < w1; ++k) {
               const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
@@ -523,11 +533,14 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
           if (n_other > 0) {
             const std::size_t li = static_cast<std::size_t>(
                 std::lower_bound(lens.begin(), lens.end(), len) - lens.begin());
-            other_max = logF + len_max[li];
+            // uniform-distribution terms among them (only in the support when candidates)
+            const std::size_t nu_other = phi.n_uniform - nu_support;
+            other_max = logF + len_max[li] + (nu_other > 0 ? U : 0.0);
             m = std::max(mx, other_max);
             double other = 0.0;
             if (flat_pz) {
-              other = static_cast<double>(n_other) * std::exp(logF - m);
+              other = static_cast<double>(n_other - nu_other) * std::exp(logF - m) +
+                      static_cast<double>(nu_other) * std::exp(logF + U - m);
             } else {
               double base = 0.0;
               for (std::size_t k = 0; k < nc; ++k) base += std::exp(logF + len * phi.logpz[cg[k]] - m);
@@ -559,7 +572,8 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             }
             dense_sc.resize(K);
             for (std::size_t g = 0; g < K; ++g) {
-              dense_sc[g] = ldense[g] + len * phi.logpz[g] + (mark[g] >= 0 ? acc[mark[g]] : 0.0);
+              dense_sc[g] = ldense[g] + len * phi.logpz[g] +
+                            (is_u(static_cast<int>(g)) ? U : (mark[g] >= 0 ? acc[mark[g]] : 0.0));
             }
             mx = NEG_INF;
             for (std::size_t g = 0; g < K; ++g) mx = std::max(mx, dense_sc[g]);

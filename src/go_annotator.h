@@ -75,8 +75,13 @@ struct Phi {
   std::vector<double> logpz;  // per term: log(pc / Z_G), Z_G = sum_w C_Gw + V pc
   double log_prior = 0.0;     // sum_G sum_w (O_Gw + pc) log phi_Gw
   // background mixture (lambda > 0 only): l1p = log1p((1 - lambda) phi_Gw / (lambda beta_w)),
-  // logpz = 0, and every term with Z_G = 0 has an entry for every word
+  // logpz = 0. A term with Z_G = 0 has the uniform phi_G = 1 / V: it has no
+  // entries, is flagged in `uniform`, and its value for word w is
+  // lu_w = log1p((1 - lambda) / (V lambda beta_w)), the same for all such terms.
   double lambda = 0.0;
+  std::vector<char> uniform;  // per term (empty without the background: no such terms)
+  std::size_t n_uniform = 0;
+  std::vector<double> lu;     // per word
   std::vector<double> beta;   // background word distribution
   std::vector<double> zsum;   // Z_G = sum_w C_Gw
 };

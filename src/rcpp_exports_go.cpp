@@ -143,6 +143,8 @@ List go_em_cpp(List data, List control) {
       _["l1p"] = NumericVector(phi.l1p.begin(), phi.l1p.end()),
       _["lambda"] = phi.lambda,
       _["beta"] = NumericVector(phi.beta.begin(), phi.beta.end()),
+      _["uniform"] = IntegerVector(phi.uniform.begin(), phi.uniform.end()),
+      _["lu"] = NumericVector(phi.lu.begin(), phi.lu.end()),
       _["log_prior"] = phi.log_prior);
   const std::vector<double> pi = augp::go::term_distribution(fit.resp, as<int>(data["n_terms"]));
   return List::create(
@@ -183,6 +185,13 @@ List go_estep_cpp(List data, List profiles, List phi_list, List control) {
       for (std::size_t e = 0; e < phi.count.size(); ++e) {
         phi.l1p[e] = std::log1p(phi.count[e] / ctl.pseudocount);
       }
+    }
+    if (phi_list.containsElementNamed("uniform")) {
+      IntegerVector u = phi_list["uniform"];
+      NumericVector lu = phi_list["lu"];
+      phi.uniform.assign(u.begin(), u.end());
+      phi.lu.assign(lu.begin(), lu.end());
+      for (int x : u) phi.n_uniform += x != 0 ? 1 : 0;
     }
     const std::vector<augp::go::Profile> th = list_to_theta(profiles);
     r = augp::go::e_step(c, phi, th, ctl, ThreadRunner{threads});
