@@ -433,9 +433,12 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
   }
 
   run(nb, [&](std::size_t b0, std::size_t b1) {
-    std::vector<int> pos(K, -1), mark(K, -1);
-    std::vector<int> support, touched, cg, order, all_terms;
-    std::vector<double> pinc, lpd, acc, cs, ldense, dense_sc;
+    // per-thread scratch: pos = index in the document's support, accd / seen =
+    // word score of a term touched by the sentence; candidates at most K
+    std::vector<int> pos(K, -1), cg(K), support, touched, order, all_terms;
+    std::vector<char> seen(K, 0);
+    std::vector<double> accd(K, 0.0), cs(K), ex(K), pinc, lpd, ldense, dense_sc, dense_ex;
+    touched.reserve(K);
     for (std::size_t b = b0; b < b1; ++b) {
       double ll = 0.0;
       for (std::size_t d = dcuts[b]; d < dcuts[b + 1]; ++d) {
@@ -476,10 +479,9 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
               U += c.sentences.val[k] * phi.lu[static_cast<std::size_t>(c.sentences.idx[k])];
             }
           }
-          cg.clear();
-          cs.clear();
+          // candidates (term, score) in cg / cs, nc of them
+          std::size_t nc = 0;
           touched.clear();
-          acc.clear();
           if (F > 0.0) {
             // word scores of every term sharing a word with the sentence
             for (std::size_t k = w0; k < w1; ++k) {
@@ -487,32 +489,29 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
               const double n = c.sentences.val[k];
               for (std::size_t e = phi.wp[w]; e < phi.wp[w + 1]; ++e) {
                 const int g = phi.g[e];
-                if (mark[g] < 0) {
-                  mark[g] = static_cast<int>(touched.size());
+                if (!seen[g]) {
+                  seen[g] = 1;
                   touched.push_back(g);
-                  acc.push_back(0.0);
                 }
-                acc[mark[g]] += n * phi.l1p[e];
+                accd[g] += n * phi.l1p[e];
               }
             }
             for (std::size_t k = 0; k < ns; ++k) {
               const int g = support[k];
-              cg.push_back(g);
-              cs.push_back(lpd[k] + len * phi.logpz[g] +
-                           (is_u(g) ? U : (mark[g] >= 0 ? acc[mark[g]] : 0.0)));
+              cg[nc] = g;
+              cs[nc++] = lpd[k] + len * phi.logpz[g] + (is_u(g) ? U : accd[g]);
             }
-            for (std::size_t k = 0; k < touched.size(); ++k) {
-              const int g = touched[k];
+            for (int g : touched) {
               if (pos[g] < 0) {
-                cg.push_back(g);
-                cs.push_back(logF + len * phi.logpz[g] + acc[k]);
+                cg[nc] = g;
+                cs[nc++] = logF + len * phi.logpz[g] + accd[g];
               }
             }
           } else {
             // no floor: only the support has prior mass
             for (std::size_t k = 0; k < ns; ++k) {
-              cg.push_back(support[k]);
-              cs.push_back(lpd[k] + len * phi.logpz[support[k]] + (is_u(support[k]) ? U : 0.0));
+              cg[nc] = support[k];
+              cs[nc++] = lpd[k] + len * phi.logpz[support[k]] + (is_u(support[k]) ? U : 0.0);
             }
             for (std::size_t k = w0; k < w1; ++k) {
               const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
@@ -523,7 +522,6 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
               }
             }
           }
-          const std::size_t nc = cg.size();
           const std::size_t n_other = F > 0.0 ? K - nc : 0;
           double mx = NEG_INF;
           for (std::size_t k = 0; k < nc; ++k) mx = std::max(mx, cs[k]);
@@ -548,7 +546,10 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             }
             sum = other;
           }
-          for (std::size_t k = 0; k < nc; ++k) sum += std::exp(cs[k] - m);
+          for (std::size_t k = 0; k < nc; ++k) {
+            ex[k] = std::exp(cs[k] - m);
+            sum += ex[k];
+          }
           bool full = false;
           if (n_other > 0) {
             full = nc == 0 || other_max >= mx - tie_tol ||
@@ -557,6 +558,7 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
           }
           const int* terms = cg.data();
           const double* score = cs.data();
+          const double* exs = ex.data();
           std::size_t nt = nc;
           if (full) {
             // score every term
@@ -571,21 +573,28 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
               for (std::size_t g = 0; g < K; ++g) all_terms[g] = static_cast<int>(g);
             }
             dense_sc.resize(K);
+            dense_ex.resize(K);
             for (std::size_t g = 0; g < K; ++g) {
-              dense_sc[g] = ldense[g] + len * phi.logpz[g] +
-                            (is_u(static_cast<int>(g)) ? U : (mark[g] >= 0 ? acc[mark[g]] : 0.0));
+              dense_sc[g] = ldense[g] + len * phi.logpz[g] + (is_u(static_cast<int>(g)) ? U : accd[g]);
             }
             mx = NEG_INF;
             for (std::size_t g = 0; g < K; ++g) mx = std::max(mx, dense_sc[g]);
             tie_tol = 1e-12 * (1.0 + std::fabs(mx));
             m = mx;
             sum = 0.0;
-            for (std::size_t g = 0; g < K; ++g) sum += std::exp(dense_sc[g] - m);
+            for (std::size_t g = 0; g < K; ++g) {
+              dense_ex[g] = std::exp(dense_sc[g] - m);
+              sum += dense_ex[g];
+            }
             terms = all_terms.data();
             score = dense_sc.data();
+            exs = dense_ex.data();
             nt = K;
           }
-          for (int g : touched) mark[g] = -1;
+          for (int g : touched) {
+            seen[g] = 0;
+            accd[g] = 0.0;
+          }
           ll += m + std::log(sum);
           // deterministic argmax: exact ties broken by a seeded hash of (sentence, term)
           int best = -1;
@@ -611,7 +620,7 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             order.clear();
             double ksum = 0.0;
             for (std::size_t k = 0; k < nt; ++k) {
-              const double r = std::exp(score[k] - m) / sum;
+              const double r = exs[k] / sum;
               if (terms[k] == best || (r > 0.0 && r >= ctl.truncate)) {
                 order.push_back(static_cast<int>(k));
                 ksum += r;
@@ -622,7 +631,7 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
                         [&](int x, int y) { return terms[x] < terms[y]; });
             }
             for (int k : order) {
-              const double r = std::exp(score[k] - m) / sum / ksum;
+              const double r = exs[k] / sum / ksum;
               bg[b].push_back(terms[k]);
               br[b].push_back(r);
               if (terms[k] == best) out.top_r[s] = r;
