@@ -269,7 +269,7 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
   control <- list(pseudocount = pseudocount, author_pseudocount = author_pseudocount,
                   hard = identical(em, "hard"), max_iter = as.integer(max_iter), tol = tol,
                   truncate = truncate, threads = threads, seed = new_seed(seed),
-                  background = background)
+                  background = background, skip_min = go_skip_min())
   res <- .go_em_cpp(data, control)
 
   K <- length(defs$go_id)
@@ -313,6 +313,16 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
 }
 
 # ---- input preparation (internal) -------------------------------------------
+
+# Internal tuning of the E-step: a sentence word with at least this many term
+# entries is summed in closed form rather than traversed (0 turns this off; the
+# results are the same up to rounding). An option so that the tests can
+# exercise both paths on small problems.
+go_skip_min <- function() {
+  v <- getOption("augmentedGP.go_skip_min", 256L)
+  if (!is.numeric(v) || length(v) != 1 || is.na(v) || v < 0) v <- 256L
+  as.integer(min(v, .Machine$integer.max))
+}
 
 go_check_scalar <- function(x, arg, lower = -Inf, open = FALSE) {
   if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x)) {

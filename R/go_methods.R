@@ -85,7 +85,7 @@ predict.go_annotator <- function(object, sentences = NULL, authors = NULL, top =
                    floor = c(th$floor, fit$pi_floor))
   control <- list(pseudocount = fit$pseudocount, author_pseudocount = 0, hard = FALSE,
                   max_iter = 1L, tol = 0, truncate = max(1e-10, fit$truncate),
-                  threads = threads, seed = fit$seed)
+                  threads = threads, seed = fit$seed, skip_min = go_skip_min())
   res <- .go_estep_cpp(data, profiles, fit$phi, control)
   R <- go_rows_to_matrix(res$p, res$g, res$r, S, K)[order(data$order), , drop = FALSE]
   go_rank_table(fit, R, corp$doc, top, propagate)

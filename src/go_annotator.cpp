@@ -39,6 +39,7 @@ constexpr std::size_t SENT_BLOCK = 256;  // target sentences per E-step block
 constexpr std::size_t WORD_BLOCK = 512;  // words per phi block
 constexpr std::size_t DOC_BLOCK = 128;   // documents per theta block
 constexpr std::size_t AUTH_BLOCK = 64;   // profiles per theta block
+constexpr std::size_t SKIP_NMAX = 4;     // largest count of a skipped word (see e_step)
 const double NEG_INF = -std::numeric_limits<double>::infinity();
 
 // Fixed partition of [0, n) into blocks of size b (independent of threads).
@@ -432,7 +433,30 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
     }
   }
 
+  // Long postings (background model only): for a word w with at least
+  // ctl.skip_min entries, S1[w][n - 1] = sum over its terms of expm1(n l1p_Gw),
+  // n = 1..SKIP_NMAX, and lmax[w] = max_G l1p_Gw.
+  const std::size_t V = phi.wp.size() - 1;
+  const bool skip_ok = flat_pz && any_floor && ctl.skip_min > 0;
+  std::vector<double> S1, lmax;
+  if (skip_ok) {
+    S1.assign(V * SKIP_NMAX, 0.0);
+    lmax.assign(V, 0.0);
+    for (std::size_t w = 0; w < V; ++w) {
+      if (phi.wp[w + 1] - phi.wp[w] < static_cast<std::size_t>(ctl.skip_min)) continue;
+      for (std::size_t e = phi.wp[w]; e < phi.wp[w + 1]; ++e) {
+        lmax[w] = std::max(lmax[w], phi.l1p[e]);
+        for (std::size_t n = 1; n <= SKIP_NMAX; ++n) {
+          S1[w * SKIP_NMAX + n - 1] += std::expm1(static_cast<double>(n) * phi.l1p[e]);
+        }
+      }
+    }
+  }
+
   run(nb, [&](std::size_t b0, std::size_t b1) {
+    // lw: l1p of the terms of the skipped word lw_word (0 for the others)
+    std::vector<double> lw(K, 0.0);
+    std::size_t lw_word = V;
     // per-thread scratch: pos = index in the document's support, accd / seen =
     // word score of a term touched by the sentence; candidates at most K
     std::vector<int> pos(K, -1), cg(K), support, touched, order, all_terms;
@@ -481,12 +505,40 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
           }
           // candidates (term, score) in cg / cs, nc of them
           std::size_t nc = 0;
+          double sub_skip = 0.0;  // sum of expm1(n l1p) over the skipped word's candidates
           touched.clear();
+          // the word with the longest posting, if long enough to be skipped
+          std::size_t wskip = V;
+          double nskip = 0.0;
+          if (skip_ok && F > 0.0) {
+            std::size_t longest = 0;
+            for (std::size_t k = w0; k < w1; ++k) {
+              const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
+              const std::size_t pl = phi.wp[w + 1] - phi.wp[w];
+              if (pl > longest) {
+                longest = pl;
+                wskip = w;
+                nskip = c.sentences.val[k];
+              }
+            }
+            if (longest < static_cast<std::size_t>(ctl.skip_min) || nskip > SKIP_NMAX ||
+                nskip != std::floor(nskip) || nskip < 1.0) {
+              wskip = V;
+            } else if (wskip != lw_word) {
+              if (lw_word < V) {
+                for (std::size_t e = phi.wp[lw_word]; e < phi.wp[lw_word + 1]; ++e) lw[phi.g[e]] = 0.0;
+              }
+              for (std::size_t e = phi.wp[wskip]; e < phi.wp[wskip + 1]; ++e) lw[phi.g[e]] = phi.l1p[e];
+              lw_word = wskip;
+            }
+          }
           if (F > 0.0) {
-            // word scores of every term sharing a word with the sentence
+            // word scores of every term sharing a word with the sentence (but the
+            // skipped word: its terms that share no other word are not candidates)
             for (std::size_t k = w0; k < w1; ++k) {
               const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
               const double n = c.sentences.val[k];
+              if (w == wskip) continue;
               for (std::size_t e = phi.wp[w]; e < phi.wp[w + 1]; ++e) {
                 const int g = phi.g[e];
                 if (!seen[g]) {
@@ -494,6 +546,21 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
                   touched.push_back(g);
                 }
                 accd[g] += n * phi.l1p[e];
+              }
+            }
+            if (wskip < V) {
+              // the skipped word's part, for the candidates
+              for (int g : support) {
+                if (!seen[g] && lw[g] > 0.0) {
+                  seen[g] = 1;
+                  touched.push_back(g);
+                }
+              }
+              for (int g : touched) {
+                if (lw[g] > 0.0) {
+                  accd[g] += nskip * lw[g];
+                  sub_skip += std::expm1(nskip * lw[g]);
+                }
               }
             }
             for (std::size_t k = 0; k < ns; ++k) {
@@ -534,10 +601,16 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             // uniform-distribution terms among them (only in the support when candidates)
             const std::size_t nu_other = phi.n_uniform - nu_support;
             other_max = logF + len_max[li] + (nu_other > 0 ? U : 0.0);
+            if (wskip < V) other_max = std::max(other_max, logF + nskip * lmax[wskip]);
             m = std::max(mx, other_max);
             double other = 0.0;
             if (flat_pz) {
-              other = static_cast<double>(n_other - nu_other) * std::exp(logF - m) +
+              // the skipped word's terms that are not candidates add expm1(n l1p) each
+              const double extra =
+                  wskip < V ? std::max(0.0, S1[wskip * SKIP_NMAX +
+                                           static_cast<std::size_t>(nskip) - 1] - sub_skip)
+                            : 0.0;
+              other = (static_cast<double>(n_other - nu_other) + extra) * std::exp(logF - m) +
                       static_cast<double>(nu_other) * std::exp(logF + U - m);
             } else {
               double base = 0.0;
@@ -563,6 +636,17 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
           if (full) {
             // score every term
             bfull[b] += 1.0;
+            if (wskip < V) {
+              // the skipped word's terms that were not candidates
+              for (std::size_t e = phi.wp[wskip]; e < phi.wp[wskip + 1]; ++e) {
+                const int g = phi.g[e];
+                if (!seen[g]) {
+                  seen[g] = 1;
+                  touched.push_back(g);
+                  accd[g] += nskip * phi.l1p[e];
+                }
+              }
+            }
             if (!dense_built) {
               ldense.assign(K, logF);
               for (std::size_t k = 0; k < ns; ++k) ldense[support[k]] = lpd[k];

@@ -62,6 +62,9 @@ struct Control {
   double truncate = 0.0;  // responsibilities below this are dropped (0 = exact EM)
   std::uint64_t seed = 0;
   double background = 0.0;  // > 0: background mixture, initial weight lambda (learned)
+  // E-step: a sentence word with at least this many term entries is not
+  // traversed (its terms sharing no other word are summed in closed form); 0: off
+  int skip_min = 256;
 };
 
 // Word-indexed view of the current phi: for word w, the terms with a positive

@@ -112,6 +112,7 @@ augp::go::Control to_control(const List& ctl) {
   c.tol = as<double>(ctl["tol"]);
   c.truncate = as<double>(ctl["truncate"]);
   if (ctl.containsElementNamed("background")) c.background = as<double>(ctl["background"]);
+  if (ctl.containsElementNamed("skip_min")) c.skip_min = as<int>(ctl["skip_min"]);
   NumericVector seed = ctl["seed"];
   c.seed = augp::combine_seed(seed[0], seed[1]);
   return c;
