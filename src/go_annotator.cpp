@@ -460,7 +460,7 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
     // per-thread scratch: pos = index in the document's support, accd / seen =
     // word score of a term touched by the sentence; candidates at most K
     std::vector<int> pos(K, -1), cg(K), support, touched, order, all_terms;
-    std::vector<char> seen(K, 0);
+    std::vector<char> seen(K, 0), small;
     std::vector<double> accd(K, 0.0), cs(K), ex(K), pinc, lpd, ldense, dense_sc, dense_ex;
     touched.reserve(K);
     for (std::size_t b = b0; b < b1; ++b) {
@@ -492,6 +492,24 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
         lpd.resize(ns);
         for (std::size_t k = 0; k < ns; ++k) lpd[k] = std::log(F + pinc[k] / na);
         bool dense_built = false;
+        // small support terms (background model, truncate > 0): prior below
+        // truncate, not uniform; when a sentence shares no word with one, its
+        // score is its log prior and it is summed in closed form (sp_small)
+        const bool split = flat_pz && F > 0.0 && ctl.truncate > 0.0;
+        small.assign(ns, 0);
+        double sp_small = 0.0, lmax_small = NEG_INF;
+        std::size_t n_small = 0;
+        if (split) {
+          for (std::size_t k = 0; k < ns; ++k) {
+            const double pv = F + pinc[k] / na;
+            if (!is_u(support[k]) && pv < ctl.truncate) {
+              small[k] = 1;
+              sp_small += pv;
+              lmax_small = std::max(lmax_small, lpd[k]);
+              ++n_small;
+            }
+          }
+        }
 
         for (std::size_t s = c.doc_ptr[d]; s < c.doc_ptr[d + 1]; ++s) {
           const std::size_t w0 = c.sentences.p[s], w1 = c.sentences.p[s + 1];
@@ -506,6 +524,8 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
           // candidates (term, score) in cg / cs, nc of them
           std::size_t nc = 0;
           double sub_skip = 0.0;  // sum of expm1(n l1p) over the skipped word's candidates
+          double sp_touched = 0.0;  // prior of the small support terms that are candidates
+          std::size_t n_small_touched = 0;
           touched.clear();
           // the word with the longest posting, if long enough to be skipped
           std::size_t wskip = V;
@@ -564,14 +584,21 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
               }
             }
             for (std::size_t k = 0; k < ns; ++k) {
+              if (small[k]) continue;
               const int g = support[k];
               cg[nc] = g;
               cs[nc++] = lpd[k] + len * phi.logpz[g] + (is_u(g) ? U : accd[g]);
             }
             for (int g : touched) {
-              if (pos[g] < 0) {
+              const int q = pos[g];
+              if (q < 0) {
                 cg[nc] = g;
                 cs[nc++] = logF + len * phi.logpz[g] + accd[g];
+              } else if (small[static_cast<std::size_t>(q)]) {
+                cg[nc] = g;
+                cs[nc++] = lpd[static_cast<std::size_t>(q)] + len * phi.logpz[g] + accd[g];
+                sp_touched += std::exp(lpd[static_cast<std::size_t>(q)]);
+                ++n_small_touched;
               }
             }
           } else {
@@ -589,19 +616,24 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
               }
             }
           }
-          const std::size_t n_other = F > 0.0 ? K - nc : 0;
+          // small support terms sharing no word with the sentence, and the other
+          // terms outside the support that are not candidates
+          const std::size_t n_small_un = n_small - n_small_touched;
+          const double sp_un = std::max(0.0, sp_small - sp_touched);
+          const std::size_t n_other = F > 0.0 ? K - nc - n_small_un : 0;
           double mx = NEG_INF;
           for (std::size_t k = 0; k < nc; ++k) mx = std::max(mx, cs[k]);
           double tie_tol = 1e-12 * (1.0 + std::fabs(mx));
           // the other terms: a bound on their best score and their total (relative to m)
           double other_max = NEG_INF, m = mx, sum = 0.0;
-          if (n_other > 0) {
+          if (n_other > 0 || n_small_un > 0) {
             const std::size_t li = static_cast<std::size_t>(
                 std::lower_bound(lens.begin(), lens.end(), len) - lens.begin());
             // uniform-distribution terms among them (only in the support when candidates)
             const std::size_t nu_other = phi.n_uniform - nu_support;
-            other_max = logF + len_max[li] + (nu_other > 0 ? U : 0.0);
+            if (n_other > 0) other_max = logF + len_max[li] + (nu_other > 0 ? U : 0.0);
             if (wskip < V) other_max = std::max(other_max, logF + nskip * lmax[wskip]);
+            if (n_small_un > 0) other_max = std::max(other_max, lmax_small);
             m = std::max(mx, other_max);
             double other = 0.0;
             if (flat_pz) {
@@ -611,7 +643,8 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
                                            static_cast<std::size_t>(nskip) - 1] - sub_skip)
                             : 0.0;
               other = (static_cast<double>(n_other - nu_other) + extra) * std::exp(logF - m) +
-                      static_cast<double>(nu_other) * std::exp(logF + U - m);
+                      static_cast<double>(nu_other) * std::exp(logF + U - m) +
+                      sp_un * std::exp(-m);
             } else {
               double base = 0.0;
               for (std::size_t k = 0; k < nc; ++k) base += std::exp(logF + len * phi.logpz[cg[k]] - m);
@@ -624,7 +657,7 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             sum += ex[k];
           }
           bool full = false;
-          if (n_other > 0) {
+          if (n_other > 0 || n_small_un > 0) {
             full = nc == 0 || other_max >= mx - tie_tol ||
                    (!ctl.hard && (ctl.truncate <= 0.0 ||
                                   std::exp(other_max - m) / sum >= ctl.truncate));
