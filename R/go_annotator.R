@@ -34,7 +34,12 @@
 #' candidate terms (the increments of its authors and the terms sharing one
 #' of its words); all other terms have the document's floor as prior and no
 #' word, and their total probability is computed in closed form (per sentence
-#' length), so the log likelihood and the candidates' posteriors are exact.
+#' length), so the log likelihood and the candidates' posteriors are exact (up
+#' to floating-point rounding). With the background and `truncate > 0`, two
+#' more groups are summed in closed form instead of scored one by one: the
+#' authors' terms whose prior is below `truncate` and that share no word with
+#' the sentence, and the terms that share only the sentence's word with the
+#' most terms (such as "process").
 #' No term x sentence, author x term or term x word dense matrix is formed.
 #' Sentences are processed in parallel blocks of whole documents.
 #'

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -40,6 +41,7 @@ constexpr std::size_t WORD_BLOCK = 512;  // words per phi block
 constexpr std::size_t DOC_BLOCK = 128;   // documents per theta block
 constexpr std::size_t AUTH_BLOCK = 64;   // profiles per theta block
 constexpr std::size_t SKIP_NMAX = 4;     // largest count of a skipped word (see e_step)
+constexpr std::size_t SKIP_WORDS = 256;  // most words that can be skipped (tables of K entries)
 const double NEG_INF = -std::numeric_limits<double>::infinity();
 
 // Fixed partition of [0, n) into blocks of size b (independent of threads).
@@ -371,7 +373,25 @@ double background_constant(const Phi& phi, const Csc& word_sent) {
 // and the total is F_d (K - |C_s|) exactly). With the background, a term with
 // the uniform word distribution has no word entries and the word part
 // U_s = sum_w n_sw lu_w instead of len_s logpz_G; such a term is a candidate
-// when it is in U_d, and the others of them add F_d exp(U_s) each. The subtraction loses at most
+// when it is in U_d, and the others of them add F_d exp(U_s) each.
+// Two more closed forms with the background (flat logpz), so that common words
+// and wide profiles do not make every term a candidate:
+// * Small support terms (F_d + I_dG < truncate): one that shares no word with
+//   the sentence has the score log(F_d + I_dG); their total is the document's
+//   sum of these priors minus those of the small terms that are candidates
+//   (the ones sharing a word), their largest score the largest such prior.
+// * The sentence word w* with the longest posting (at least ctl.skip_min
+//   terms, count n* <= SKIP_NMAX) is not traversed: a term having w* and no
+//   other sentence word is not a candidate; it has the score
+//   log F_d + n* l1p_Gw*, and these terms add
+//   F_d (S1(w*, n*) - sum over the candidates having w* of expm1(n* l1p_Gw*))
+//   with S1(w, n) = sum over the terms having w of expm1(n l1p_Gw) (cached);
+//   their largest score is at most log F_d + n* max_G l1p_Gw*. The candidates'
+//   values of w* come from a table of w*'s posting by term (for at most
+//   SKIP_WORDS words, those with the longest postings).
+// These sums are exact up to floating-point rounding (differences of sums of
+// positive numbers, each bounded by the normaliser), and the same checks decide
+// whether the non-candidates may be left out of the stored row. The subtraction loses at most
 // eps F_d E(len_s), which is below eps times the normaliser because every
 // term's score is at least its floor score (l1p >= 0). The log marginal
 // likelihood of the sentence is therefore exact, and so is the posterior of
@@ -437,26 +457,46 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
   // ctl.skip_min entries, S1[w][n - 1] = sum over its terms of expm1(n l1p_Gw),
   // n = 1..SKIP_NMAX, and lmax[w] = max_G l1p_Gw.
   const std::size_t V = phi.wp.size() - 1;
-  const bool skip_ok = flat_pz && any_floor && ctl.skip_min > 0;
-  std::vector<double> S1, lmax;
+  const bool skip_ok = flat_pz && any_floor && ctl.skip_min > 0 &&
+                       phi.g.size() < static_cast<std::size_t>(INT32_MAX);
+  // em1[e * SKIP_NMAX + n - 1] = expm1(n l1p_e) for the entries of these words.
+  // At most SKIP_WORDS such words (the longest postings); each has a table
+  // ltab[id * K + G] = its posting entry of term G (-1: none).
+  std::vector<double> S1, lmax, em1;
+  std::vector<int> long_id;
+  std::vector<std::int32_t> ltab;
   if (skip_ok) {
+    std::vector<std::pair<std::size_t, std::size_t>> cand;  // (-length, word)
+    for (std::size_t w = 0; w < V; ++w) {
+      const std::size_t pl = phi.wp[w + 1] - phi.wp[w];
+      if (pl >= static_cast<std::size_t>(ctl.skip_min)) cand.push_back({pl, w});
+    }
+    std::sort(cand.begin(), cand.end(), [](const std::pair<std::size_t, std::size_t>& x,
+                                           const std::pair<std::size_t, std::size_t>& y) {
+      return x.first > y.first || (x.first == y.first && x.second < y.second);
+    });
+    if (cand.size() > SKIP_WORDS) cand.resize(SKIP_WORDS);
+    long_id.assign(V, -1);
+    ltab.assign(cand.size() * K, -1);
     S1.assign(V * SKIP_NMAX, 0.0);
     lmax.assign(V, 0.0);
-    for (std::size_t w = 0; w < V; ++w) {
-      if (phi.wp[w + 1] - phi.wp[w] < static_cast<std::size_t>(ctl.skip_min)) continue;
+    em1.assign(phi.g.size() * SKIP_NMAX, 0.0);
+    for (std::size_t i = 0; i < cand.size(); ++i) {
+      const std::size_t w = cand[i].second;
+      long_id[w] = static_cast<int>(i);
       for (std::size_t e = phi.wp[w]; e < phi.wp[w + 1]; ++e) {
+        ltab[i * K + static_cast<std::size_t>(phi.g[e])] = static_cast<std::int32_t>(e);
         lmax[w] = std::max(lmax[w], phi.l1p[e]);
         for (std::size_t n = 1; n <= SKIP_NMAX; ++n) {
-          S1[w * SKIP_NMAX + n - 1] += std::expm1(static_cast<double>(n) * phi.l1p[e]);
+          const double x = std::expm1(static_cast<double>(n) * phi.l1p[e]);
+          em1[e * SKIP_NMAX + n - 1] = x;
+          S1[w * SKIP_NMAX + n - 1] += x;
         }
       }
     }
   }
 
   run(nb, [&](std::size_t b0, std::size_t b1) {
-    // lw: l1p of the terms of the skipped word lw_word (0 for the others)
-    std::vector<double> lw(K, 0.0);
-    std::size_t lw_word = V;
     // per-thread scratch: pos = index in the document's support, accd / seen =
     // word score of a term touched by the sentence; candidates at most K
     std::vector<int> pos(K, -1), cg(K), support, touched, order, all_terms;
@@ -534,6 +574,7 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             std::size_t longest = 0;
             for (std::size_t k = w0; k < w1; ++k) {
               const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
+              if (long_id[w] < 0) continue;
               const std::size_t pl = phi.wp[w + 1] - phi.wp[w];
               if (pl > longest) {
                 longest = pl;
@@ -541,15 +582,8 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
                 nskip = c.sentences.val[k];
               }
             }
-            if (longest < static_cast<std::size_t>(ctl.skip_min) || nskip > SKIP_NMAX ||
-                nskip != std::floor(nskip) || nskip < 1.0) {
+            if (longest == 0 || nskip > SKIP_NMAX || nskip != std::floor(nskip) || nskip < 1.0) {
               wskip = V;
-            } else if (wskip != lw_word) {
-              if (lw_word < V) {
-                for (std::size_t e = phi.wp[lw_word]; e < phi.wp[lw_word + 1]; ++e) lw[phi.g[e]] = 0.0;
-              }
-              for (std::size_t e = phi.wp[wskip]; e < phi.wp[wskip + 1]; ++e) lw[phi.g[e]] = phi.l1p[e];
-              lw_word = wskip;
             }
           }
           if (F > 0.0) {
@@ -570,16 +604,19 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             }
             if (wskip < V) {
               // the skipped word's part, for the candidates
+              const std::int32_t* lw = ltab.data() + static_cast<std::size_t>(long_id[wskip]) * K;
               for (int g : support) {
-                if (!seen[g] && lw[g] > 0.0) {
+                if (!seen[g] && lw[g] >= 0) {
                   seen[g] = 1;
                   touched.push_back(g);
                 }
               }
+              const std::size_t ni = static_cast<std::size_t>(nskip) - 1;
               for (int g : touched) {
-                if (lw[g] > 0.0) {
-                  accd[g] += nskip * lw[g];
-                  sub_skip += std::expm1(nskip * lw[g]);
+                const std::int32_t e = lw[g];
+                if (e >= 0) {
+                  accd[g] += nskip * phi.l1p[static_cast<std::size_t>(e)];
+                  sub_skip += em1[static_cast<std::size_t>(e) * SKIP_NMAX + ni];
                 }
               }
             }
