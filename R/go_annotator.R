@@ -24,26 +24,44 @@
 #' `truncate = 0` it never decreases.
 #'
 #' The computation is sparse: `log phi_G(w) = log(pc / Z_G) + log1p(C_Gw / pc)`
-#' where `C_Gw` is the (expected plus definition) count, so a sentence costs one
-#' pass over the terms with non-zero prior probability plus work proportional
-#' to its words' non-zero counts. No term x sentence or term x word dense matrix
-#' is formed. Sentences are processed in parallel blocks of whole documents.
+#' where `C_Gw` is the (expected plus definition) count, so the word part of a
+#' term's score is the same for all terms sharing no word with the sentence
+#' (up to `log(pc / Z_G)`, and exactly with the background). An author profile
+#' is stored as a floor plus sparse increments: with the prior count
+#' `c = author_pseudocount`, `theta_aG = (n_aG + c) / (N_a + K c)` is the
+#' floor `c / (N_a + K c)` for every term plus `n_aG / (N_a + K c)` for the
+#' terms with expected sentences `n_aG > 0`. A sentence is scored on its
+#' candidate terms (the increments of its authors and the terms sharing one
+#' of its words); all other terms have the document's floor as prior and no
+#' word, and their total probability is computed in closed form (per sentence
+#' length), so the log likelihood and the candidates' posteriors are exact (up
+#' to floating-point rounding). With the background and `truncate > 0`, two
+#' more groups are summed in closed form instead of scored one by one: the
+#' authors' terms whose prior is below `truncate` and that share no word with
+#' the sentence, and the terms that share only the sentence's word with the
+#' most terms (such as "process").
+#' No term x sentence, author x term or term x word dense matrix is formed.
+#' Sentences are processed in parallel blocks of whole documents.
 #'
 #' @section Ties and truncation:
 #' Exact ties between the best scores of a sentence (as for a sentence with no
 #' known word and a flat prior) are broken by a reproducible pseudo-random
 #' order of the terms derived from `seed` and the sentence, never by term
 #' position. `truncate > 0` drops responsibilities smaller than `truncate`
-#' (the best term of a sentence is always kept) and renormalises the rest: the
-#' profiles and term distributions become sparse and later iterations much
-#' faster, but the objective is then only approximately monotone and is
-#' slightly underestimated (mass below the threshold is left out of the
-#' normaliser). With `truncate > 0` the first iteration, where all profiles are
-#' uniform, also skips the terms that share no word with a sentence whenever
-#' they are provably all below the threshold (their scores depend only on the
-#' sentence length). `truncate = 0` (default) is exact EM. On the shipped
-#' subset, `truncate = 1e-3` changed fewer than 5% of the best terms (tested);
-#' see `bench/go/` for the effect at full scale.
+#' from the exact posterior (the best term of a sentence is always kept) and
+#' renormalises the rest: the profile increments and term distributions become
+#' sparse and iterations much faster. The objective is the exact log marginal
+#' likelihood of the current parameters (plus log priors), but the M-step
+#' uses the truncated responsibilities, so it is only approximately monotone.
+#' The terms that are neither in the authors' increments nor share a word
+#' with a sentence are skipped only when they are provably all below
+#' `truncate` and below the best candidate (their scores depend only on the
+#' sentence length and the document's floor); otherwise, and always with
+#' `truncate = 0`, the sentence is scored against every term
+#' (`fit$n_scored_all` counts these sentences per E-step). So the result is
+#' the same as scoring every term. `truncate = 0` (default) is exact EM. On the
+#' shipped subset, `truncate = 1e-3` changed fewer than 5% of the best terms
+#' (tested); see `bench/go/` for the effect at full scale.
 #'
 #' @section Input handling:
 #' Text (sentences, definitions, names) must be valid UTF-8 or declared
@@ -134,8 +152,9 @@
 #'   sentences of an author who writes about many terms (on GO's
 #'   biological-process synonyms as one author's corpus, EM with 0 fell from
 #'   0.73 to 0.34 top-10 accuracy, with 1 it stayed at 0.74; see `bench/go/`
-#'   in the package sources). With a positive value every profile has an
-#'   entry for every term (memory: authors x terms).
+#'   in the package sources). The profiles are stored as a floor plus sparse
+#'   increments (see Algorithm), so a positive value costs no dense
+#'   authors x terms storage.
 #' @param name_weight Non-negative weight of the term names as words of their
 #'   terms: with a `name` column in `definitions`, every token of a term's name
 #'   is added to the term's definition counts with this weight (a name is the
@@ -176,15 +195,20 @@
 #'   `-.Machine$integer.max` and `.Machine$integer.max`); `NULL` draws it from
 #'   R's RNG.
 #' @return An object of class `go_annotator`: a list with the fitted author
-#'   profiles `theta` (sparse author x term matrix, also `coef(fit)`), the
-#'   corpus-wide term distribution `pi` (see `corpus_pseudocount`), the per-sentence best term
+#'   profiles as `theta_floor` (one value per author) and `theta_increment`
+#'   (sparse author x term matrix), `theta = floor + increment` (the full
+#'   matrix is `coef(fit)`), the
+#'   corpus-wide term distribution `pi` (see `corpus_pseudocount`; its floor
+#'   `pi_floor`), the per-sentence best term
 #'   `assignment` (GO ids, character; `assignment_index` gives the positions
 #'   in `go_id`) and its probability `assignment_prob`, the definitions-only
 #'   best term `baseline` (GO ids; `baseline_index` the positions), the sparse
 #'   sentence x term `responsibilities` (also `fitted(fit)`), the `objective`
 #'   trace, the number of sentences whose best term changed (`n_changed`), the
 #'   wall time of each iteration (`seconds`: M-step plus E-step; the first
-#'   also includes setting up the C++ data) and bookkeeping. See
+#'   also includes setting up the C++ data), the number of sentences scored
+#'   against every term in each E-step (`n_scored_all`, see Ties and
+#'   truncation) and bookkeeping. See
 #'   [predict.go_annotator()], [coef.go_annotator()], [fitted.go_annotator()]
 #'   and [summary.go_annotator()].
 #' @examples
@@ -250,23 +274,27 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
   control <- list(pseudocount = pseudocount, author_pseudocount = author_pseudocount,
                   hard = identical(em, "hard"), max_iter = as.integer(max_iter), tol = tol,
                   truncate = truncate, threads = threads, seed = new_seed(seed),
-                  background = background)
+                  background = background, skip_min = go_skip_min())
   res <- .go_em_cpp(data, control)
 
   K <- length(defs$go_id)
   A <- length(auth$author_ids)
   S <- length(corp$doc)
   inv <- order(data$order)  # sorted position of each original sentence
-  theta <- go_rows_to_matrix(res$theta$p, res$theta$g, res$theta$v, A, K)
-  dimnames(theta) <- list(auth$author_ids, defs$go_id)
+  # profiles: a floor per author plus sparse increments (theta = floor + increment)
+  theta_inc <- go_rows_to_matrix(res$theta$p, res$theta$g, res$theta$v, A, K)
+  dimnames(theta_inc) <- list(auth$author_ids, defs$go_id)
   resp <- go_rows_to_matrix(res$resp$p, res$resp$g, res$resp$r, S, K)[inv, , drop = FALSE]
   colnames(resp) <- defs$go_id
   structure(list(
     go_id = defs$go_id, name = defs$name, vocabulary = vocab,
-    theta = theta, theta_rows = res$theta,
+    theta_floor = stats::setNames(res$theta$floor, auth$author_ids),
+    theta_increment = theta_inc, theta_rows = res$theta,
     pi = stats::setNames((S * res$pi + corpus_pseudocount) / (S + K * corpus_pseudocount),
                          defs$go_id),
-    corpus_pseudocount = corpus_pseudocount, definition_weight = definition_weight, share = stats::setNames(res$pi, defs$go_id),
+    pi_floor = corpus_pseudocount / (S + K * corpus_pseudocount),
+    corpus_pseudocount = corpus_pseudocount, definition_weight = definition_weight,
+    share = stats::setNames(res$pi, defs$go_id),
     phi = res$phi,
     assignment = defs$go_id[res$resp$top[inv] + 1L],
     assignment_index = res$resp$top[inv] + 1L,
@@ -276,6 +304,7 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
     responsibilities = resp,
     documents = corp$doc,
     objective = res$objective, n_changed = res$n_changed, seconds = res$seconds,
+    n_scored_all = res$n_full,
     converged = res$converged, iterations = res$iterations,
     em = em, pseudocount = pseudocount, author_pseudocount = author_pseudocount,
     truncate = truncate, tol = tol, seed = control$seed,
@@ -289,6 +318,16 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
 }
 
 # ---- input preparation (internal) -------------------------------------------
+
+# Internal tuning of the E-step: a sentence word with at least this many term
+# entries is summed in closed form rather than traversed (0 turns this off; the
+# results are the same up to rounding). An option so that the tests can
+# exercise both paths on small problems.
+go_skip_min <- function() {
+  v <- getOption("augmentedGP.go_skip_min", 256L)
+  if (!is.numeric(v) || length(v) != 1 || is.na(v) || v < 0) v <- 256L
+  as.integer(min(v, .Machine$integer.max))
+}
 
 go_check_scalar <- function(x, arg, lower = -Inf, open = FALSE) {
   if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x)) {

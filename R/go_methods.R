@@ -70,19 +70,22 @@ predict.go_annotator <- function(object, sentences = NULL, authors = NULL, top =
   }
   if (is.null(authors)) authors <- data.frame(document = character(), author = character())
   auth <- go_prepare_authors(authors, corp$doc, required = FALSE)
-  A <- nrow(fit$theta)
+  A <- length(fit$theta_floor)
   data <- go_build_data(corp, list(go_id = fit$go_id), fit$vocabulary, auth$doc_levels,
-                        auth$pairs, rownames(fit$theta), unknown_profile = A + 1L)
+                        auth$pairs, names(fit$theta_floor), unknown_profile = A + 1L)
   data$n_terms <- K
   data$definitions <- list(p = integer(length(fit$vocabulary) + 1), i = integer(), x = double())
-  pi <- fit$pi
-  nz <- which(pi > 0)
+  # the unknown author's profile: pi as a floor plus increments on the terms with a share
+  S0 <- fit$n[["sentences"]]
+  cp <- fit$corpus_pseudocount
+  nz <- which(fit$share > 0)
   th <- fit$theta_rows
   profiles <- list(p = c(th$p, th$p[length(th$p)] + length(nz)), g = c(th$g, nz - 1L),
-                   v = c(th$v, pi[nz]))
+                   v = c(th$v, S0 * fit$share[nz] / (S0 + K * cp)),
+                   floor = c(th$floor, fit$pi_floor))
   control <- list(pseudocount = fit$pseudocount, author_pseudocount = 0, hard = FALSE,
                   max_iter = 1L, tol = 0, truncate = max(1e-10, fit$truncate),
-                  threads = threads, seed = fit$seed)
+                  threads = threads, seed = fit$seed, skip_min = go_skip_min())
   res <- .go_estep_cpp(data, profiles, fit$phi, control)
   R <- go_rows_to_matrix(res$p, res$g, res$r, S, K)[order(data$order), , drop = FALSE]
   go_rank_table(fit, R, corp$doc, top, propagate)
@@ -112,7 +115,16 @@ go_rank_table <- function(fit, R, docs, top, propagate) {
 #' `type = "profiles"` (default) gives the author profiles `theta`: a sparse
 #' author x GO term matrix (`Matrix::dgCMatrix`, authors as row names, GO
 #' ids as column names) whose row `a` is `P(term | author a)` and sums to
-#' one. `type = "words"` gives the sparse GO term x word matrix `C` of the
+#' one. With `author_pseudocount > 0` every entry is positive, so this matrix
+#' holds authors x terms values (it is built on request; the fit stores the
+#' compact form). `compact = TRUE` gives that compact form instead: a list
+#' with `floor` (named numeric, one value per author) and `increment` (sparse
+#' author x term matrix, non-negative) such that
+#' `theta[a, G] = floor[a] + increment[a, G]`; with a Dirichlet prior count
+#' `c = author_pseudocount` on the profiles, `floor[a] = c / (c K + N_a)` and
+#' `increment[a, G] = n_aG / (c K + N_a)` for the author's expected number of
+#' sentences `n_aG` about term `G` (`N_a` in total, `K` terms).
+#' `type = "words"` gives the sparse GO term x word matrix `C` of the
 #' definition counts plus the expected corpus counts, from which the term's
 #' word distribution is
 #' `phi_G(w) = (C_Gw + pseudocount) / (sum_w C_Gw + V pseudocount)`
@@ -121,8 +133,11 @@ go_rank_table <- function(fit, R, docs, top, propagate) {
 #'
 #' @param object A `go_annotator` fit.
 #' @param type `"profiles"` or `"words"`.
+#' @param compact With `type = "profiles"`: `FALSE` (default) for the full
+#'   matrix, `TRUE` for the floor plus sparse increments.
 #' @param ... Unused.
-#' @return A sparse matrix (`Matrix::dgCMatrix`), see Description.
+#' @return A sparse matrix (`Matrix::dgCMatrix`) or, with `compact = TRUE`, a
+#'   list, see Description.
 #' @seealso [fitted.go_annotator()], [top_terms()].
 #' @examples
 #' sim <- simulate_go_corpus(go_subset$terms, n_authors = 3, n_documents = 10,
@@ -132,20 +147,39 @@ go_rank_table <- function(fit, R, docs, top, propagate) {
 #' th <- coef(fit)
 #' dim(th)
 #' Matrix::rowSums(th)
+#' cm <- coef(fit, compact = TRUE)
+#' cm$floor
+#' Matrix::nnzero(cm$increment)
 #' C <- coef(fit, type = "words")
 #' # the five most probable words of the first planted term of author A0001
 #' g <- sim$profiles$go_id[1]
 #' head(sort(C[g, ], decreasing = TRUE), 5)
 #' @export
-coef.go_annotator <- function(object, type = c("profiles", "words"), ...) {
+coef.go_annotator <- function(object, type = c("profiles", "words"), compact = FALSE, ...) {
   type <- match.arg(type)
-  if (type == "profiles") return(object$theta)
+  if (type == "profiles") {
+    compact <- check_flag(compact, "compact")
+    if (compact) return(list(floor = object$theta_floor, increment = object$theta_increment))
+    return(go_profile_matrix(object$theta_floor, object$theta_increment))
+  }
   ph <- object$phi
   V <- length(object$vocabulary)
   m <- Matrix::sparseMatrix(i = ph$g + 1L, j = rep.int(seq_len(V), diff(ph$wp)), x = ph$count,
                             dims = c(length(object$go_id), V))
   dimnames(m) <- list(object$go_id, object$vocabulary)
   m
+}
+
+# The full profile matrix floor + increment (a dgCMatrix; every entry of a row
+# with a positive floor is stored).
+go_profile_matrix <- function(floor, increment) {
+  pos <- which(floor > 0)
+  if (length(pos) == 0) return(increment)
+  K <- ncol(increment)
+  fm <- Matrix::sparseMatrix(i = rep.int(pos, K), j = rep(seq_len(K), each = length(pos)),
+                             x = rep.int(floor[pos], K), dims = dim(increment),
+                             dimnames = dimnames(increment))
+  fm + increment
 }
 
 #' Fitted term probabilities of the training sentences
@@ -195,10 +229,10 @@ top_terms <- function(fit, author, n = 10) {
   if (length(author) != 1 || is.na(author)) {
     stop("`author` must be a single author id.", call. = FALSE)
   }
-  a <- match(as.character(author), rownames(fit$theta))
+  a <- match(as.character(author), names(fit$theta_floor))
   if (is.na(a)) stop(sprintf("`author` '%s' is not in the fit.", author), call. = FALSE)
   n <- check_count(n, "n")
-  row <- fit$theta[a, ]
+  row <- fit$theta_floor[[a]] + as.numeric(fit$theta_increment[a, ])
   o <- utils::head(order(-row, seq_along(row)), n)
   data.frame(author = as.character(author), go_id = fit$go_id[o], name = fit$name[o],
              probability = row[o], stringsAsFactors = FALSE, row.names = NULL)
@@ -345,7 +379,7 @@ autoplot.go_annotator <- function(object, type = c("objective", "author"), autho
 # (names shortened to 40 characters), largest first; the labels a factor ordered
 # for a horizontal bar chart (largest on top).
 go_author_terms <- function(fit, author, n) {
-  if (is.null(author)) author <- rownames(fit$theta)[1]
+  if (is.null(author)) author <- names(fit$theta_floor)[1]
   tt <- top_terms(fit, author, n)
   nm <- ifelse(nchar(tt$name) > 40, paste0(substr(tt$name, 1, 39), "..."), tt$name)
   lab <- make.unique(paste(tt$go_id, nm))

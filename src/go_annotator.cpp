@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -39,6 +40,8 @@ constexpr std::size_t SENT_BLOCK = 256;  // target sentences per E-step block
 constexpr std::size_t WORD_BLOCK = 512;  // words per phi block
 constexpr std::size_t DOC_BLOCK = 128;   // documents per theta block
 constexpr std::size_t AUTH_BLOCK = 64;   // profiles per theta block
+constexpr std::size_t SKIP_NMAX = 4;     // largest count of a skipped word (see e_step)
+constexpr std::size_t SKIP_WORDS = 256;  // most words that can be skipped (tables of K entries)
 const double NEG_INF = -std::numeric_limits<double>::infinity();
 
 // Fixed partition of [0, n) into blocks of size b (independent of threads).
@@ -56,12 +59,12 @@ inline std::uint64_t tie_rank(std::uint64_t seed, std::size_t s, int g) {
   return splitmix64(x);
 }
 
-// theta_aG; an empty profile stands for the uniform distribution over n_terms.
-double value_of(const SparseVec& v, int g, int n_terms) {
-  if (v.empty()) return 1.0 / static_cast<double>(n_terms);
+// theta_aG = floor + increment of term g.
+double value_of(const Profile& pr, int g) {
+  const SparseVec& v = pr.inc;
   auto it = std::lower_bound(v.begin(), v.end(), g,
                              [](const Entry& e, int key) { return e.g < key; });
-  return (it != v.end() && it->g == g) ? it->v : 0.0;
+  return pr.floor + ((it != v.end() && it->g == g) ? it->v : 0.0);
 }
 
 }  // namespace
@@ -209,17 +212,18 @@ Phi build_phi_bg(const Corpus& c, const Resp* resp, const Phi* old, const Csc& w
           const double lb = old->lambda * old->beta[w];
           for (std::size_t e = old->wp[w]; e < old->wp[w + 1]; ++e) {
             const int g = old->g[e];
-            const double zg = old->zsum[g];
-            const double t = zg > 0.0 ? (1.0 - old->lambda) * old->count[e] / zg
-                                      : (1.0 - old->lambda) / static_cast<double>(V);
+            const double t = (1.0 - old->lambda) * old->count[e] / old->zsum[g];
             frac[g] = t / (t + lb);
           }
+          // a term with the uniform distribution: phi_Gw = 1 / V
+          const double tu = (1.0 - old->lambda) / static_cast<double>(V);
+          const double fu = tu / (tu + lb);
           for (std::size_t k = word_sent.p[w]; k < word_sent.p[w + 1]; ++k) {
             const std::size_t s = static_cast<std::size_t>(word_sent.idx[k]);
             const double n = word_sent.val[k];
             for (std::size_t e = resp->p[s]; e < resp->p[s + 1]; ++e) {
               const int g = resp->g[e];
-              const double add = n * resp->r[e] * frac[g];
+              const double add = n * resp->r[e] * (old->uniform[g] ? fu : frac[g]);
               if (add <= 0.0) continue;
               if (!seen[g]) {
                 seen[g] = 1;
@@ -308,43 +312,37 @@ Phi build_phi_bg(const Corpus& c, const Resp* resp, const Phi* old, const Csc& w
   }
   if (!(phi.lambda > 0.0)) phi.lambda = 1e-12;  // keep the floor lambda beta_w positive
   if (phi.lambda > 1.0 - 1e-12) phi.lambda = 1.0 - 1e-12;
-  // terms with Z_G = 0 use the uniform distribution: an entry for every word
-  std::vector<int> empty;
+  // terms with Z_G = 0 use the uniform distribution 1 / V: they are flagged and
+  // share the per-word value lu_w instead of having an entry for every word
+  phi.uniform.assign(K, 0);
+  phi.n_uniform = 0;
   for (std::size_t g = 0; g < K; ++g) {
-    if (!(phi.zsum[g] > 0.0)) empty.push_back(static_cast<int>(g));
+    if (!(phi.zsum[g] > 0.0)) {
+      phi.uniform[g] = 1;
+      ++phi.n_uniform;
+    }
   }
-  phi.wp.assign(V + 1, 0);
-  phi.g.reserve(eg.size() + empty.size() * V);
-  phi.count.reserve(eg.size() + empty.size() * V);
-  phi.defn.reserve(eg.size() + empty.size() * V);
-  phi.l1p.reserve(eg.size() + empty.size() * V);
   const double lam = phi.lambda;
+  phi.lu.assign(V, 0.0);
+  for (std::size_t v = 0; v < V; ++v) {
+    phi.lu[v] = std::log1p((1.0 - lam) / (static_cast<double>(V) * lam * phi.beta[v]));
+  }
+  phi.wp = std::move(wp);
+  phi.g = std::move(eg);
+  phi.count = std::move(ec);
+  phi.defn = std::move(eo);
+  phi.l1p.resize(phi.g.size());
   for (std::size_t v = 0; v < V; ++v) {
     const double lb = lam * phi.beta[v];
-    std::size_t e = wp[v], q = 0;
-    while (e < wp[v + 1] || q < empty.size()) {
-      const bool take_e = q >= empty.size() || (e < wp[v + 1] && eg[e] < empty[q]);
-      if (take_e) {
-        phi.g.push_back(eg[e]);
-        phi.count.push_back(ec[e]);
-        phi.defn.push_back(eo[e]);
-        phi.l1p.push_back(std::log1p((1.0 - lam) * ec[e] / (phi.zsum[eg[e]] * lb)));
-        ++e;
-      } else {
-        phi.g.push_back(empty[q]);
-        phi.count.push_back(0.0);
-        phi.defn.push_back(0.0);
-        phi.l1p.push_back(std::log1p((1.0 - lam) / (static_cast<double>(V) * lb)));
-        ++q;
-      }
+    for (std::size_t e = phi.wp[v]; e < phi.wp[v + 1]; ++e) {
+      phi.l1p[e] = std::log1p((1.0 - lam) * phi.count[e] / (phi.zsum[phi.g[e]] * lb));
     }
-    phi.wp[v + 1] = phi.g.size();
   }
   phi.logpz.assign(K, 0.0);
   // log prior: Dirichlet(O_G + 1) on phi_G, Dirichlet(D + pc + 1) on beta
   double lp = 0.0;
-  for (std::size_t e = 0; e < eg.size(); ++e) {
-    if (eo[e] > 0.0) lp += eo[e] * std::log(ec[e] / phi.zsum[eg[e]]);
+  for (std::size_t e = 0; e < phi.g.size(); ++e) {
+    if (phi.defn[e] > 0.0) lp += phi.defn[e] * std::log(phi.count[e] / phi.zsum[phi.g[e]]);
   }
   for (std::size_t v = 0; v < V; ++v) lp += (dw[v] + pc) * std::log(phi.beta[v]);
   phi.log_prior = lp;
@@ -361,7 +359,49 @@ double background_constant(const Phi& phi, const Csc& word_sent) {
   return out;
 }
 
-Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta,
+// E-step. P(G | d) = mean over the document's profiles = F_d + I_dG with
+// F_d the mean floor and I_dG the mean increment (sparse, on the union U_d of
+// the profiles' increments). The word part of a score, L_sG = len_s logpz_G +
+// sum_w n_sw l1p_Gw, equals len_s logpz_G for every term that shares no word
+// with the sentence (l1p has entries only for the terms having w; T_s denotes
+// the terms sharing a word). So the candidates C_s = U_d + T_s (only U_d when
+// F_d = 0) are scored one by one, and every other term G has the score
+// log F_d + len_s logpz_G: their largest score is at most log F_d + M(len_s),
+// M(len) = max_G len logpz_G, and their total is
+// F_d (E(len_s) - sum_{G in C_s} exp(len_s logpz_G)), E(len) = sum_G exp(len logpz_G),
+// both cached per sentence length (with the background logpz = 0: M = 0, E = K,
+// and the total is F_d (K - |C_s|) exactly). With the background, a term with
+// the uniform word distribution has no word entries and the word part
+// U_s = sum_w n_sw lu_w instead of len_s logpz_G; such a term is a candidate
+// when it is in U_d, and the others of them add F_d exp(U_s) each.
+// Two more closed forms with the background (flat logpz), so that common words
+// and wide profiles do not make every term a candidate:
+// * Small support terms (F_d + I_dG < truncate): one that shares no word with
+//   the sentence has the score log(F_d + I_dG); their total is the document's
+//   sum of these priors minus those of the small terms that are candidates
+//   (the ones sharing a word), their largest score the largest such prior.
+// * The sentence word w* with the longest posting (at least ctl.skip_min
+//   terms, count n* <= SKIP_NMAX) is not traversed: a term having w* and no
+//   other sentence word is not a candidate; it has the score
+//   log F_d + n* l1p_Gw*, and these terms add
+//   F_d (S1(w*, n*) - sum over the candidates having w* of expm1(n* l1p_Gw*))
+//   with S1(w, n) = sum over the terms having w of expm1(n l1p_Gw) (cached);
+//   their largest score is at most log F_d + n* max_G l1p_Gw*. The candidates'
+//   values of w* come from a table of w*'s posting by term (for at most
+//   SKIP_WORDS words, those with the longest postings).
+// These sums are exact up to floating-point rounding (differences of sums of
+// positive numbers, each bounded by the normaliser), and the same checks decide
+// whether the non-candidates may be left out of the stored row. The subtraction loses at most
+// eps F_d E(len_s), which is below eps times the normaliser because every
+// term's score is at least its floor score (l1p >= 0). The log marginal
+// likelihood of the sentence is therefore exact, and so is the posterior of
+// every candidate. The other terms are left out of the stored row only when
+// that is what the full computation would do: none of them can be the best
+// term (bound below the best candidate's score minus the tie tolerance) and,
+// for soft EM, each is below `truncate`. Otherwise the sentence is scored
+// against all K terms. Stored rows: the posterior r_sG >= truncate (every
+// positive r_sG with truncate = 0), always the best term, renormalised.
+Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             const Control& ctl, const Runner& run) {
   const std::size_t K = static_cast<std::size_t>(c.n_terms);
   const std::size_t D = c.doc_ptr.size() - 1;
@@ -376,22 +416,21 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
   std::vector<std::vector<std::size_t>> bn(nb);
   std::vector<std::vector<int>> bg(nb);
   std::vector<std::vector<double>> br(nb);
-  std::vector<double> bll(nb, 0.0);
+  std::vector<double> bll(nb, 0.0), bfull(nb, 0.0);
   Resp out;
   out.top.assign(S, -1);
   out.top_r.assign(S, 0.0);
-  const double log_trunc = ctl.truncate > 0.0 ? std::log(ctl.truncate) : NEG_INF;
-  const double lpu = -std::log(static_cast<double>(K));
 
-  // Fast path (only with truncate > 0) for documents whose authors all have the
-  // uniform profile (the first iteration): terms sharing no word with the
-  // sentence have score lpu + len * logpz_G, whose maximum and log-sum-exp
-  // depend only on the sentence length and are cached here.
+  // M(len) and log E(len) for every sentence length (only needed with a floor)
+  bool any_floor = false;
+  for (const Profile& pr : theta) any_floor = any_floor || pr.floor > 0.0;
+  bool flat_pz = true;
+  for (double z : phi.logpz) flat_pz = flat_pz && z == 0.0;
+  // terms with the uniform word distribution (background model only, so flat_pz)
+  const bool has_u = phi.n_uniform > 0;
+  auto is_u = [&](int g) { return has_u && phi.uniform[static_cast<std::size_t>(g)] != 0; };
   std::vector<double> lens, len_max, len_lse;
-  bool any_uniform = false;
-  for (const SparseVec& v : theta) any_uniform = any_uniform || v.empty();
-  const bool fast_ok = ctl.truncate > 0.0 && any_uniform;
-  if (fast_ok) {
+  if (any_floor) {
     for (std::size_t s = 0; s < S; ++s) {
       double len = 0.0;
       for (std::size_t k = c.sentences.p[s]; k < c.sentences.p[s + 1]; ++k) len += c.sentences.val[k];
@@ -400,198 +439,329 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
     std::sort(lens.begin(), lens.end());
     lens.erase(std::unique(lens.begin(), lens.end()), lens.end());
     for (double len : lens) {
+      if (flat_pz) {
+        len_max.push_back(0.0);
+        len_lse.push_back(std::log(static_cast<double>(K)));
+        continue;
+      }
       double mx = NEG_INF;
-      for (std::size_t g = 0; g < K; ++g) mx = std::max(mx, lpu + len * phi.logpz[g]);
+      for (std::size_t g = 0; g < K; ++g) mx = std::max(mx, len * phi.logpz[g]);
       double sm = 0.0;
-      for (std::size_t g = 0; g < K; ++g) sm += std::exp(lpu + len * phi.logpz[g] - mx);
+      for (std::size_t g = 0; g < K; ++g) sm += std::exp(len * phi.logpz[g] - mx);
       len_max.push_back(mx);
       len_lse.push_back(mx + std::log(sm));
     }
   }
 
+  // Long postings (background model only): for a word w with at least
+  // ctl.skip_min entries, S1[w][n - 1] = sum over its terms of expm1(n l1p_Gw),
+  // n = 1..SKIP_NMAX, and lmax[w] = max_G l1p_Gw.
+  const std::size_t V = phi.wp.size() - 1;
+  const bool skip_ok = flat_pz && any_floor && ctl.skip_min > 0 &&
+                       phi.g.size() < static_cast<std::size_t>(INT32_MAX);
+  // em1[e * SKIP_NMAX + n - 1] = expm1(n l1p_e) for the entries of these words.
+  // At most SKIP_WORDS such words (the longest postings); each has a table
+  // ltab[id * K + G] = its posting entry of term G (-1: none).
+  std::vector<double> S1, lmax, em1;
+  std::vector<int> long_id;
+  std::vector<std::int32_t> ltab;
+  if (skip_ok) {
+    std::vector<std::pair<std::size_t, std::size_t>> cand;  // (-length, word)
+    for (std::size_t w = 0; w < V; ++w) {
+      const std::size_t pl = phi.wp[w + 1] - phi.wp[w];
+      if (pl >= static_cast<std::size_t>(ctl.skip_min)) cand.push_back({pl, w});
+    }
+    std::sort(cand.begin(), cand.end(), [](const std::pair<std::size_t, std::size_t>& x,
+                                           const std::pair<std::size_t, std::size_t>& y) {
+      return x.first > y.first || (x.first == y.first && x.second < y.second);
+    });
+    if (cand.size() > SKIP_WORDS) cand.resize(SKIP_WORDS);
+    long_id.assign(V, -1);
+    ltab.assign(cand.size() * K, -1);
+    S1.assign(V * SKIP_NMAX, 0.0);
+    lmax.assign(V, 0.0);
+    em1.assign(phi.g.size() * SKIP_NMAX, 0.0);
+    for (std::size_t i = 0; i < cand.size(); ++i) {
+      const std::size_t w = cand[i].second;
+      long_id[w] = static_cast<int>(i);
+      for (std::size_t e = phi.wp[w]; e < phi.wp[w + 1]; ++e) {
+        ltab[i * K + static_cast<std::size_t>(phi.g[e])] = static_cast<std::int32_t>(e);
+        lmax[w] = std::max(lmax[w], phi.l1p[e]);
+        for (std::size_t n = 1; n <= SKIP_NMAX; ++n) {
+          const double x = std::expm1(static_cast<double>(n) * phi.l1p[e]);
+          em1[e * SKIP_NMAX + n - 1] = x;
+          S1[w * SKIP_NMAX + n - 1] += x;
+        }
+      }
+    }
+  }
+
   run(nb, [&](std::size_t b0, std::size_t b1) {
-    std::vector<int> pos(K, -1), mark(K, -1);
-    std::vector<int> support, sorted, touched, order;
-    std::vector<double> pgd, lp, sc, ex, acc;
+    // per-thread scratch: pos = index in the document's support, accd / seen =
+    // word score of a term touched by the sentence; candidates at most K
+    std::vector<int> pos(K, -1), cg(K), support, touched, order, all_terms;
+    std::vector<char> seen(K, 0), small;
+    std::vector<double> accd(K, 0.0), cs(K), ex(K), pinc, lpd, ldense, dense_sc, dense_ex;
+    touched.reserve(K);
     for (std::size_t b = b0; b < b1; ++b) {
       double ll = 0.0;
       for (std::size_t d = dcuts[b]; d < dcuts[b + 1]; ++d) {
         const std::size_t a0 = c.doc_authors.p[d], a1 = c.doc_authors.p[d + 1];
         const double na = static_cast<double>(a1 - a0);
-        std::size_t n_unif = 0;  // profiles stored as empty = uniform over all terms
+        // P(G | d) = F + I_G on the support U_d, F elsewhere
+        double F = 0.0;
+        support.clear();
+        pinc.clear();
         for (std::size_t k = a0; k < a1; ++k) {
-          if (theta[static_cast<std::size_t>(c.doc_authors.idx[k])].empty()) ++n_unif;
+          const Profile& pr = theta[static_cast<std::size_t>(c.doc_authors.idx[k])];
+          F += pr.floor;
+          for (const Entry& e : pr.inc) {
+            if (pos[e.g] < 0) {
+              pos[e.g] = static_cast<int>(support.size());
+              support.push_back(e.g);
+              pinc.push_back(0.0);
+            }
+            pinc[pos[e.g]] += e.v;
+          }
         }
-        const bool fast_doc = fast_ok && n_unif == a1 - a0;
-        bool built = false;
-        // P(G | D) = mean over the document's profiles, on its support
-        auto build = [&]() {
-          support.clear();
-          pgd.clear();
-          for (std::size_t k = a0; k < a1; ++k) {
-            for (const Entry& e : theta[static_cast<std::size_t>(c.doc_authors.idx[k])]) {
-              if (pos[e.g] < 0) {
-                pos[e.g] = static_cast<int>(support.size());
-                support.push_back(e.g);
-                pgd.push_back(0.0);
-              }
-              pgd[pos[e.g]] += e.v;
-            }
-          }
-          if (n_unif > 0) {
-            const double u = static_cast<double>(n_unif) / static_cast<double>(K);
-            for (std::size_t g = 0; g < K; ++g) {
-              if (pos[g] < 0) {
-                pos[g] = static_cast<int>(support.size());
-                support.push_back(static_cast<int>(g));
-                pgd.push_back(0.0);
-              }
-              pgd[pos[g]] += u;
-            }
-          }
-          const std::size_t ns = support.size();
-          // order the support by term index so rows come out sorted
-          if (ns * 8 > K) {
-            sorted.clear();
-            for (std::size_t g = 0; g < K; ++g) {
-              if (pos[g] >= 0) sorted.push_back(static_cast<int>(g));
-            }
-          } else {
-            sorted = support;
-            std::sort(sorted.begin(), sorted.end());
-          }
-          lp.resize(ns);
-          for (std::size_t k = 0; k < ns; ++k) lp[k] = pgd[pos[sorted[k]]];
+        F /= na;
+        const double logF = F > 0.0 ? std::log(F) : NEG_INF;
+        const std::size_t ns = support.size();
+        std::size_t nu_support = 0;
+        for (int g : support) nu_support += is_u(g) ? 1 : 0;
+        lpd.resize(ns);
+        for (std::size_t k = 0; k < ns; ++k) lpd[k] = std::log(F + pinc[k] / na);
+        bool dense_built = false;
+        // small support terms (background model, truncate > 0): prior below
+        // truncate, not uniform; when a sentence shares no word with one, its
+        // score is its log prior and it is summed in closed form (sp_small)
+        const bool split = flat_pz && F > 0.0 && ctl.truncate > 0.0;
+        small.assign(ns, 0);
+        double sp_small = 0.0, lmax_small = NEG_INF;
+        std::size_t n_small = 0;
+        if (split) {
           for (std::size_t k = 0; k < ns; ++k) {
-            support[k] = sorted[k];
-            pos[sorted[k]] = static_cast<int>(k);
-            pgd[k] = lp[k];
+            const double pv = F + pinc[k] / na;
+            if (!is_u(support[k]) && pv < ctl.truncate) {
+              small[k] = 1;
+              sp_small += pv;
+              lmax_small = std::max(lmax_small, lpd[k]);
+              ++n_small;
+            }
           }
-          for (std::size_t k = 0; k < ns; ++k) lp[k] = std::log(pgd[k] / na);
-          sc.resize(ns);
-          ex.resize(ns);
-          built = true;
-        };
-        if (!fast_doc) build();
+        }
 
         for (std::size_t s = c.doc_ptr[d]; s < c.doc_ptr[d + 1]; ++s) {
           const std::size_t w0 = c.sentences.p[s], w1 = c.sentences.p[s + 1];
           double len = 0.0;
+          double U = 0.0;  // word part of the score of a term with the uniform distribution
           for (std::size_t k = w0; k < w1; ++k) len += c.sentences.val[k];
-
-          if (fast_doc) {
-            // scores of the terms that share a word with the sentence
-            touched.clear();
-            acc.clear();
+          if (has_u) {
+            for (std::size_t k = w0; k < w1; ++k) {
+              U += c.sentences.val[k] * phi.lu[static_cast<std::size_t>(c.sentences.idx[k])];
+            }
+          }
+          // candidates (term, score) in cg / cs, nc of them
+          std::size_t nc = 0;
+          double sub_skip = 0.0;  // sum of expm1(n l1p) over the skipped word's candidates
+          double sp_touched = 0.0;  // prior of the small support terms that are candidates
+          std::size_t n_small_touched = 0;
+          touched.clear();
+          // the word with the longest posting, if long enough to be skipped
+          std::size_t wskip = V;
+          double nskip = 0.0;
+          if (skip_ok && F > 0.0) {
+            std::size_t longest = 0;
+            for (std::size_t k = w0; k < w1; ++k) {
+              const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
+              if (long_id[w] < 0) continue;
+              const std::size_t pl = phi.wp[w + 1] - phi.wp[w];
+              if (pl > longest) {
+                longest = pl;
+                wskip = w;
+                nskip = c.sentences.val[k];
+              }
+            }
+            if (longest == 0 || nskip > SKIP_NMAX || nskip != std::floor(nskip) || nskip < 1.0) {
+              wskip = V;
+            }
+          }
+          if (F > 0.0) {
+            // word scores of every term sharing a word with the sentence (but the
+            // skipped word: its terms that share no other word are not candidates)
+            for (std::size_t k = w0; k < w1; ++k) {
+              const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
+              const double n = c.sentences.val[k];
+              if (w == wskip) continue;
+              for (std::size_t e = phi.wp[w]; e < phi.wp[w + 1]; ++e) {
+                const int g = phi.g[e];
+                if (!seen[g]) {
+                  seen[g] = 1;
+                  touched.push_back(g);
+                }
+                accd[g] += n * phi.l1p[e];
+              }
+            }
+            if (wskip < V) {
+              // the skipped word's part, for the candidates
+              const std::int32_t* lw = ltab.data() + static_cast<std::size_t>(long_id[wskip]) * K;
+              for (int g : support) {
+                if (!seen[g] && lw[g] >= 0) {
+                  seen[g] = 1;
+                  touched.push_back(g);
+                }
+              }
+              const std::size_t ni = static_cast<std::size_t>(nskip) - 1;
+              for (int g : touched) {
+                const std::int32_t e = lw[g];
+                if (e >= 0) {
+                  accd[g] += nskip * phi.l1p[static_cast<std::size_t>(e)];
+                  sub_skip += em1[static_cast<std::size_t>(e) * SKIP_NMAX + ni];
+                }
+              }
+            }
+            for (std::size_t k = 0; k < ns; ++k) {
+              if (small[k]) continue;
+              const int g = support[k];
+              cg[nc] = g;
+              cs[nc++] = lpd[k] + len * phi.logpz[g] + (is_u(g) ? U : accd[g]);
+            }
+            for (int g : touched) {
+              const int q = pos[g];
+              if (q < 0) {
+                cg[nc] = g;
+                cs[nc++] = logF + len * phi.logpz[g] + accd[g];
+              } else if (small[static_cast<std::size_t>(q)]) {
+                cg[nc] = g;
+                cs[nc++] = lpd[static_cast<std::size_t>(q)] + len * phi.logpz[g] + accd[g];
+                sp_touched += std::exp(lpd[static_cast<std::size_t>(q)]);
+                ++n_small_touched;
+              }
+            }
+          } else {
+            // no floor: only the support has prior mass
+            for (std::size_t k = 0; k < ns; ++k) {
+              cg[nc] = support[k];
+              cs[nc++] = lpd[k] + len * phi.logpz[support[k]] + (is_u(support[k]) ? U : 0.0);
+            }
             for (std::size_t k = w0; k < w1; ++k) {
               const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
               const double n = c.sentences.val[k];
               for (std::size_t e = phi.wp[w]; e < phi.wp[w + 1]; ++e) {
-                const int g = phi.g[e];
-                if (mark[g] < 0) {
-                  mark[g] = static_cast<int>(touched.size());
-                  touched.push_back(g);
-                  acc.push_back(lpu + len * phi.logpz[g]);
-                }
-                acc[mark[g]] += n * phi.l1p[e];
+                const int q = pos[phi.g[e]];
+                if (q >= 0) cs[static_cast<std::size_t>(q)] += n * phi.l1p[e];
               }
             }
+          }
+          // small support terms sharing no word with the sentence, and the other
+          // terms outside the support that are not candidates
+          const std::size_t n_small_un = n_small - n_small_touched;
+          const double sp_un = std::max(0.0, sp_small - sp_touched);
+          const std::size_t n_other = F > 0.0 ? K - nc - n_small_un : 0;
+          double mx = NEG_INF;
+          for (std::size_t k = 0; k < nc; ++k) mx = std::max(mx, cs[k]);
+          double tie_tol = 1e-12 * (1.0 + std::fabs(mx));
+          // the other terms: a bound on their best score and their total (relative to m)
+          double other_max = NEG_INF, m = mx, sum = 0.0;
+          if (n_other > 0 || n_small_un > 0) {
             const std::size_t li = static_cast<std::size_t>(
                 std::lower_bound(lens.begin(), lens.end(), len) - lens.begin());
-            bool done = false;
-            double mx = NEG_INF;
-            for (double a : acc) mx = std::max(mx, a);
-            if (!touched.empty() && mx > len_max[li]) {
-              double sum_t = 0.0, base = 0.0;
-              for (std::size_t k = 0; k < touched.size(); ++k) {
-                sum_t += std::exp(acc[k] - mx);
-                base += std::exp(lpu + len * phi.logpz[touched[k]] - mx);
-              }
-              const double s_non = std::max(0.0, std::exp(len_lse[li] - mx) - base);
-              const double sum = sum_t + s_non;
-              // every term outside the overlap is below the truncation level
-              if (std::exp(len_max[li] - mx) / sum < ctl.truncate) {
-                done = true;
-                ll += mx + std::log(sum);
-                const double tie_tol = 1e-12 * (1.0 + std::fabs(mx));
-                int best = -1;
-                std::uint64_t best_rank = 0;
-                for (std::size_t k = 0; k < touched.size(); ++k) {
-                  if (acc[k] >= mx - tie_tol) {
-                    const std::uint64_t rk = tie_rank(ctl.seed, s, touched[k]);
-                    if (best < 0 || rk < best_rank || (rk == best_rank && touched[k] < best)) {
-                      best = touched[k];
-                      best_rank = rk;
-                    }
-                  }
+            // uniform-distribution terms among them (only in the support when candidates)
+            const std::size_t nu_other = phi.n_uniform - nu_support;
+            if (n_other > 0) other_max = logF + len_max[li] + (nu_other > 0 ? U : 0.0);
+            if (wskip < V) other_max = std::max(other_max, logF + nskip * lmax[wskip]);
+            if (n_small_un > 0) other_max = std::max(other_max, lmax_small);
+            m = std::max(mx, other_max);
+            double other = 0.0;
+            if (flat_pz) {
+              // the skipped word's terms that are not candidates add expm1(n l1p) each
+              const double extra =
+                  wskip < V ? std::max(0.0, S1[wskip * SKIP_NMAX +
+                                           static_cast<std::size_t>(nskip) - 1] - sub_skip)
+                            : 0.0;
+              other = (static_cast<double>(n_other - nu_other) + extra) * std::exp(logF - m) +
+                      static_cast<double>(nu_other) * std::exp(logF + U - m) +
+                      sp_un * std::exp(-m);
+            } else {
+              double base = 0.0;
+              for (std::size_t k = 0; k < nc; ++k) base += std::exp(logF + len * phi.logpz[cg[k]] - m);
+              other = std::max(0.0, std::exp(logF + len_lse[li] - m) - base);
+            }
+            sum = other;
+          }
+          for (std::size_t k = 0; k < nc; ++k) {
+            ex[k] = std::exp(cs[k] - m);
+            sum += ex[k];
+          }
+          bool full = false;
+          if (n_other > 0 || n_small_un > 0) {
+            full = nc == 0 || other_max >= mx - tie_tol ||
+                   (!ctl.hard && (ctl.truncate <= 0.0 ||
+                                  std::exp(other_max - m) / sum >= ctl.truncate));
+          }
+          const int* terms = cg.data();
+          const double* score = cs.data();
+          const double* exs = ex.data();
+          std::size_t nt = nc;
+          if (full) {
+            // score every term
+            bfull[b] += 1.0;
+            if (wskip < V) {
+              // the skipped word's terms that were not candidates
+              for (std::size_t e = phi.wp[wskip]; e < phi.wp[wskip + 1]; ++e) {
+                const int g = phi.g[e];
+                if (!seen[g]) {
+                  seen[g] = 1;
+                  touched.push_back(g);
+                  accd[g] += nskip * phi.l1p[e];
                 }
-                out.top[s] = best;
-                std::size_t kept = 0;
-                if (ctl.hard) {
-                  out.top_r[s] = 1.0;
-                  bg[b].push_back(best);
-                  br[b].push_back(1.0);
-                  kept = 1;
-                } else {
-                  order.clear();
-                  double ksum = 0.0;
-                  for (std::size_t k = 0; k < touched.size(); ++k) {
-                    const double r = std::exp(acc[k] - mx) / sum;
-                    if (r >= ctl.truncate || touched[k] == best) {
-                      order.push_back(static_cast<int>(k));
-                      ksum += r;
-                    }
-                  }
-                  std::sort(order.begin(), order.end(),
-                            [&](int x, int y) { return touched[x] < touched[y]; });
-                  for (int k : order) {
-                    const double r = std::exp(acc[k] - mx) / sum / ksum;
-                    bg[b].push_back(touched[k]);
-                    br[b].push_back(r);
-                    if (touched[k] == best) out.top_r[s] = r;
-                  }
-                  kept = order.size();
-                }
-                bn[b].push_back(kept);
               }
             }
-            for (int g : touched) mark[g] = -1;
-            if (done) continue;
-            if (!built) build();
-          }
-
-          const std::size_t ns = support.size();
-          for (std::size_t k = 0; k < ns; ++k) sc[k] = lp[k] + len * phi.logpz[support[k]];
-          for (std::size_t k = w0; k < w1; ++k) {
-            const std::size_t w = static_cast<std::size_t>(c.sentences.idx[k]);
-            const double n = c.sentences.val[k];
-            for (std::size_t e = phi.wp[w]; e < phi.wp[w + 1]; ++e) {
-              const int q = pos[phi.g[e]];
-              if (q >= 0) sc[q] += n * phi.l1p[e];
+            if (!dense_built) {
+              ldense.assign(K, logF);
+              for (std::size_t k = 0; k < ns; ++k) ldense[support[k]] = lpd[k];
+              dense_built = true;
             }
+            if (all_terms.size() != K) {
+              all_terms.resize(K);
+              for (std::size_t g = 0; g < K; ++g) all_terms[g] = static_cast<int>(g);
+            }
+            dense_sc.resize(K);
+            dense_ex.resize(K);
+            for (std::size_t g = 0; g < K; ++g) {
+              dense_sc[g] = ldense[g] + len * phi.logpz[g] + (is_u(static_cast<int>(g)) ? U : accd[g]);
+            }
+            mx = NEG_INF;
+            for (std::size_t g = 0; g < K; ++g) mx = std::max(mx, dense_sc[g]);
+            tie_tol = 1e-12 * (1.0 + std::fabs(mx));
+            m = mx;
+            sum = 0.0;
+            for (std::size_t g = 0; g < K; ++g) {
+              dense_ex[g] = std::exp(dense_sc[g] - m);
+              sum += dense_ex[g];
+            }
+            terms = all_terms.data();
+            score = dense_sc.data();
+            exs = dense_ex.data();
+            nt = K;
           }
-          double mx = NEG_INF;
-          for (std::size_t k = 0; k < ns; ++k) mx = std::max(mx, sc[k]);
+          for (int g : touched) {
+            seen[g] = 0;
+            accd[g] = 0.0;
+          }
+          ll += m + std::log(sum);
           // deterministic argmax: exact ties broken by a seeded hash of (sentence, term)
-          const double tie_tol = 1e-12 * (1.0 + std::fabs(mx));
           int best = -1;
           std::uint64_t best_rank = 0;
-          for (std::size_t k = 0; k < ns; ++k) {
-            if (sc[k] >= mx - tie_tol) {
-              const std::uint64_t rk = tie_rank(ctl.seed, s, support[k]);
-              if (best < 0 || rk < best_rank || (rk == best_rank && support[k] < best)) {
-                best = support[k];
+          for (std::size_t k = 0; k < nt; ++k) {
+            if (score[k] >= mx - tie_tol) {
+              const std::uint64_t rk = tie_rank(ctl.seed, s, terms[k]);
+              if (best < 0 || rk < best_rank || (rk == best_rank && terms[k] < best)) {
+                best = terms[k];
                 best_rank = rk;
               }
             }
           }
-          double sum = 0.0;
-          for (std::size_t k = 0; k < ns; ++k) {
-            const double z = sc[k] - mx;
-            ex[k] = (z >= log_trunc) ? std::exp(z) : 0.0;
-            sum += ex[k];
-          }
-          ll += mx + std::log(sum);
           out.top[s] = best;
           std::size_t kept = 0;
           if (ctl.hard) {
@@ -600,29 +770,31 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
             br[b].push_back(1.0);
             kept = 1;
           } else {
-            // with truncation, keep entries >= truncate (and always the best term)
+            // keep r >= truncate (every positive r with truncate = 0) and the best term
+            order.clear();
             double ksum = 0.0;
-            for (std::size_t k = 0; k < ns; ++k) {
-              if (ex[k] > 0.0 && (ctl.truncate <= 0.0 || ex[k] / sum >= ctl.truncate ||
-                                  support[k] == best)) {
-                ksum += ex[k];
+            for (std::size_t k = 0; k < nt; ++k) {
+              const double r = exs[k] / sum;
+              if (terms[k] == best || (r > 0.0 && r >= ctl.truncate)) {
+                order.push_back(static_cast<int>(k));
+                ksum += r;
               }
             }
-            for (std::size_t k = 0; k < ns; ++k) {
-              if (ex[k] > 0.0 && (ctl.truncate <= 0.0 || ex[k] / sum >= ctl.truncate ||
-                                  support[k] == best)) {
-                bg[b].push_back(support[k]);
-                br[b].push_back(ex[k] / ksum);
-                if (support[k] == best) out.top_r[s] = ex[k] / ksum;
-                ++kept;
-              }
+            if (!full) {
+              std::sort(order.begin(), order.end(),
+                        [&](int x, int y) { return terms[x] < terms[y]; });
             }
+            for (int k : order) {
+              const double r = exs[k] / sum / ksum;
+              bg[b].push_back(terms[k]);
+              br[b].push_back(r);
+              if (terms[k] == best) out.top_r[s] = r;
+            }
+            kept = order.size();
           }
           bn[b].push_back(kept);
         }
-        if (built) {
-          for (int g : support) pos[g] = -1;
-        }
+        for (int g : support) pos[g] = -1;
       }
       bll[b] = ll;
     }
@@ -636,6 +808,7 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
       ++s;
     }
     out.loglik += bll[b];
+    out.n_full += bfull[b];
   }
   out.g.reserve(out.p[S]);
   out.r.reserve(out.p[S]);
@@ -646,10 +819,10 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta
   return out;
 }
 
-std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
-                                    const std::vector<SparseVec>& theta,
-                                    const Csc& author_docs, double author_pc,
-                                    const Runner& run) {
+std::vector<Profile> m_step_theta(const Corpus& c, const Resp& resp,
+                                  const std::vector<Profile>& theta,
+                                  const Csc& author_docs, double author_pc,
+                                  const Runner& run) {
   const std::size_t K = static_cast<std::size_t>(c.n_terms);
   const std::size_t D = c.doc_ptr.size() - 1;
   // (a) per document: R_dG = sum_s r_sG and den_dG = sum_{a in d} theta_aG
@@ -679,7 +852,7 @@ std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
           Rd[d].push_back({g, acc[g]});
           double sden = 0.0;
           for (std::size_t k = c.doc_authors.p[d]; k < c.doc_authors.p[d + 1]; ++k) {
-            sden += value_of(theta[static_cast<std::size_t>(c.doc_authors.idx[k])], g, c.n_terms);
+            sden += value_of(theta[static_cast<std::size_t>(c.doc_authors.idx[k])], g);
           }
           den[d].push_back({g, sden});
           acc[g] = 0.0;
@@ -688,21 +861,20 @@ std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
       }
     }
   });
-  // (b) per profile: credit_aG = sum_{d with a} R_dG theta_aG / den_dG
+  // (b) per profile: credit_aG = sum_{d with a} R_dG theta_aG / den_dG; the new
+  // profile is (credit_aG + author_pc) / (sum_G credit_aG + K author_pc), i.e.
+  // floor author_pc / norm plus the increments credit_aG / norm.
   const std::size_t A = theta.size();
-  std::vector<SparseVec> out(A);
+  std::vector<Profile> out(A);
   const std::vector<std::size_t> acuts = even_blocks(A, AUTH_BLOCK);
   run(acuts.size() - 1, [&](std::size_t b0, std::size_t b1) {
-    std::vector<double> th(K, 0.0), credit(K, 0.0);
+    std::vector<double> th(K, 0.0), credit(K, 0.0);  // th: increments of the current profile
     std::vector<char> seen(K, 0);
     std::vector<int> touched;
     for (std::size_t b = b0; b < b1; ++b) {
       for (std::size_t a = acuts[b]; a < acuts[b + 1]; ++a) {
-        if (theta[a].empty()) {
-          std::fill(th.begin(), th.end(), 1.0 / static_cast<double>(K));
-        } else {
-          for (const Entry& e : theta[a]) th[e.g] = e.v;
-        }
+        const double fl = theta[a].floor;
+        for (const Entry& e : theta[a].inc) th[e.g] = e.v;
         touched.clear();
         for (std::size_t k = author_docs.p[a]; k < author_docs.p[a + 1]; ++k) {
           const std::size_t d = static_cast<std::size_t>(author_docs.idx[k]);
@@ -712,7 +884,7 @@ std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
             const int g = Rd[d][e].g;
             const double dn = den[d][e].v;
             // den > 0 whenever r_sG > 0; the even split is only a guard
-            const double add = dn > 0.0 ? Rd[d][e].v * th[g] / dn : Rd[d][e].v / na;
+            const double add = dn > 0.0 ? Rd[d][e].v * (fl + th[g]) / dn : Rd[d][e].v / na;
             if (add <= 0.0) continue;
             if (!seen[g]) {
               seen[g] = 1;
@@ -724,15 +896,11 @@ std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
         std::sort(touched.begin(), touched.end());
         double total = 0.0;
         for (int g : touched) total += credit[g];
-        if (author_pc > 0.0) {
+        if (author_pc > 0.0 || total > 0.0) {
           const double norm = total + author_pc * static_cast<double>(K);
-          out[a].reserve(K);
-          for (std::size_t g = 0; g < K; ++g) {
-            out[a].push_back({static_cast<int>(g), (credit[g] + author_pc) / norm});
-          }
-        } else if (total > 0.0) {
-          out[a].reserve(touched.size());
-          for (int g : touched) out[a].push_back({g, credit[g] / total});
+          out[a].floor = author_pc / norm;
+          out[a].inc.reserve(touched.size());
+          for (int g : touched) out[a].inc.push_back({g, credit[g] / norm});
         } else {
           out[a] = theta[a];  // a profile with no sentences keeps its previous value
         }
@@ -740,27 +908,23 @@ std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
           credit[g] = 0.0;
           seen[g] = 0;
         }
-        if (theta[a].empty()) {
-          std::fill(th.begin(), th.end(), 0.0);
-        } else {
-          for (const Entry& e : theta[a]) th[e.g] = 0.0;
-        }
+        for (const Entry& e : theta[a].inc) th[e.g] = 0.0;
       }
     }
   });
   return out;
 }
 
-double theta_log_prior(const std::vector<SparseVec>& theta, int n_terms, double author_pc) {
+double theta_log_prior(const std::vector<Profile>& theta, int n_terms, double author_pc) {
   if (author_pc <= 0.0) return 0.0;
   double lp = 0.0;
-  for (const SparseVec& v : theta) {
-    if (v.empty()) {  // uniform
-      lp += author_pc * static_cast<double>(n_terms) * std::log(1.0 / static_cast<double>(n_terms));
-      continue;
+  for (const Profile& pr : theta) {
+    const double n_floor = static_cast<double>(n_terms) - static_cast<double>(pr.inc.size());
+    if (n_floor > 0.0) {
+      if (!(pr.floor > 0.0)) return NEG_INF;
+      lp += author_pc * n_floor * std::log(pr.floor);
     }
-    if (v.size() < static_cast<std::size_t>(n_terms)) return NEG_INF;
-    for (const Entry& e : v) lp += author_pc * std::log(e.v);
+    for (const Entry& e : pr.inc) lp += author_pc * std::log(pr.floor + e.v);
   }
   return lp;
 }
@@ -786,8 +950,10 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
   fit.phi = bgm ? build_phi_bg(c, nullptr, nullptr, word_sent, ctl.pseudocount, ctl.background, run)
                 : build_phi(c, nullptr, word_sent, ctl.pseudocount, run);
   double bg_const = bgm ? background_constant(fit.phi, word_sent) : 0.0;
-  // empty profile = uniform (saves a dense authors x terms start)
-  fit.theta.assign(static_cast<std::size_t>(n_profiles), SparseVec());
+  // uniform profiles: floor 1 / K, no increments
+  Profile uniform;
+  uniform.floor = 1.0 / static_cast<double>(c.n_terms);
+  fit.theta.assign(static_cast<std::size_t>(n_profiles), uniform);
   double theta_lp = theta_log_prior(fit.theta, c.n_terms, ctl.author_pseudocount);
   std::vector<int> prev;
   auto clock_start = std::chrono::steady_clock::now();
@@ -799,6 +965,7 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
     fit.iterations = it;
     const double obj = fit.resp.loglik + bg_const + fit.phi.log_prior + theta_lp;
     fit.objective.push_back(obj);
+    fit.n_full.push_back(fit.resp.n_full);
     double changed = static_cast<double>(fit.resp.top.size());
     if (it == 1) {
       fit.baseline = fit.resp.top;
@@ -820,7 +987,7 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
     tick(it);
     clock_start = std::chrono::steady_clock::now();
     // M-step
-    std::vector<SparseVec> th =
+    std::vector<Profile> th =
         m_step_theta(c, fit.resp, fit.theta, author_docs, ctl.author_pseudocount, run);
     if (bgm) {
       Phi next = build_phi_bg(c, &fit.resp, &fit.phi, word_sent, ctl.pseudocount, ctl.background, run);

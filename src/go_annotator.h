@@ -25,6 +25,17 @@ struct Entry {
 };
 using SparseVec = std::vector<Entry>;  // sorted by term index
 
+// A term distribution stored as a floor plus sparse increments:
+// theta_G = floor + inc_G, with inc_G = 0 for the terms not in `inc` (entries
+// sorted by term, inc_G > 0). With a symmetric Dirichlet prior count a, the
+// M-step gives floor = a / (a K + N) and inc_G = counts_G / (a K + N), so the
+// increments are as sparse as the responsibilities. The uniform distribution
+// is floor = 1 / K without increments; without a prior the floor is 0.
+struct Profile {
+  double floor = 0.0;
+  SparseVec inc;
+};
+
 // Column-compressed sparse matrix: column j holds rows idx[p[j] .. p[j+1]).
 struct Csc {
   std::vector<std::size_t> p;
@@ -51,6 +62,9 @@ struct Control {
   double truncate = 0.0;  // responsibilities below this are dropped (0 = exact EM)
   std::uint64_t seed = 0;
   double background = 0.0;  // > 0: background mixture, initial weight lambda (learned)
+  // E-step: a sentence word with at least this many term entries is not
+  // traversed (its terms sharing no other word are summed in closed form); 0: off
+  int skip_min = 256;
 };
 
 // Word-indexed view of the current phi: for word w, the terms with a positive
@@ -64,8 +78,13 @@ struct Phi {
   std::vector<double> logpz;  // per term: log(pc / Z_G), Z_G = sum_w C_Gw + V pc
   double log_prior = 0.0;     // sum_G sum_w (O_Gw + pc) log phi_Gw
   // background mixture (lambda > 0 only): l1p = log1p((1 - lambda) phi_Gw / (lambda beta_w)),
-  // logpz = 0, and every term with Z_G = 0 has an entry for every word
+  // logpz = 0. A term with Z_G = 0 has the uniform phi_G = 1 / V: it has no
+  // entries, is flagged in `uniform`, and its value for word w is
+  // lu_w = log1p((1 - lambda) / (V lambda beta_w)), the same for all such terms.
   double lambda = 0.0;
+  std::vector<char> uniform;  // per term (empty without the background: no such terms)
+  std::size_t n_uniform = 0;
+  std::vector<double> lu;     // per word
   std::vector<double> beta;   // background word distribution
   std::vector<double> zsum;   // Z_G = sum_w C_Gw
 };
@@ -78,6 +97,7 @@ struct Resp {
   std::vector<int> top;      // argmax term per sentence (deterministic ties)
   std::vector<double> top_r; // its responsibility
   double loglik = 0.0;       // sum_s log sum_G P(G|D) P(s|G)
+  double n_full = 0.0;       // sentences scored against every term (see e_step)
 };
 
 // Build phi from definition counts plus the sentences' expected counts (resp
@@ -95,19 +115,19 @@ Phi build_phi_bg(const Corpus& c, const Resp* resp, const Phi* old, const Csc& w
 // log likelihood shared by all terms.
 double background_constant(const Phi& phi, const Csc& word_sent);
 
-// E-step over all sentences with author profiles `theta` (one sparse vector per
-// profile, entries > 0, summing to 1; an empty vector means the uniform profile).
-Resp e_step(const Corpus& c, const Phi& phi, const std::vector<SparseVec>& theta,
+// E-step over all sentences with author profiles `theta` (floor plus increments,
+// summing to 1 over the n_terms terms).
+Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             const Control& ctl, const Runner& run);
 
 // Exact author-credit M-step for theta; returns the new profiles.
-std::vector<SparseVec> m_step_theta(const Corpus& c, const Resp& resp,
-                                    const std::vector<SparseVec>& theta,
-                                    const Csc& author_docs, double author_pc,
-                                    const Runner& run);
+std::vector<Profile> m_step_theta(const Corpus& c, const Resp& resp,
+                                  const std::vector<Profile>& theta,
+                                  const Csc& author_docs, double author_pc,
+                                  const Runner& run);
 
 // log prior of theta under a symmetric Dirichlet with alpha - 1 = author_pc.
-double theta_log_prior(const std::vector<SparseVec>& theta, int n_terms, double author_pc);
+double theta_log_prior(const std::vector<Profile>& theta, int n_terms, double author_pc);
 
 // Transpose of a Csc matrix with nrow rows (counts kept).
 Csc transpose(const Csc& m, int nrow);
@@ -116,13 +136,14 @@ Csc transpose(const Csc& m, int nrow);
 std::vector<double> term_distribution(const Resp& resp, int n_terms);
 
 struct Fit {
-  std::vector<SparseVec> theta;
+  std::vector<Profile> theta;
   Phi phi;
   Resp resp;
   std::vector<int> baseline;  // argmax under definitions only and uniform profiles
   std::vector<double> objective;
   std::vector<double> n_changed;
   std::vector<double> seconds;  // wall time of each iteration (M-step before it + E-step)
+  std::vector<double> n_full;   // per E-step: sentences scored against every term
   bool converged = false;
   int iterations = 0;
 };

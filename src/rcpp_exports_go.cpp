@@ -63,21 +63,17 @@ List resp_to_list(const augp::go::Resp& r) {
   IntegerVector top(r.top.begin(), r.top.end());
   NumericVector top_r(r.top_r.begin(), r.top_r.end());
   return List::create(_["p"] = p, _["g"] = g, _["r"] = x, _["top"] = top,
-                      _["top_r"] = top_r, _["loglik"] = r.loglik);
+                      _["top_r"] = top_r, _["loglik"] = r.loglik, _["n_full"] = r.n_full);
 }
 
-List theta_to_list(const std::vector<augp::go::SparseVec>& theta, int n_terms) {
-  std::vector<double> p{0};
+// Profiles as rows (p, g, v) of increments plus one floor per profile.
+List theta_to_list(const std::vector<augp::go::Profile>& theta) {
+  std::vector<double> p{0}, fl;
   std::vector<int> g;
   std::vector<double> v;
   for (const auto& row : theta) {
-    if (row.empty()) {  // uniform profile
-      for (int k = 0; k < n_terms; ++k) {
-        g.push_back(k);
-        v.push_back(1.0 / n_terms);
-      }
-    }
-    for (const auto& e : row) {
+    fl.push_back(row.floor);
+    for (const auto& e : row.inc) {
       g.push_back(e.g);
       v.push_back(e.v);
     }
@@ -85,18 +81,23 @@ List theta_to_list(const std::vector<augp::go::SparseVec>& theta, int n_terms) {
   }
   return List::create(_["p"] = NumericVector(p.begin(), p.end()),
                       _["g"] = IntegerVector(g.begin(), g.end()),
-                      _["v"] = NumericVector(v.begin(), v.end()));
+                      _["v"] = NumericVector(v.begin(), v.end()),
+                      _["floor"] = NumericVector(fl.begin(), fl.end()));
 }
 
-std::vector<augp::go::SparseVec> list_to_theta(const List& th) {
+// The inverse of theta_to_list (rows sorted by term; non-positive increments dropped).
+std::vector<augp::go::Profile> list_to_theta(const List& th) {
   NumericVector p = th["p"];
   IntegerVector g = th["g"];
   NumericVector v = th["v"];
-  std::vector<augp::go::SparseVec> out(p.size() - 1);
+  NumericVector fl = th["floor"];
+  if (fl.size() + 1 != p.size()) throw std::invalid_argument("profile floors do not match rows");
+  std::vector<augp::go::Profile> out(p.size() - 1);
   for (R_xlen_t a = 0; a + 1 < p.size(); ++a) {
+    out[a].floor = fl[a];
     for (std::size_t k = static_cast<std::size_t>(p[a]); k < static_cast<std::size_t>(p[a + 1]);
          ++k) {
-      if (v[k] > 0.0) out[a].push_back({g[k], v[k]});
+      if (v[k] > 0.0) out[a].inc.push_back({g[k], v[k]});
     }
   }
   return out;
@@ -111,6 +112,7 @@ augp::go::Control to_control(const List& ctl) {
   c.tol = as<double>(ctl["tol"]);
   c.truncate = as<double>(ctl["truncate"]);
   if (ctl.containsElementNamed("background")) c.background = as<double>(ctl["background"]);
+  if (ctl.containsElementNamed("skip_min")) c.skip_min = as<int>(ctl["skip_min"]);
   NumericVector seed = ctl["seed"];
   c.seed = augp::combine_seed(seed[0], seed[1]);
   return c;
@@ -142,15 +144,18 @@ List go_em_cpp(List data, List control) {
       _["l1p"] = NumericVector(phi.l1p.begin(), phi.l1p.end()),
       _["lambda"] = phi.lambda,
       _["beta"] = NumericVector(phi.beta.begin(), phi.beta.end()),
+      _["uniform"] = IntegerVector(phi.uniform.begin(), phi.uniform.end()),
+      _["lu"] = NumericVector(phi.lu.begin(), phi.lu.end()),
       _["log_prior"] = phi.log_prior);
   const std::vector<double> pi = augp::go::term_distribution(fit.resp, as<int>(data["n_terms"]));
   return List::create(
-      _["theta"] = theta_to_list(fit.theta, as<int>(data["n_terms"])), _["phi"] = phi_list,
+      _["theta"] = theta_to_list(fit.theta), _["phi"] = phi_list,
       _["resp"] = resp_to_list(fit.resp),
       _["baseline"] = IntegerVector(fit.baseline.begin(), fit.baseline.end()),
       _["objective"] = NumericVector(fit.objective.begin(), fit.objective.end()),
       _["n_changed"] = NumericVector(fit.n_changed.begin(), fit.n_changed.end()),
       _["seconds"] = NumericVector(fit.seconds.begin(), fit.seconds.end()),
+      _["n_full"] = NumericVector(fit.n_full.begin(), fit.n_full.end()),
       _["converged"] = fit.converged, _["iterations"] = fit.iterations,
       _["pi"] = NumericVector(pi.begin(), pi.end()));
 }
@@ -182,7 +187,14 @@ List go_estep_cpp(List data, List profiles, List phi_list, List control) {
         phi.l1p[e] = std::log1p(phi.count[e] / ctl.pseudocount);
       }
     }
-    const std::vector<augp::go::SparseVec> th = list_to_theta(profiles);
+    if (phi_list.containsElementNamed("uniform")) {
+      IntegerVector u = phi_list["uniform"];
+      NumericVector lu = phi_list["lu"];
+      phi.uniform.assign(u.begin(), u.end());
+      phi.lu.assign(lu.begin(), lu.end());
+      for (int x : u) phi.n_uniform += x != 0 ? 1 : 0;
+    }
+    const std::vector<augp::go::Profile> th = list_to_theta(profiles);
     r = augp::go::e_step(c, phi, th, ctl, ThreadRunner{threads});
   } catch (std::exception& e) {
     stop(std::string("go_annotator: ") + e.what());

@@ -70,7 +70,7 @@ test_that("EM with a background distribution equals the dense reference", {
     ref <- go_dense_em_bg(p$X, p$O, p$sdoc, p$dauth, p$A, pc = 0.2, lambda0 = 0.4, iters = 6)
     expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
     expect_equal(unname(as.matrix(fit$responsibilities)), unname(ref$R), tolerance = 1e-10)
-    th <- as.matrix(fit$theta)[sprintf("a%d", seq_len(p$A)), ]
+    th <- as.matrix(coef(fit))[sprintf("a%d", seq_len(p$A)), ]
     expect_equal(unname(th), ref$theta, tolerance = 1e-10)
     # the weight is learned: the last M-step's value is the fit's weight
     fit7 <- go_annotator(Matrix::Matrix(p$X, sparse = TRUE), p$authors,

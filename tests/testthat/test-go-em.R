@@ -59,7 +59,7 @@ test_that("sparse soft EM equals the dense reference implementation", {
   ref <- go_dense_em(p$X, p$O, p$sdoc, p$dauth, p$A, pc = 0.3, iters = 8)
   expect_equal(fit$iterations, 8)
   expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
-  th <- as.matrix(fit$theta)[sprintf("a%d", seq_len(p$A)), ]
+  th <- as.matrix(coef(fit))[sprintf("a%d", seq_len(p$A)), ]
   expect_equal(unname(th), ref$theta, tolerance = 1e-10)
   expect_equal(unname(as.matrix(fit$responsibilities)), unname(ref$R), tolerance = 1e-10)
   # the stored counts reproduce phi: C_Gw = definitions + expected counts
@@ -98,8 +98,8 @@ test_that("soft EM objective never decreases and stops on tol", {
   fit2 <- ga0(sim$sentences, sim$authors, go_subset$terms, max_iter = 30,
                        author_pseudocount = 0.5, threads = 2, seed = 1)
   expect_true(all(diff(fit2$objective) >= -1e-9 * abs(fit2$objective[-1])))
-  expect_equal(unname(Matrix::rowSums(fit2$theta)), rep(1, nrow(fit2$theta)), tolerance = 1e-12)
-  expect_gt(min(fit2$theta), 0)
+  expect_equal(unname(Matrix::rowSums(coef(fit2))), rep(1, nrow(coef(fit2))), tolerance = 1e-12)
+  expect_gt(min(coef(fit2)), 0)
 })
 
 test_that("hard EM terminates when no sentence changes its term", {
@@ -122,7 +122,7 @@ test_that("results depend on the seed, not on the number of threads", {
   f2 <- ga0(sim$sentences, sim$authors, go_subset$terms, em = "hard",
                      max_iter = 5, threads = 2, seed = 3)
   expect_identical(f1$objective, f2$objective)
-  expect_identical(f1$theta, f2$theta)
+  expect_identical(coef(f1), coef(f2))
   expect_identical(f1$assignment, f2$assignment)
   s1 <- ga0(sim$sentences, sim$authors, go_subset$terms, max_iter = 5,
                      threads = 1, seed = 3)
@@ -138,7 +138,7 @@ test_that("truncation keeps results close and makes profiles sparse", {
   f0 <- ga0(sim$sentences, sim$authors, go_subset$terms, threads = 2, seed = 1)
   f1 <- ga0(sim$sentences, sim$authors, go_subset$terms, threads = 2, seed = 1,
                      truncate = 1e-3)
-  expect_lt(Matrix::nnzero(f1$theta), Matrix::nnzero(f0$theta) / 3)
+  expect_lt(Matrix::nnzero(coef(f1)), Matrix::nnzero(coef(f0)) / 3)
   expect_gt(mean(f0$assignment == f1$assignment), 0.95)
   expect_equal(f1$objective[length(f1$objective)], f0$objective[length(f0$objective)],
                tolerance = 1e-3)

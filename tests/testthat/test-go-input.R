@@ -16,7 +16,7 @@ test_that("sentences without known words, long sentences and ties behave", {
                tolerance = 1e-10)
   # an empty sentence gets the document's prior P(G | d)
   d1 <- sim$authors$author[sim$authors$document == s$document[1]]
-  prior <- Matrix::colMeans(fit$theta[d1, , drop = FALSE])
+  prior <- Matrix::colMeans(coef(fit)[d1, , drop = FALSE])
   # (the fit stops after an E-step, so responsibilities match the final theta)
   expect_equal(unname(fit$responsibilities[1, ]), unname(prior), tolerance = 1e-10)
   # the very long sentence is confidently assigned to a term, no underflow
@@ -108,7 +108,7 @@ test_that("matrix and data frame inputs give the same fit", {
   rownames(O) <- defs$go_id
   f2 <- fit_q(X, sim$authors, O, documents = sim$sentences$document)
   expect_equal(f1$objective, f2$objective, tolerance = 1e-12)
-  expect_equal(as.matrix(f1$theta), as.matrix(f2$theta), tolerance = 1e-12)
+  expect_equal(as.matrix(coef(f1)), as.matrix(coef(f2)), tolerance = 1e-12)
 })
 
 test_that("text that is not valid UTF-8 is an error naming the argument", {

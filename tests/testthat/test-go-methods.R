@@ -11,7 +11,7 @@ test_that("print, summary, top_terms and plots work on a fit", {
   tt <- top_terms(fit, "A0001", n = 4)
   expect_equal(nrow(tt), 4)
   expect_true(all(diff(tt$probability) <= 0))
-  expect_equal(tt$probability[1], max(fit$theta["A0001", ]))
+  expect_equal(tt$probability[1], max(coef(fit)["A0001", ]))
   expect_error(top_terms(fit, "nobody"), "`author`")
   p <- ggplot2::autoplot(fit)
   expect_s3_class(p, "ggplot")

@@ -1,16 +1,16 @@
 go_overlap <- function(fit, profiles) {
-  P <- matrix(0, nrow(fit$theta), ncol(fit$theta))
-  P[cbind(match(profiles$author, rownames(fit$theta)), match(profiles$go_id, fit$go_id))] <-
+  P <- matrix(0, nrow(coef(fit)), ncol(coef(fit)))
+  P[cbind(match(profiles$author, rownames(coef(fit))), match(profiles$go_id, fit$go_id))] <-
     profiles$weight
-  mean(rowSums(pmin(P, as.matrix(fit$theta))))
+  mean(rowSums(pmin(P, as.matrix(coef(fit)))))
 }
 
 # Share of the planted terms among each author's largest fitted profile entries.
 go_top_match <- function(fit, profiles) {
-  au <- intersect(unique(profiles$author), rownames(fit$theta))
+  au <- intersect(unique(profiles$author), rownames(coef(fit)))
   mean(vapply(au, function(a) {
     g <- profiles$go_id[profiles$author == a]
-    row <- fit$theta[a, ]
+    row <- coef(fit)[a, ]
     top <- names(row)[order(-row)[seq_along(g)]]
     mean(g %in% top)
   }, numeric(1)))
