@@ -13,14 +13,8 @@
 #
 # Run: Rscript bench/counts/bench_brms.R [lib]   (needs brms and rstan)
 args <- commandArgs(TRUE)
-if (length(args)) .libPaths(c(args[1], .libPaths()))
-suppressPackageStartupMessages({
-  library(augmentedGP)
-  library(brms)
-  if (!nzchar(rstan::rstan_options("boost_lib"))) rstan::rstan_options(boost_lib = "/usr/include")
-})
-chains <- 4
-cores <- 2
+source(file.path(dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE))),
+                 "../fullbayes/brms_common.R"))
 d <- data.frame(year = as.numeric(stats::time(datasets::discoveries)),
                 y = as.numeric(datasets::discoveries))
 ctr <- mean(d$year)
@@ -67,20 +61,9 @@ bf_fit <- update(b0, recompile = FALSE, chains = chains, cores = cores, iter = 1
 t_brms <- proc.time()[["elapsed"]] - t0
 dr <- posterior::as_draws_array(bf_fit, variable = c("^lscale_", "^sdgp_", "^shape$"), regex = TRUE)
 posterior::variables(dr) <- c("lscale", "sdgp", "shape")
-epred_nug <- function(b, ...) {
-  for (nug in c(1e-8, 1e-6, 1e-4)) {
-    ep <- tryCatch(posterior_epred(b, nug = nug, ...), error = function(e) NULL)
-    if (!is.null(ep)) return(ep)
-  }
-  stop("brms predictions failed with every nugget tried")
-}
 ep_brms <- epred_nug(bf_fit)
 cat(sprintf("brms: compile %.1f s, sampling %.1f s\n", t_compile, t_brms))
 
-ess_pred <- function(ep, nchains) {
-  S <- nrow(ep)
-  apply(ep, 2, function(v) posterior::ess_bulk(matrix(v, S / nchains, nchains)))
-}
 sa <- posterior::summarise_draws(augp_hyper, "median", ~quantile(.x, c(0.05, 0.95)), "rhat", "ess_bulk")
 sb <- posterior::summarise_draws(dr, "median", ~quantile(.x, c(0.05, 0.95)), "rhat", "ess_bulk")
 pa <- ess_pred(ep_augp, chains)
@@ -108,5 +91,5 @@ cat(sprintf("fitted means, augp Gibbs vs brms: max rel diff %.4f; z: ", res$max_
 print(res$pred_z)
 cat(sprintf("VI fitted means vs brms posterior means: max rel diff %.3f; VI r %.2f\n",
             res$vi_vs_brms, res$vi_r))
-saveRDS(res, file.path(dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE))),
+saveRDS(res, file.path(script_dir(),
                        "results_brms.rds"))

@@ -14,14 +14,8 @@
 #
 # Run: Rscript bench/fullbayes/iris_brms.R [lib]   (needs brms and rstan)
 args <- commandArgs(TRUE)
-if (length(args)) .libPaths(c(args[1], .libPaths()))
-suppressPackageStartupMessages({
-  library(augmentedGP)
-  library(brms)
-  if (!nzchar(rstan::rstan_options("boost_lib"))) rstan::rstan_options(boost_lib = "/usr/include")
-})
-chains <- 4
-cores <- 2
+source(file.path(dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE))),
+                 "brms_common.R"))
 set.seed(7)
 test_idx <- sort(sample(150, 30))
 tr <- iris[-test_idx, ]
@@ -82,13 +76,6 @@ stick_hyper <- function(b, j) {
 hyper_b <- posterior::bind_draws(stick_hyper(b1$fit, 1), stick_hyper(b2$fit, 2), along = "variable")
 # stick probabilities where each stick has data: P(setosa) at every training flower,
 # P(versicolor | not setosa) at the non-setosa ones (augp: from its class probabilities)
-epred_nug <- function(b, ...) {
-  for (nug in c(1e-8, 1e-6, 1e-4)) {
-    ep <- tryCatch(posterior_epred(b, nug = nug, ...), error = function(e) NULL)
-    if (!is.null(ep)) return(ep)
-  }
-  stop("brms predictions failed with every nugget tried")
-}
 s1 <- epred_nug(b1$fit)
 s2 <- epred_nug(b2$fit)
 ep_b <- list(s1, s2)
@@ -122,5 +109,5 @@ cat(sprintf("median bulk ESS/s on stick probabilities: augp %.1f, brms %.2f (rat
             res$ess_s_pred[1], res$ess_s_pred[2], res$ess_s_pred[1] / res$ess_s_pred[2]))
 cat(sprintf("stick probabilities, augp - brms: max |diff| %.4f; z = diff / MC se: ", res$max_abs_diff))
 print(res$z)
-saveRDS(res, file.path(dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE))),
+saveRDS(res, file.path(script_dir(),
                        "iris_brms.rds"))

@@ -13,15 +13,8 @@
 #
 # Run: Rscript bench/fullbayes/pima_brms.R [lib]   (needs brms and rstan)
 args <- commandArgs(TRUE)
-if (length(args)) .libPaths(c(args[1], .libPaths()))
-suppressPackageStartupMessages({
-  library(augmentedGP)
-  library(brms)
-  # Debian's BH package relies on the system boost headers
-  if (!nzchar(rstan::rstan_options("boost_lib"))) rstan::rstan_options(boost_lib = "/usr/include")
-})
-chains <- 4
-cores <- 2
+source(file.path(dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE))),
+                 "brms_common.R"))
 tr <- MASS::Pima.tr
 ctr <- colMeans(tr[, c("glu", "bmi")])
 scl <- apply(tr[, c("glu", "bmi")], 2, stats::sd)
@@ -66,21 +59,9 @@ t_brms <- proc.time()[["elapsed"]] - t0
 dr <- posterior::as_draws_array(bf_fit, variable = c("^lscale_", "^sdgp_"), regex = TRUE)
 posterior::variables(dr) <- c("lscale", "sdgp")
 saveRDS(bf_fit, "/tmp/pima_brms_fit.rds")
-# brms recomputes the GP covariance for predictions; short lengthscale draws need a nugget
-epred_nug <- function(b, ...) {
-  for (nug in c(1e-8, 1e-6, 1e-4)) {
-    ep <- tryCatch(posterior_epred(b, nug = nug, ...), error = function(e) NULL)
-    if (!is.null(ep)) return(ep)
-  }
-  stop("brms predictions failed with every nugget tried")
-}
 ep_brms <- epred_nug(bf_fit)
 cat(sprintf("brms: compile %.1f s, sampling %.1f s\n", t_compile, t_brms))
 
-ess_pred <- function(ep, nchains) {
-  S <- nrow(ep)
-  apply(ep, 2, function(v) posterior::ess_bulk(matrix(v, S / nchains, nchains)))
-}
 sa <- posterior::summarise_draws(augp_hyper, "median", "mad", ~quantile(.x, c(0.05, 0.95)),
                                  "rhat", "ess_bulk")
 sb <- posterior::summarise_draws(dr, "median", "mad", ~quantile(.x, c(0.05, 0.95)),
@@ -106,5 +87,5 @@ cat(sprintf("median bulk ESS/s on predictive probabilities: augp %.1f, brms %.2f
             res$ess_s_pred[1], res$ess_s_pred[2], res$ess_s_pred[1] / res$ess_s_pred[2]))
 cat(sprintf("predictive probabilities, augp - brms: max |diff| %.4f; z = diff / MC se: ", res$max_abs_diff))
 print(res$pred_z)
-saveRDS(res, file.path(dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE))),
+saveRDS(res, file.path(script_dir(),
                        "pima_brms.rds"))
