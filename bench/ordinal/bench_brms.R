@@ -12,14 +12,8 @@
 #
 # Run: Rscript bench/ordinal/bench_brms.R [lib]   (needs brms, rstan and carData)
 args <- commandArgs(TRUE)
-if (length(args)) .libPaths(c(args[1], .libPaths()))
-suppressPackageStartupMessages({
-  library(augmentedGP)
-  library(brms)
-  if (!nzchar(rstan::rstan_options("boost_lib"))) rstan::rstan_options(boost_lib = "/usr/include")
-})
-chains <- 4
-cores <- 2
+source(file.path(dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE))),
+                 "../fullbayes/brms_common.R"))
 d <- carData::Womenlf
 d$partic <- factor(d$partic, levels = c("not.work", "parttime", "fulltime"), ordered = TRUE)
 d$zinc <- (d$hincome - mean(d$hincome)) / stats::sd(d$hincome)
@@ -62,21 +56,9 @@ t_brms <- proc.time()[["elapsed"]] - t0
 dr <- posterior::as_draws_array(bf_fit, variable = c("^lscale_", "^sdgp_", "^b_Intercept"),
                                 regex = TRUE)
 posterior::variables(dr) <- c("lscale", "sdgp", paste0("cut", seq_len(posterior::nvariables(dr) - 2)))
-epred_nug <- function(b, ...) {
-  for (nug in c(1e-8, 1e-6, 1e-4)) {
-    ep <- tryCatch(posterior_epred(b, nug = nug, ...), error = function(e) NULL)
-    if (!is.null(ep)) return(ep)
-  }
-  stop("brms predictions failed with every nugget tried")
-}
 ep_brms <- epred_nug(bf_fit)
 cat(sprintf("brms: compile %.1f s, sampling %.1f s\n", t_compile, t_brms))
 
-ess_pred <- function(ep, nchains) {
-  S <- dim(ep)[1]
-  M <- matrix(ep, S)
-  apply(M, 2, function(v) posterior::ess_bulk(matrix(v, S / nchains, nchains)))
-}
 sa <- posterior::summarise_draws(augp_hyper, "median", ~quantile(.x, c(0.05, 0.95)), "rhat", "ess_bulk")
 sb <- posterior::summarise_draws(dr, "median", ~quantile(.x, c(0.05, 0.95)), "rhat", "ess_bulk")
 pa <- ess_pred(ep_augp, chains)
@@ -104,5 +86,5 @@ cat(sprintf("median bulk ESS/s on fitted class probabilities: augp %.1f, brms %.
 cat(sprintf("class probabilities, augp Gibbs - brms: max |diff| %.4f; z: ", res$max_abs_diff))
 print(res$pred_z)
 cat(sprintf("VI fitted probabilities vs brms posterior means: max |diff| %.3f\n", res$vi_vs_brms))
-saveRDS(res, file.path(dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE))),
+saveRDS(res, file.path(script_dir(),
                        "results_brms.rds"))
