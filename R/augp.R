@@ -79,7 +79,7 @@
 #' }
 #' @export
 augp <- function(formula, data, likelihood = NULL, kernel = kernel_se(),
-                 method = c("vi", "gibbs"), inducing = NULL, subset, weights,
+                 method = c("vi", "gibbs"), inducing = "auto", subset, weights,
                  na.action, offset, prior = NULL, control = augp_control(), seed = NULL) {
   cl <- match.call()
   method <- match.arg(method)

@@ -22,11 +22,12 @@
 #' fit
 #' @export
 augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
-                     method = c("vi", "gibbs"), inducing = NULL, weights = NULL,
+                     method = c("vi", "gibbs"), inducing = "auto", weights = NULL,
                      offset = NULL, prior = NULL, control = augp_control(), seed = NULL) {
   t0 <- proc.time()[["elapsed"]]
   method <- match.arg(method)
-  if (!is.null(inducing) && method != "vi") {
+  inducing <- check_inducing_arg(inducing)
+  if (!is.character(inducing) && method != "vi") {
     stop("`inducing`: sparse GPs support method = \"vi\" only.", call. = FALSE)
   }
   control <- as_augp_control(control)
@@ -74,6 +75,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   mean0 <- lik_prior_mean(likelihood, resp)
   spec <- engine_lik_spec(likelihood, resp)
   eng_mean0 <- offset_prior_mean(mean0, offset, nrow(x), spec$q)
+  choice <- choose_inference(inducing, nrow(x), spec$q, method, likelihood, kernel, control)
+  inducing <- choice$inducing
   inducing_info <- NULL
   if (!is.null(inducing)) {
     inducing_info <- list(placement = if (is.matrix(inducing) || is.data.frame(inducing)) "user"
@@ -117,6 +120,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   fit$offset <- offset
   fit$offset_centre <- if (!is.null(offset)) mean(offset)
   fit$inducing_info <- inducing_info
+  fit$inference <- choice$info
   fit
 }
 

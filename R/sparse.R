@@ -100,8 +100,14 @@ sparse_lik_subset <- function(lik, idx) {
 # trace: the improving evaluations, then the final sweeps (non-decreasing).
 # converged: the final sweeps met tol; hyper_converged: the search stopped before
 # hyper_maxit iterations (NA without a search).
-sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z) {
+sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z,
+                        levels = TRUE) {
   storage.mode(X) <- storage.mode(mu0) <- "double"
+  n <- nrow(X)
+  if (levels && (learn_hyper || learn_z) && ctl$hyper_maxit > 0 && ctl$hyper_polish < 1 &&
+      n >= 2 * sparse_level_min(lik$q, nrow(Z))) {
+    return(sparse_full_levels(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z))
+  }
   model <- .model_sparse_new(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel),
                              as.integer(ctl$threads))
   th0 <- kernel_get_params(kernel)
@@ -149,6 +155,36 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
   progress_restore(sec)
   list(kernel = kernel, Z = Z, jitter = jitter, state = res$state, elbo = trace,
        converged = res$converged, hyper_converged = hyper_converged, hyper_evals = evals)
+}
+
+# The search on nested subsets: a sweep costs about q n m^2, so for n above twice
+# sparse_level_min() the kernel (and Z, if learned) is searched on the evenly spaced
+# half of the rows (recursively, down to that size), each level a cheap start for the
+# next; the full data then only run CAVI at the subset optimum, from the subset's q(u)
+# with its data terms scaled by n / subset size (as the minibatch warm start does), or
+# from the prior if that is not positive definite. The trace holds the full-data sweeps
+# only; hyper_converged and hyper_evals are those of the subset searches.
+SPARSE_LEVEL_WORK <- 8000
+sparse_level_min <- function(q, m) max(SPARSE_LEVEL_WORK / max(1, q), 2 * m)
+
+sparse_full_levels <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z) {
+  n <- nrow(X)
+  idx <- unique(round(seq(1, n, length.out = ceiling(n / 2))))
+  sec <- progress_section(0, 0.7, sprintf("hyperparameter search on %d of %d observations",
+                                          length(idx), n), announce = TRUE)
+  sub <- sparse_full(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sparse_lik_subset(lik, idx),
+                     kernel, Z, jitter, ctl, learn_hyper, learn_z)
+  progress_restore(sec)
+  state <- sparse_scale_state(sub$state, n / length(idx))
+  sec <- progress_section(0.7, 1, "variational updates", announce = TRUE)
+  res <- .sparse_cavi_cpp(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(sub$kernel),
+                          sub$Z, sub$jitter, state, as.integer(ctl$maxit), ctl$tol,
+                          as.integer(ctl$threads), TRUE)
+  progress_set(1, sprintf("%d sweeps, ELBO %.6f", length(res$elbo), res$elbo[length(res$elbo)]))
+  progress_restore(sec)
+  list(kernel = sub$kernel, Z = sub$Z, jitter = res$jitter, state = res$state, elbo = res$elbo,
+       converged = res$converged, hyper_converged = sub$hyper_converged,
+       hyper_evals = sub$hyper_evals, levels = c(sub$levels, n))
 }
 
 # Minibatch natural-gradient SVI. `state` (whitened under the starting kernel and Z)
@@ -288,7 +324,7 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
       idx <- sort(sample.int(n, min(n, ctl$hyper_subsample)))
       sub <- sparse_full(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sparse_lik_subset(lik, idx),
                          k, Zr, jr, utils::modifyList(ctl, list(maxit = min(ctl$maxit, 60))),
-                         TRUE, learn_z)
+                         TRUE, learn_z, levels = FALSE)
       k <- sub$kernel
       Zr <- sub$Z
       jr <- sub$jitter
@@ -327,7 +363,8 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
               svi_trend = fit$svi_trend, draws = NULL, jitter = fit$jitter,
               jitter_increased = FALSE, mean0 = mu0, sparse = list(
                 batch_size = if (full) n else ctl$batch_size, full_batch = full,
-                hyper_evals = fit$hyper_evals, epochs = fit$epochs, iterations = fit$iterations,
+                hyper_evals = fit$hyper_evals, levels = fit$levels, epochs = fit$epochs,
+                iterations = fit$iterations,
                 hyper_start = fit$hyper_start, kernel_start = fit$kernel_start,
                 warm_started = if (full) NA else isTRUE(fit$warm_started)),
               restarts = fit$restarts, control = ctl, seed = seeds)
