@@ -20,7 +20,7 @@ AUTO_EXACT_N <- 2000
 # Inducing points of an automatic sparse fit: AUTO_M_PER_ROOT sqrt(n), within
 # [AUTO_M_MIN, AUTO_M_MAX], and with several latent columns at most
 # AUTO_M_MAX / q^(1/4) (a sweep costs about q n m^2).
-AUTO_M_PER_ROOT <- 4
+AUTO_M_PER_ROOT <- 3
 AUTO_M_MIN <- 100
 AUTO_M_MAX <- 400
 
