@@ -38,13 +38,19 @@ auto_inducing_m <- function(n, q) {
 # number >= 1 or a matrix / data frame of locations (their checks follow in
 # sparse_inducing()).
 check_inducing_arg <- function(inducing) {
+  msg <- paste0("`inducing` must be \"auto\", \"exact\", a whole number >= 1 or a matrix of ",
+                "inducing locations.")
   if (is.null(inducing)) return("exact")
   if (is.character(inducing)) {
     if (length(inducing) == 1L && !is.na(inducing) && inducing %in% c("auto", "exact")) {
       return(inducing)
     }
-    stop("`inducing` must be \"auto\", \"exact\", a whole number >= 1 or a matrix of inducing locations.",
-         call. = FALSE)
+    stop(msg, call. = FALSE)
+  }
+  if (is.matrix(inducing) || is.data.frame(inducing)) return(inducing)
+  if (!is.numeric(inducing) || length(inducing) != 1L || !is.finite(inducing) ||
+      inducing != floor(inducing) || inducing < 1) {
+    stop(msg, call. = FALSE)
   }
   inducing
 }
