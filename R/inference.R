@@ -96,11 +96,11 @@ choose_inference <- function(inducing, n, q, method, likelihood, kernel, control
 inference_label <- function(object) {
   info <- object$inference
   if (is.null(info) || !identical(info$choice, "auto")) return(NULL)
-  size <- sprintf("n = %d, %d latent function%s", info$n, info$q, if (info$q == 1L) "" else "s")
+  head <- sprintf("Chosen by inducing = \"auto\" for n = %d and %d latent function%s: ", info$n,
+                  info$q, if (info$q == 1L) "" else "s")
   if (identical(info$engine, "sparse")) {
-    return(sprintf(paste0("Inference chosen by inducing = \"auto\": sparse GP with m = %d ",
-                          "(%s; inducing = \"exact\" for the exact GP)"), info$m, size))
+    return(paste0(head, sprintf("sparse GP, m = %d (inducing = \"exact\" fits the exact GP)",
+                                as.integer(info$m))))
   }
-  sprintf("Inference chosen by inducing = \"auto\": exact GP (%s%s)", size,
-          if (identical(info$reason, "needs exact")) "; no sparse alternative for this fit" else "")
+  paste0(head, "exact GP", if (identical(info$reason, "needs exact")) " (no sparse alternative)")
 }

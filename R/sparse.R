@@ -126,10 +126,8 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
     }
     ev <- function(p) {
       u <- unpack(p)
-      t_ <- proc.time()[[3]]
       o <- .model_sparse_eval(model, unname(u$th), u$Z, as.integer(ctl$maxit), min(ctl$tol, 1e-6),
                               learn_hyper, learn_z)
-      if (isTRUE(getOption("augp.debug"))) message(sprintf("eval n=%d %.2fs elbo %.3f th %s", nrow(X), proc.time()[[3]] - t_, o$elbo, paste(round(u$th, 3), collapse = " ")))
       list(value = if (o$ok) o$elbo else NA_real_,
            gradient = c(if (learn_hyper) o$grad, if (learn_z) as.numeric(o$gz)))
     }

@@ -67,7 +67,7 @@ test_that("small fits stay exact by default and print says so", {
   expect_equal(fit$inference[c("choice", "engine", "n", "q")],
                list(choice = "auto", n = 40L, q = 1L, engine = "exact")[c("choice", "engine", "n", "q")])
   out <- capture.output(print(fit))
-  expect_true(any(grepl("inducing = \"auto\": exact GP (n = 40, 1 latent function)", out, fixed = TRUE)))
+  expect_true(any(grepl("inducing = \"auto\" for n = 40 and 1 latent function: exact GP", out, fixed = TRUE)))
   expect_true(any(grepl("exact GP", capture.output(print(summary(fit))), fixed = TRUE)))
   # the same fit as inducing = "exact", which prints no choice line
   fe <- augp(y ~ x1 + x2, data = d, inducing = "exact", control = augp_quick())
@@ -104,9 +104,9 @@ test_that("above the limit the default fits a sparse GP and print says so", {
   expect_equal(nrow(fit$engine$Z), m)
   expect_equal(fit$inference[c("choice", "engine", "m")], list(choice = "auto", engine = "sparse", m = m))
   out <- capture.output(print(fit))
-  expect_true(any(grepl(sprintf("sparse GP with m = %d (n = %d, 1 latent function", m, n), out,
+  expect_true(any(grepl(sprintf("for n = %d and 1 latent function: sparse GP, m = %d", n, m), out,
                         fixed = TRUE)))
-  expect_true(any(grepl("inducing = \"exact\" for the exact GP", capture.output(print(summary(fit))),
+  expect_true(any(grepl("inducing = \"exact\" fits the exact GP", capture.output(print(summary(fit))),
                         fixed = TRUE)))
   # the fit is sensible: the latent function follows 2 sin(2x)
   xs <- data.frame(x = c(-0.8, 0.8))
