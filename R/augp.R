@@ -52,8 +52,10 @@
 #'   [logistic_softmax()] with K classes, K - 1 for [stick_breaking()]), i.e.
 #'   up to n = 2000 with one latent function, 1101 with 6, 675 with 26;
 #'   above that a sparse variational GP with
-#'   \eqn{m = 3 \sqrt{n}} inducing points, at least 100 and at most
-#'   \eqn{400 / q^{1/4}} (m = 200 for n = 4435 with 6 classes). `print()` and
+#'   \eqn{m = 3 \sqrt{n}} inducing points, at most \eqn{400 / q^{1/4}} and
+#'   at most \eqn{\sqrt{10^{10} / (q n)}} (a pass over the data costs about
+#'   \eqn{q n m^2} flops), but at least 100 (m = 200 for n = 4435 with 6
+#'   classes, 100 for a million rows). `print()` and
 #'   `summary()` say which was chosen. Fits the sparse GP cannot do stay exact
 #'   above the limit, with a message: Gibbs sampling (`method = "gibbs"`),
 #'   likelihood parameters that are learned (e.g. `student_t(nu = NULL)`) and

@@ -17,20 +17,23 @@
 
 # The largest n fitted exactly with one latent column (q latent columns: this / q^(1/3)).
 AUTO_EXACT_N <- 2000
-# Inducing points of an automatic sparse fit: AUTO_M_PER_ROOT sqrt(n), within
-# [AUTO_M_MIN, AUTO_M_MAX], and with several latent columns at most
-# AUTO_M_MAX / q^(1/4) (a sweep costs about q n m^2).
+# Inducing points of an automatic sparse fit: AUTO_M_PER_ROOT sqrt(n) (more data
+# resolve more detail), at least AUTO_M_MIN, and at most AUTO_M_MAX / q^(1/4) and
+# sqrt(AUTO_PASS_FLOPS / (q n)): a pass over the data costs about q n m^2 flops, and
+# the second cap keeps one pass within about 1e10 flops (a second or two) for very
+# large n, where minibatch fits make many passes; AUTO_M_MIN wins over both caps.
 AUTO_M_PER_ROOT <- 3
 AUTO_M_MIN <- 100
 AUTO_M_MAX <- 400
+AUTO_PASS_FLOPS <- 1e10
 
 # Does the exact GP fit n observations with q latent columns under the automatic rule?
 auto_exact <- function(n, q) q * n^3 <= AUTO_EXACT_N^3
 
 # Number of inducing points for n observations with q latent columns.
 auto_inducing_m <- function(n, q) {
-  cap <- AUTO_M_MAX / max(1, q)^(1 / 4)
-  m <- round(min(max(AUTO_M_PER_ROOT * sqrt(n), AUTO_M_MIN), cap))
+  cap <- min(AUTO_M_MAX / max(1, q)^(1 / 4), sqrt(AUTO_PASS_FLOPS / (max(1, q) * n)))
+  m <- round(max(min(AUTO_M_PER_ROOT * sqrt(n), cap), AUTO_M_MIN))
   as.integer(min(n, max(1, m)))
 }
 

@@ -100,8 +100,12 @@ sparse_lik_subset <- function(lik, idx) {
 # trace: the improving evaluations, then the final sweeps (non-decreasing).
 # converged: the final sweeps met tol; hyper_converged: the search stopped before
 # hyper_maxit iterations (NA without a search).
+# levels: search on data subsets first when n is large (sparse_full_levels()); step: the
+# size of L-BFGS-B's first step (hyper_optimise()); direct: after the search, choose the
+# kernel by the direct-ELBO ladder (sparse_direct_ladder()); final = FALSE skips the
+# final sweeps (a lower subset level, whose kernel only starts the next).
 sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z,
-                        levels = TRUE, step = 1, direct = FALSE) {
+                        levels = TRUE, step = 1, direct = FALSE, final = TRUE) {
   storage.mode(X) <- storage.mode(mu0) <- "double"
   if (levels && (learn_hyper || learn_z) && ctl$hyper_maxit > 0 && ctl$hyper_polish < 1 &&
       nrow(X) >= 2 * sparse_level_min(lik$q, nrow(Z))) {
@@ -144,6 +148,11 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
       kernel <- kernel_set_params(kernel, u$th)
       Z <- u$Z
     }
+  }
+  if (!final && learn) {
+    # A lower search level: only its kernel (and Z) are used.
+    return(list(kernel = kernel, Z = Z, jitter = jitter, state = .model_sparse_state(model),
+                elbo = path, converged = NA, hyper_converged = hyper_converged, hyper_evals = evals))
   }
   dl <- NULL
   if (direct && learn_hyper && learn) {
@@ -204,7 +213,8 @@ sparse_full_levels <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper,
                             announce = TRUE)
     sub <- sparse_full(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sparse_lik_subset(lik, idx),
                        kernel, Z, jitter, cl, learn_hyper, learn_z, levels = FALSE,
-                       step = if (lev > 1) 0.25 else 1, direct = direct && lev == length(searched))
+                       step = if (lev > 1) 0.25 else 1, direct = direct && lev == length(searched),
+                       final = lev == length(searched))
     progress_restore(sec)
     kernel <- sub$kernel
     Z <- sub$Z

@@ -10,9 +10,11 @@ test_that("the automatic rule keeps small problems exact and scales with the lat
   # more latent columns, smaller exact limit
   expect_true(augmentedGP:::auto_exact(1000, 1L))
   expect_false(augmentedGP:::auto_exact(1000, 26L))
-  # m grows with n, within [100, 400 / q^(1/4)], never above n
+  # m grows with n, within [100, 400 / q^(1/4)], with a pass over the data of at most
+  # about 1e10 flops (q n m^2) unless that leaves fewer than 100, never above n
   m <- vapply(c(500, 5000, 50000, 5e6), augmentedGP:::auto_inducing_m, 1L, q = 1L)
-  expect_equal(m, c(100L, 212L, 400L, 400L))
+  expect_equal(m, c(100L, 212L, 400L, 100L))
+  expect_equal(augmentedGP:::auto_inducing_m(1e5, 6L), 129L)
   expect_equal(augmentedGP:::auto_inducing_m(4435, 6L), 200L)
   expect_lte(augmentedGP:::auto_inducing_m(1e6, 29L), 400 / 29^(1 / 4))
   expect_equal(augmentedGP:::auto_inducing_m(50, 1L), 50L)
