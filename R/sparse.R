@@ -429,7 +429,7 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
               elbo = fit$elbo, elbo_full = if (full) fit$elbo[length(fit$elbo)] else fit$elbo_full,
               converged = fit$converged, hyper_converged = fit$hyper_converged,
               svi_trend = fit$svi_trend, draws = NULL, jitter = fit$jitter,
-              jitter_increased = FALSE, mean0 = mu0, sparse = list(
+              jitter_increased = isTRUE(fit$jitter > jitter * (1 + 1e-8)), mean0 = mu0, sparse = list(
                 batch_size = if (full) n else ctl$batch_size, full_batch = full,
                 hyper_evals = fit$hyper_evals, levels = fit$levels, epochs = fit$epochs,
                 iterations = fit$iterations,
