@@ -211,7 +211,9 @@ offset_prior_mean <- function(mean0, offset, n, q) {
 #' augp_fit() adds `prior_weights` (the frequency weights of the rows used, 1 without
 #' weights), `offset` (per row used, or NULL) and `offset_centre` (its mean, NULL
 #' without offset), and `inducing_info` (sparse fits: list(placement = "kmeans",
-#' "random" or "user", learned = whether the locations were learned); NULL otherwise).
+#' "random" or "user", learned = whether the locations were learned); NULL otherwise), and
+#' `inference` (how the GP was chosen, choose_inference() in R/inference.R: choice "auto"
+#' or "given", engine "exact" or "sparse", m, n, q and, for "auto", the reason).
 #' augp() adds the formula parts `formula`, `terms`, `xlevels`, `contrasts`,
 #' `na.action` and `model`.
 #' @noRd
