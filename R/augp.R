@@ -45,12 +45,27 @@
 #' @param kernel A kernel, e.g. `kernel_se()`, with lengthscales in the units
 #'   of the predictors; see [kernels].
 #' @param method `"vi"` (variational inference) or `"gibbs"` (sampling).
-#' @param inducing `NULL` for an exact GP, or a sparse variational GP with
-#'   inducing points: a number m (placed by k-means or at random, see
-#'   `inducing_method` in [augp_control()]) or an m x p matrix of locations
-#'   on the scale of the predictors (after dummy coding). Memory is
-#'   O(n m + m^2); large data use minibatch natural-gradient updates
-#'   (`batch_size`). Variational inference only.
+#' @param inducing Which GP to fit. `"auto"` (the default) chooses by the
+#'   cost of the exact GP: the exact GP while \eqn{q n^3 \le 2000^3} for
+#'   n observations and q latent functions (the number the likelihood has: 1
+#'   for binary, binomial and regression likelihoods, K for
+#'   [logistic_softmax()] with K classes, K - 1 for [stick_breaking()]), i.e.
+#'   up to n = 2000 with one latent function, 1101 with 6, 675 with 26;
+#'   above that a sparse variational GP with
+#'   \eqn{m = 3 \sqrt{n}} inducing points, at most \eqn{400 / q^{1/4}} and
+#'   at most \eqn{\sqrt{10^{10} / (q n)}} (a pass over the data costs about
+#'   \eqn{q n m^2} flops), but at least 100 (m = 200 for n = 4435 with 6
+#'   classes, 100 for a million rows). `print()` and
+#'   `summary()` say which was chosen. Fits the sparse GP cannot do stay exact
+#'   above the limit, with a message: Gibbs sampling (`method = "gibbs"`),
+#'   likelihood parameters that are learned (e.g. `student_t(nu = NULL)`) and
+#'   one kernel per latent function (`shared_hyper = FALSE`).
+#'   `"exact"` (or `NULL`) always fits the exact GP. A number m fits a sparse
+#'   variational GP with m inducing points (placed by k-means or at random,
+#'   see `inducing_method` in [augp_control()]); an m x p matrix gives their
+#'   locations on the scale of the predictors (after dummy coding). Memory of
+#'   a sparse fit is O(n m + m^2); large data use minibatch natural-gradient
+#'   updates (`batch_size`). Sparse GPs: variational inference only.
 #' @param subset An optional vector selecting rows of `data`.
 #' @param weights Optional frequency weights: non-negative whole numbers that
 #'   multiply the number of trials (and successes) of each row; rows with
@@ -79,7 +94,7 @@
 #' }
 #' @export
 augp <- function(formula, data, likelihood = NULL, kernel = kernel_se(),
-                 method = c("vi", "gibbs"), inducing = NULL, subset, weights,
+                 method = c("vi", "gibbs"), inducing = "auto", subset, weights,
                  na.action, offset, prior = NULL, control = augp_control(), seed = NULL) {
   cl <- match.call()
   method <- match.arg(method)

@@ -22,11 +22,12 @@
 #' fit
 #' @export
 augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
-                     method = c("vi", "gibbs"), inducing = NULL, weights = NULL,
+                     method = c("vi", "gibbs"), inducing = "auto", weights = NULL,
                      offset = NULL, prior = NULL, control = augp_control(), seed = NULL) {
   t0 <- proc.time()[["elapsed"]]
   method <- match.arg(method)
-  if (!is.null(inducing) && method != "vi") {
+  inducing <- check_inducing_arg(inducing)
+  if (!is.character(inducing) && method != "vi") {
     stop("`inducing`: sparse GPs support method = \"vi\" only.", call. = FALSE)
   }
   control <- as_augp_control(control)
@@ -84,6 +85,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   mean0 <- lik_prior_mean(likelihood, resp)
   spec <- engine_lik_spec(likelihood, resp)
   eng_mean0 <- offset_prior_mean(mean0, offset, nrow(x), spec$q)
+  choice <- choose_inference(inducing, nrow(x), spec$q, method, likelihood, kernel, control)
+  inducing <- choice$inducing
   inducing_info <- NULL
   if (!is.null(inducing)) {
     inducing_info <- list(placement = if (is.matrix(inducing) || is.data.frame(inducing)) "user"
@@ -106,7 +109,9 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   } else {
     run_engine(std$x, spec, kernel_std, method, control, seed, eng_mean0, inducing, prior = prior)
   }
-  if (isTRUE(eng$jitter_increased) || isTRUE(eng$jitter > control$jitter * (1 + 1e-8))) {
+  # (a sparse fit's jitter is relative to the prior variance: its engine says whether it rose)
+  if (isTRUE(eng$jitter_increased) ||
+      (!inherits(eng, "augp_sparse_engine") && isTRUE(eng$jitter > control$jitter * (1 + 1e-8)))) {
     warning(sprintf(paste0("The kernel matrix was nearly singular (duplicate or very close ",
                            "inputs?): jitter raised to %.3g."), eng$jitter), call. = FALSE)
   }
@@ -127,6 +132,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   fit$offset <- offset
   fit$offset_centre <- if (!is.null(offset)) mean(offset)
   fit$inducing_info <- inducing_info
+  fit$inference <- choice$info
   fit
 }
 
@@ -215,7 +221,9 @@ offset_prior_mean <- function(mean0, offset, n, q) {
 #' augp_fit() adds `prior_weights` (the frequency weights of the rows used, 1 without
 #' weights), `offset` (per row used, or NULL) and `offset_centre` (its mean, NULL
 #' without offset), and `inducing_info` (sparse fits: list(placement = "kmeans",
-#' "random" or "user", learned = whether the locations were learned); NULL otherwise).
+#' "random" or "user", learned = whether the locations were learned); NULL otherwise), and
+#' `inference` (how the GP was chosen, choose_inference() in R/inference.R: choice "auto"
+#' or "given", engine "exact" or "sparse", m, n, q and, for "auto", the reason).
 #' augp() adds the formula parts `formula`, `terms`, `xlevels`, `contrasts`,
 #' `na.action` and `model`.
 #' @noRd

@@ -27,8 +27,9 @@
 #' @param hyper_polish Number of L-BFGS-B iterations on the full data after
 #'   the subset levels (0, the default, keeps the hyperparameters found on
 #'   the largest subset and only runs the variational updates on all data).
+#'   Sparse fits search on all the data when it is above 0.
 #' @param hyper_objective The objective that chooses the kernel
-#'   hyperparameters of exact (non-sparse) fits: `NULL` (the default) lets
+#'   hyperparameters: `NULL` (the default) lets
 #'   the likelihood choose, `"direct"` for [logistic_softmax()] and
 #'   `"augmented"` for every other likelihood. `"augmented"`:
 #'   the ELBO of the augmented model, maximised by L-BFGS-B (see Details).
@@ -50,8 +51,10 @@
 #'   0.92). The
 #'   expectation uses quadrature or a closed form where the likelihood has
 #'   one, otherwise 1000 fixed-seed Monte Carlo draws per point. [elbo()]
-#'   still reports the augmented ELBO of the final fit. Ignored by sparse
-#'   GPs (`inducing`) and when the hyperparameters are not learned.
+#'   still reports the augmented ELBO of the final fit. Sparse GPs fitted in
+#'   full batches run the ladder at fixed inducing points (on the largest
+#'   data subset of their search, see Details); minibatch (SVI) fits and fits
+#'   whose hyperparameters are not learned ignore it.
 #' @param sample_hyper Gibbs fits (`method = "gibbs"`): sample the kernel
 #'   hyperparameters with the latent functions ("full Bayes"), under the
 #'   priors of [augp_prior()], instead of holding them at the values the
@@ -155,9 +158,15 @@
 #'   level shrinks as q^(-1/3)); the full data then run the variational
 #'   updates to convergence, plus `hyper_polish` search iterations. Sparse GPs
 #'   fitted in full batches (`inducing`, up to `full_batch_max` observations) use the
-#'   same profiled search on all the data, each evaluation re-using the best
-#'   \eqn{q(u)} found so far; larger data sets take minibatch steps (SVI)
-#'   from a full-batch fit on a subsample.
+#'   same profiled search, each evaluation re-using the best \eqn{q(u)} found
+#'   so far. Its cost is linear in n (q n m^2 per sweep with m inducing
+#'   points), so from n >= 2 max(3000 / q, m) (and `hyper_polish = 0`) it runs
+#'   on evenly spaced subsets halving from n/4 (n/2 below twice that limit)
+#'   down to that size, each level
+#'   starting from the previous one's optimum; the full data then run the
+#'   variational updates at the largest subset's kernel, from its
+#'   \eqn{q(u)} scaled up to all observations. Larger data sets take
+#'   minibatch steps (SVI) from a full-batch fit on a subsample.
 #' @return A list of class `augp_control`.
 #' @examples
 #' augp_control(maxit = 50, chains = 1)

@@ -388,22 +388,31 @@ engine_direct_elbo <- function(lik, m, v, kl, S = 1000L) {
 # state, evals, values): the kernel of the highest direct ELBO, its sites, the number
 # of rungs and their direct ELBO values.
 engine_direct_ladder <- function(X, lik, kernel, ctl, mean0, jitter, state, rung_tol = 1e-4) {
+  rung <- function(k, from) {
+    res <- tryCatch(
+      engine_cavi_kernel(k, X, jitter, lik, mean0, from$kappa, from$omega,
+                         as.integer(ctl$maxit), max(min(ctl$tol, 1e-6), rung_tol), ctl$threads),
+      error = function(e) NULL)
+    if (is.null(res) || !length(res$elbo)) return(list(value = -Inf, state = NULL))
+    list(value = engine_direct_elbo(lik, res$m, res$v, res$kl),
+         state = list(kappa = res$kappa, omega = res$omega))
+  }
+  direct_ladder(kernel, state, rung)
+}
+
+# The ladder itself, for any engine: rung(kernel, from) fits q at `kernel` starting from
+# the state `from` (the best rung's so far) and returns list(value = its direct ELBO,
+# state). Returns list(kernel, state, evals, values) as engine_direct_ladder().
+direct_ladder <- function(kernel, state, rung) {
   th0 <- engine_get_params(kernel)
   is_ls <- grepl("lengthscale", names(th0), fixed = TRUE)
   is_var <- grepl("variance", names(th0), fixed = TRUE)
   values <- numeric(0)
   run <- function(th, from) {
-    k <- engine_set_params(kernel, th)
-    res <- tryCatch(
-      engine_cavi_kernel(k, X, jitter, lik, mean0, from$kappa, from$omega,
-                         as.integer(ctl$maxit), max(min(ctl$tol, 1e-6), rung_tol), ctl$threads),
-      error = function(e) NULL)
-    val <- if (is.null(res) || !length(res$elbo)) -Inf else
-      engine_direct_elbo(lik, res$m, res$v, res$kl)
-    if (!is.finite(val)) val <- -Inf
+    r <- rung(engine_set_params(kernel, th), from)
+    val <- if (is.finite(r$value)) r$value else -Inf
     values <<- c(values, val)
-    list(value = val, th = th,
-         state = if (!is.null(res)) list(kappa = res$kappa, omega = res$omega))
+    list(value = val, th = th, state = r$state)
   }
   best <- run(th0, state)
   if (!is.finite(best$value)) {

@@ -10,7 +10,8 @@
 # the size of the gradient: from a median-distance start that is often the edge of the
 # box (a poor kernel whose CAVI fit costs many sweeps). Scaling the objective by the
 # largest starting gradient component makes the first step about one unit in log
-# scale. factr keeps the stopping rule an absolute ELBO change of hyper_stop() nats:
+# scale (`step` units with a warm start near the optimum, where a unit step overshoots
+# into kernels whose CAVI fits cost many sweeps). factr keeps the stopping rule an absolute ELBO change of hyper_stop() nats:
 # the relative reduction test uses max(|f| / fnscale, 1).
 #
 # alt: a second start, evaluated after theta0; the search starts from the better of
@@ -27,7 +28,7 @@
 # search that cannot improve a noisy objective) count as converged: raising maxit
 # would not help.
 hyper_optimise <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_maxit, alt = NULL,
-                           label = "", evals = 0L) {
+                           label = "", evals = 0L, step = 1) {
   evals0 <- evals
   best <- new.env(parent = emptyenv())
   best$value <- -Inf
@@ -68,7 +69,7 @@ hyper_optimise <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_ma
     }
   }
   g0 <- attr(f(th), "gradient")
-  fscale <- max(1, abs(g0[is.finite(g0)]))
+  fscale <- max(1, abs(g0[is.finite(g0)])) / step
   factr <- hyper_stop(ctl, f0) / (max(fscale, abs(f0)) * .Machine$double.eps)
   opt <- tryCatch(
     stats::optim(th, function(par) -as.numeric(f(par)), function(par) -attr(f(par), "gradient"),

@@ -83,6 +83,8 @@ print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   }
   cat(sprintf("Likelihood: %s | method: %s | n = %d, inputs = %d\n",
               x$likelihood$name, method_label(x$method), x$n, ncol(x$x)))
+  inf <- inference_label(x)
+  if (!is.null(inf)) cat(inf, "\n", sep = "")
   sp <- sparse_label(x)
   if (!is.null(sp)) cat(sp, "\n", sep = "")
   print_lik_params(x$likelihood, digits)
@@ -102,7 +104,7 @@ summary.augp <- function(object, ...) {
               inputs = colnames(object$x), dropped = object$dropped,
               kernel = object$kernel, kernel_data = kernel_to_data(object$kernel, object$scale),
               coef = coef(object), hyper_heading = hyper_heading(object, "Hyperparameters"),
-              sparse = sparse_label(object),
+              sparse = sparse_label(object), inference = inference_label(object),
               stats = st, time = object$time,
               levels = object$levels, q = object$q,
               lik = object$likelihood, param_rounds = object$engine$param_rounds)
@@ -131,6 +133,7 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
                                               paste(x$levels, collapse = ", ")) else "Latent functions",
                 x$q, if (is_kernel_list(x$kernel)) "one kernel each" else "shared kernel"))
   }
+  if (!is.null(x$inference)) cat(x$inference, "\n", sep = "")
   if (!is.null(x$sparse)) cat(x$sparse, "\n", sep = "")
   print_lik_params(x$lik, digits, x$param_rounds)
   cat("Kernel (data units):", kernel_label(if (is.null(x$kernel_data)) x$kernel else x$kernel_data),

@@ -100,8 +100,17 @@ sparse_lik_subset <- function(lik, idx) {
 # trace: the improving evaluations, then the final sweeps (non-decreasing).
 # converged: the final sweeps met tol; hyper_converged: the search stopped before
 # hyper_maxit iterations (NA without a search).
-sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z) {
+# levels: search on data subsets first when n is large (sparse_full_levels()); step: the
+# size of L-BFGS-B's first step (hyper_optimise()); direct: after the search, choose the
+# kernel by the direct-ELBO ladder (sparse_direct_ladder()); final = FALSE skips the
+# final sweeps (a lower subset level, whose kernel only starts the next).
+sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z,
+                        levels = TRUE, step = 1, direct = FALSE, final = TRUE) {
   storage.mode(X) <- storage.mode(mu0) <- "double"
+  if (levels && (learn_hyper || learn_z) && ctl$hyper_maxit > 0 && ctl$hyper_polish < 1 &&
+      nrow(X) >= 2 * sparse_level_min(lik$q, nrow(Z))) {
+    return(sparse_full_levels(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, direct))
+  }
   model <- .model_sparse_new(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel),
                              as.integer(ctl$threads))
   th0 <- kernel_get_params(kernel)
@@ -129,7 +138,7 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
     p0 <- c(if (learn_hyper) th0, if (learn_z) as.numeric(Z))
     lo <- c(if (learn_hyper) th0 - 8, if (learn_z) rep(-Inf, length(Z)))
     up <- c(if (learn_hyper) th0 + 8, if (learn_z) rep(Inf, length(Z)))
-    opt <- hyper_optimise(ev, p0, lo, up, ctl)
+    opt <- hyper_optimise(ev, p0, lo, up, ctl, step = step)
     progress_restore(sec)
     evals <- opt$evals
     path <- opt$path
@@ -140,15 +149,107 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
       Z <- u$Z
     }
   }
-  # The model's best q(u) is whitened under (kernel, Z).
+  if (!final && learn) {
+    # A lower search level: only its kernel (and Z) are used.
+    return(list(kernel = kernel, Z = Z, jitter = jitter, state = .model_sparse_state(model),
+                elbo = path, converged = NA, hyper_converged = hyper_converged, hyper_evals = evals))
+  }
+  dl <- NULL
+  if (direct && learn_hyper && learn) {
+    sec <- progress_section(0.9, 0.95, "direct-ELBO ladder", announce = TRUE)
+    dl <- sparse_direct_ladder(X, mu0, lik, kernel, Z, jitter, ctl, .model_sparse_state(model))
+    progress_restore(sec)
+    evals <- evals + dl$evals
+    if (identical(dl$kernel, kernel)) dl <- NULL
+  }
   sec <- progress_section(if (learn) 0.9 else 0, 1, "variational updates", announce = TRUE)
-  res <- .model_sparse_cavi(model, unname(kernel_get_params(kernel)), Z, jitter, TRUE,
-                            as.integer(ctl$maxit), ctl$tol, TRUE)
+  res <- if (is.null(dl)) {
+    # The model's best q(u) is whitened under (kernel, Z).
+    .model_sparse_cavi(model, unname(kernel_get_params(kernel)), Z, jitter, TRUE,
+                       as.integer(ctl$maxit), ctl$tol, TRUE)
+  } else {
+    # Another kernel than the search's (its trace does not apply): from the ladder's q(u).
+    path <- numeric(0)
+    kernel <- dl$kernel
+    .sparse_cavi_cpp(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel), Z, jitter,
+                     dl$state[c("Lam", "h")], as.integer(ctl$maxit), ctl$tol,
+                     as.integer(ctl$threads), TRUE)
+  }
   trace <- c(path[path <= res$elbo[1]], res$elbo)
   progress_set(1, sprintf("%d sweeps, ELBO %.6f", length(res$elbo), trace[length(trace)]))
   progress_restore(sec)
   list(kernel = kernel, Z = Z, jitter = jitter, state = res$state, elbo = trace,
        converged = res$converged, hyper_converged = hyper_converged, hyper_evals = evals)
+}
+
+# The search on nested subsets: a sweep costs about q n m^2, so for n at least twice
+# sparse_level_min() the kernel (and Z, if learned) is searched on evenly spaced subsets
+# of the rows, halving from n down to that size; each level's search starts from the
+# previous level's optimum (the levels below the largest stop at a coarser gain,
+# SPARSE_LEVEL_TOL nats, as they only give the next level its start). The full data
+# then run CAVI at the largest subset's optimum, from its q(u) with the data terms
+# scaled by n / subset size (as the minibatch warm start does; the prior if that is not
+# positive definite). The trace holds the full-data sweeps only; hyper_converged is the
+# largest subset search's, hyper_evals counts the evaluations of all levels.
+SPARSE_LEVEL_WORK <- 3000
+SPARSE_LEVEL_TOL <- 0.05
+sparse_level_min <- function(q, m) max(SPARSE_LEVEL_WORK / max(1, q), m)
+
+sparse_full_levels <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z,
+                               direct = FALSE) {
+  n <- nrow(X)
+  lmin <- sparse_level_min(lik$q, nrow(Z))
+  sizes <- n
+  while (sizes[1] >= 2 * lmin) sizes <- c(ceiling(sizes[1] / 2), sizes)
+  searched <- sizes[-length(sizes)]
+  if (length(searched) > 1) searched <- searched[-length(searched)]
+  share <- 0.8 * c(0, cumsum(searched) / sum(searched))
+  evals <- 0L
+  for (lev in seq_along(searched)) {
+    idx <- unique(round(seq(1, n, length.out = searched[lev])))
+    cl <- if (lev < length(searched)) utils::modifyList(ctl, list(hyper_tol = max(ctl$hyper_tol, SPARSE_LEVEL_TOL))) else ctl
+    sec <- progress_section(share[lev], share[lev + 1],
+                            sprintf("hyperparameter search on %d of %d observations", length(idx), n),
+                            announce = TRUE)
+    sub <- sparse_full(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sparse_lik_subset(lik, idx),
+                       kernel, Z, jitter, cl, learn_hyper, learn_z, levels = FALSE,
+                       step = if (lev > 1) 0.25 else 1, direct = direct && lev == length(searched),
+                       final = lev == length(searched))
+    progress_restore(sec)
+    kernel <- sub$kernel
+    Z <- sub$Z
+    jitter <- sub$jitter
+    evals <- evals + sub$hyper_evals
+  }
+  state <- sparse_scale_state(sub$state, n / length(idx))
+  sec <- progress_section(0.8, 1, "variational updates", announce = TRUE)
+  res <- .sparse_cavi_cpp(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel), Z, jitter,
+                          state, as.integer(ctl$maxit), ctl$tol, as.integer(ctl$threads), TRUE)
+  progress_set(1, sprintf("%d sweeps, ELBO %.6f", length(res$elbo), res$elbo[length(res$elbo)]))
+  progress_restore(sec)
+  list(kernel = kernel, Z = Z, jitter = res$jitter, state = res$state, elbo = res$elbo,
+       converged = res$converged, hyper_converged = sub$hyper_converged, hyper_evals = evals,
+       levels = sizes)
+}
+
+# Kernel selection by the direct ELBO (control hyper_objective = "direct") for a sparse
+# fit: the ladder of engine_direct_ladder() (R/engine.R), each rung a CAVI fit of q(u)
+# at fixed Z from the best rung's q(u), scored by E_q[log p(y | f)] - KL(q(u) || p(u))
+# with the marginals of f at the data (engine_direct_elbo()).
+sparse_direct_ladder <- function(X, mu0, lik, kernel, Z, jitter, ctl, state, rung_tol = 1e-4) {
+  rung <- function(k, from) {
+    res <- tryCatch(
+      .sparse_cavi_cpp(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(k), Z, jitter,
+                       from[c("Lam", "h")], as.integer(ctl$maxit), max(min(ctl$tol, 1e-6), rung_tol),
+                       as.integer(ctl$threads), TRUE),
+      error = function(e) NULL)
+    if (is.null(res) || !length(res$elbo) || res$jitter != jitter) {
+      return(list(value = -Inf, state = NULL))
+    }
+    pr <- .sparse_predict_cpp(kernel_flatten(k), Z, jitter, res$state, X, mu0)
+    list(value = engine_direct_elbo(lik, pr$mean, pr$var, res$state$kl), state = res$state)
+  }
+  direct_ladder(kernel, state, rung)
 }
 
 # Minibatch natural-gradient SVI. `state` (whitened under the starting kernel and Z)
@@ -276,7 +377,10 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
   fit_one <- function(k, r = 1L) {
     set.seed((rng_seed + r - 1) %% 2147483647)
     if (learn_hyper) k <- sparse_pick_start(k, X, mu0, lik, Z, jitter, ctl)
-    if (full) return(sparse_full(X, mu0, lik, k, Z, jitter, ctl, learn_hyper, learn_z))
+    if (full) {
+      return(sparse_full(X, mu0, lik, k, Z, jitter, ctl, learn_hyper, learn_z,
+                         direct = identical(ctl$hyper_objective, "direct")))
+    }
     Zr <- Z
     jr <- jitter
     st <- NULL
@@ -288,7 +392,7 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
       idx <- sort(sample.int(n, min(n, ctl$hyper_subsample)))
       sub <- sparse_full(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sparse_lik_subset(lik, idx),
                          k, Zr, jr, utils::modifyList(ctl, list(maxit = min(ctl$maxit, 60))),
-                         TRUE, learn_z)
+                         TRUE, learn_z, levels = FALSE)
       k <- sub$kernel
       Zr <- sub$Z
       jr <- sub$jitter
@@ -325,9 +429,10 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
               elbo = fit$elbo, elbo_full = if (full) fit$elbo[length(fit$elbo)] else fit$elbo_full,
               converged = fit$converged, hyper_converged = fit$hyper_converged,
               svi_trend = fit$svi_trend, draws = NULL, jitter = fit$jitter,
-              jitter_increased = FALSE, mean0 = mu0, sparse = list(
+              jitter_increased = isTRUE(fit$jitter > jitter * (1 + 1e-8)), mean0 = mu0, sparse = list(
                 batch_size = if (full) n else ctl$batch_size, full_batch = full,
-                hyper_evals = fit$hyper_evals, epochs = fit$epochs, iterations = fit$iterations,
+                hyper_evals = fit$hyper_evals, levels = fit$levels, epochs = fit$epochs,
+                iterations = fit$iterations,
                 hyper_start = fit$hyper_start, kernel_start = fit$kernel_start,
                 warm_started = if (full) NA else isTRUE(fit$warm_started)),
               restarts = fit$restarts, control = ctl, seed = seeds)

@@ -10,8 +10,13 @@
 # n x n per stick) and the Polya-Gamma draws (n x (K - 1) per sweep).
 #
 # Usage (from the package root, augmentedGP installed):
-#   Rscript bench/stickbreaking/bench_sb.R [threads] [max_n] [max_K]
-# Writes bench/stickbreaking/results.csv and results_parts.csv and prints
+#   Rscript bench/stickbreaking/bench_sb.R [threads] [max_n] [max_K] [what] [only_n] [fits]
+# fits: "all" (default) or "default": which augmentedGP fits to run besides the peer.
+# "default" runs only the front end at its defaults, augp(Y ~ x, likelihood =
+# stick_breaking()), which chooses the exact or a sparse GP by cost (inducing =
+# "auto"); "all" also runs the exact engine's VI (and Gibbs on the small problems).
+# Writes bench/stickbreaking/results.csv (results_default.csv with fits = "default")
+# and results_parts.csv and prints
 # markdown tables (pasted into bench/stickbreaking/results.md).
 args <- commandArgs(trailingOnly = TRUE)
 threads <- if (length(args) >= 1) as.integer(args[1]) else 2L
@@ -61,6 +66,8 @@ simulate_counts <- function(P, trials) {
 grid <- expand.grid(n = c(200, 1000, 3000), K = c(3, 10, 30))
 grid <- grid[grid$n <= max_n & grid$K <= max_K, ]
 only_n <- if (length(args) >= 5) as.numeric(args[5]) else NA  # run one n only
+fits <- if (length(args) >= 6) args[6] else "all"
+csv_name <- if (fits == "default") "results_default.csv" else "results.csv"
 if (!is.na(only_n)) grid <- grid[grid$n == only_n, ]
 grid <- grid[order(grid$n^2 * grid$K), ] # cheapest first
 if (what == "parts") grid <- grid[0, ]
@@ -95,6 +102,25 @@ for (r in seq_len(nrow(grid))) {
   res[[length(res) + 1]] <- c(base, method = "nnet::multinom, ns(x, 6)", time = t_mn,
                               heldout = score(pmax(Pmn, 1e-12)), sweeps = NA)
   cat(sprintf("n = %d K = %d multinom: %.1f s, held-out %.4f\n", n, K, t_mn, score(Pmn)))
+  # the front end at its defaults (inducing = "auto")
+  dtr <- data.frame(x = x)
+  dtr$Y <- Y
+  t_def <- system.time(
+    fitd <- augp(Y ~ x, data = dtr, likelihood = stick_breaking(), seed = 1,
+                 control = augp_control(threads = threads))
+  )[["elapsed"]]
+  Pd <- as.matrix(predict(fitd, data.frame(x = xt), type = "response"))
+  choice <- if (fitd$inference$engine == "sparse") sprintf("augp default (sparse, m = %d)",
+                                                           as.integer(fitd$inference$m)) else "augp default (exact)"
+  res[[length(res) + 1]] <- c(base, method = choice, time = t_def, heldout = score(pmax(Pd, 1e-12)),
+                              sweeps = length(fitd$engine$elbo))
+  cat(sprintf("n = %d K = %d %s: %.1f s, held-out %.4f (load %s)\n", n, K, choice, t_def, score(Pd),
+              strsplit(readLines("/proc/loadavg"), " ")[[1]][1]))
+  if (fits == "default") {
+    utils::write.csv(do.call(rbind, lapply(res, as.data.frame)), file.path(out_dir, csv_name),
+                     row.names = FALSE)
+    next
+  }
   mu0 <- augmentedGP:::sb_prior_mean(K)
   lik <- list(type = "stick_breaking", q = K - 1L, Y = Y)
   t_vi <- system.time(
@@ -119,11 +145,11 @@ for (r in seq_len(nrow(grid))) {
     cat(sprintf("n = %d K = %d Gibbs: %.1f s, held-out %.4f\n", n, K, t_g, score(Pg)))
   }
   # keep what is done so far (the large cases take long)
-  utils::write.csv(do.call(rbind, lapply(res, as.data.frame)), file.path(out_dir, "results.csv"),
+  utils::write.csv(do.call(rbind, lapply(res, as.data.frame)), file.path(out_dir, csv_name),
                    row.names = FALSE)
 }
 tab <- do.call(rbind, lapply(res, as.data.frame))
-if (length(res)) utils::write.csv(tab, file.path(out_dir, "results.csv"), row.names = FALSE)
+if (length(res)) utils::write.csv(tab, file.path(out_dir, csv_name), row.names = FALSE)
 
 # ---- where the time goes: one Cholesky per stick vs the PG draws of a sweep ----
 parts <- list()
