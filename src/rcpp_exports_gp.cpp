@@ -409,9 +409,8 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
     const NumericVector fam = lp["family"], pa = lp["a"], pb = lp["b"];
     if (idx.size() != nm.size() || fam.size() != nm.size() || pa.size() != nm.size() || pb.size() != nm.size())
       Rcpp::stop("lik_prior: name, index, family, a and b differ in length");
-    const Rcpp::LogicalVector loc = lp.containsElementNamed("location")
-                                        ? Rcpp::LogicalVector(lp["location"])
-                                        : Rcpp::LogicalVector(nm.size(), false);
+    Rcpp::LogicalVector loc(nm.size(), false);
+    if (lp.containsElementNamed("location")) loc = Rcpp::as<Rcpp::LogicalVector>(lp["location"]);
     if (loc.size() != nm.size()) Rcpp::stop("lik_prior: location differs in length");
     try {
       for (R_xlen_t k = 0; k < nm.size(); ++k) {
