@@ -72,11 +72,6 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
 
   std <- standardise_design(x, control$standardise)
   col_scales <- lik_column_scales(likelihood, resp)
-  if (!is.null(col_scales) && !is.null(inducing)) {
-    stop(sprintf(paste0("`inducing`: sparse GPs share one kernel among the latent functions, but ",
-                        "the %s likelihood has one kernel per latent function; fit it without ",
-                        "`inducing` (exact GP)."), likelihood$name), call. = FALSE)
-  }
   kernel_std <- if (is.null(col_scales)) {
     fit_kernel_std(kernel, std, colnames(x), lik_latent_scale(likelihood, resp))
   } else {
@@ -85,8 +80,14 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   mean0 <- lik_prior_mean(likelihood, resp)
   spec <- engine_lik_spec(likelihood, resp)
   eng_mean0 <- offset_prior_mean(mean0, offset, nrow(x), spec$q)
-  choice <- choose_inference(inducing, nrow(x), spec$q, method, likelihood, kernel, control)
+  choice <- choose_inference(inducing, nrow(x), spec$q, method, likelihood, kernel, control,
+                             per_latent_kernels = !is.null(col_scales))
   inducing <- choice$inducing
+  if (!is.null(col_scales) && !is.null(inducing)) {
+    stop(sprintf(paste0("`inducing`: sparse GPs share one kernel among the latent functions, but ",
+                        "the %s likelihood has one kernel per latent function; fit it without ",
+                        "`inducing` (exact GP)."), likelihood$name), call. = FALSE)
+  }
   inducing_info <- NULL
   if (!is.null(inducing)) {
     inducing_info <- list(placement = if (is.matrix(inducing) || is.data.frame(inducing)) "user"

@@ -61,7 +61,8 @@ check_inducing_arg <- function(inducing) {
 # The inference to run: list(inducing = NULL (exact) or what the sparse engine takes,
 # info = list(choice = "auto" or "given", engine = "exact" or "sparse", m, n, q,
 # reason)). A message says so when "auto" keeps an expensive exact fit.
-choose_inference <- function(inducing, n, q, method, likelihood, kernel, control) {
+choose_inference <- function(inducing, n, q, method, likelihood, kernel, control,
+                             per_latent_kernels = FALSE) {
   inducing <- check_inducing_arg(inducing)
   info <- list(choice = if (identical(inducing, "auto")) "auto" else "given", n = n, q = q)
   if (identical(inducing, "exact")) {
@@ -81,8 +82,8 @@ choose_inference <- function(inducing, n, q, method, likelihood, kernel, control
   } else if (lik_learns_params(likelihood)) {
     sprintf("sparse fits do not learn %s; fix them to fit a sparse GP",
             lik_params_label(likelihood))
-  } else if (q > 1L && (is_kernel_list(kernel) || (is.list(kernel) && !is_kernel(kernel)) ||
-                         !isTRUE(control$shared_hyper))) {
+  } else if (q > 1L && (per_latent_kernels || is_kernel_list(kernel) ||
+                         (is.list(kernel) && !is_kernel(kernel)) || !isTRUE(control$shared_hyper))) {
     "sparse fits share one kernel across the latent functions (shared_hyper = TRUE)"
   }
   if (!is.null(blocker)) {
