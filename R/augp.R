@@ -57,15 +57,22 @@
 #'   \eqn{q n m^2} flops), but at least 100 (m = 200 for n = 4435 with 6
 #'   classes, 100 for a million rows). `print()` and
 #'   `summary()` say which was chosen. Fits the sparse GP cannot do stay exact
-#'   above the limit, with a message: Gibbs sampling (`method = "gibbs"`),
-#'   likelihood parameters that are learned (e.g. `student_t(nu = NULL)`) and
-#'   one kernel per latent function (`shared_hyper = FALSE`).
+#'   above the limit, with a message: Gibbs sampling (`method = "gibbs"`) and
+#'   one kernel per latent function (`shared_hyper = FALSE`, or
+#'   [heteroscedastic_gaussian()]).
 #'   `"exact"` (or `NULL`) always fits the exact GP. A number m fits a sparse
 #'   variational GP with m inducing points (placed by k-means or at random,
 #'   see `inducing_method` in [augp_control()]); an m x p matrix gives their
 #'   locations on the scale of the predictors (after dummy coding). Memory of
 #'   a sparse fit is O(n m + m^2); large data use minibatch natural-gradient
 #'   updates (`batch_size`). Sparse GPs: variational inference only.
+#'   Likelihood parameters that are learned (the noise scale of
+#'   [gaussian_noise()], `nu` of [student_t()], `r` of [negative_binomial()],
+#'   cut points, ...) are learned by sparse fits as by exact ones: the
+#'   parameter step at the marginals of \eqn{q(f)} at the data alternates with
+#'   the updates of \eqn{q(u)}. Minibatch fits learn them, with the kernel, on
+#'   the subsample that starts them (`hyper_subsample` in [augp_control()]) and
+#'   take one more parameter step at the end on all the data.
 #' @param subset An optional vector selecting rows of `data`.
 #' @param weights Optional frequency weights: non-negative whole numbers that
 #'   multiply the number of trials (and successes) of each row; rows with

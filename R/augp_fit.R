@@ -95,16 +95,18 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
     inducing <- sparse_front_inducing(inducing, std, colnames(x))
   }
   learn_params <- lik_learns_params(likelihood)
-  if (learn_params && !is.null(inducing)) {
-    stop(sprintf("`likelihood`: learning %s is not supported for sparse (`inducing`) fits.",
-                 lik_params_label(likelihood)), call. = FALSE)
-  }
   if (!is.null(prior) || control$sample_hyper) {
     prior <- structure(if (is.null(prior)) augp_prior() else prior,
                        latent_scale = if (is.null(col_scales)) lik_latent_scale(likelihood, resp) else col_scales,
                        lik_prior = if (control$sample_hyper) lik_prior_table(likelihood, resp, prior))
   }
-  eng <- if (learn_params) {
+  eng <- if (learn_params && !is.null(inducing)) {
+    # sparse: the parameters are learned inside the sparse engine (R/sparse.R)
+    e <- run_engine(std$x, spec, kernel_std, method, control, seed, eng_mean0, inducing,
+                    check = FALSE, learn_lik = list(passes = lik_hyper_passes(likelihood)))
+    e$param_label <- lik_params_label(likelihood)
+    engine_check_convergence(e)
+  } else if (learn_params) {
     engine_fit_lik_params(std$x, spec, likelihood, kernel_std, method, control, seed, eng_mean0,
                           prior)
   } else {
@@ -316,7 +318,7 @@ standardise_design <- function(x, standardise = TRUE) {
 # the engine is done; callers that go on fitting (engine_fit_lik_params()) check
 # their final fit instead.
 run_engine <- function(X, lik, kernel, method, control, seed, mean0, inducing = NULL,
-                       check = TRUE, prior = NULL) {
+                       check = TRUE, prior = NULL, learn_lik = NULL) {
   args <- list(X = X, kernel = kernel, method = method, control = control, seed = seed,
                mean0 = mean0, lik = lik, prior = prior)
   engine <- augp_engine
@@ -325,6 +327,7 @@ run_engine <- function(X, lik, kernel, method, control, seed, mean0, inducing = 
     engine <- augp_sparse_engine
     args$method <- NULL
     args$inducing <- inducing
+    args$learn_lik <- learn_lik
   }
   own <- progress_begin(control$verbose, progress_header(method, X, inducing))
   if (own) on.exit(progress_close(), add = TRUE)

@@ -11,8 +11,7 @@
 # takes seconds, not minutes. Above it a sparse variational GP is fitted with
 # auto_inducing_m(n, q) inducing points.
 #
-# The sparse path has no Gibbs sampler, no learned likelihood parameters and no
-# per-column kernels: such fits stay exact above the limit, with a message saying what
+# The sparse path has no Gibbs sampler and no per-column kernels: such fits stay exact above the limit, with a message saying what
 # it costs and what would make it sparse.
 
 # The largest n fitted exactly with one latent column (q latent columns: this / q^(1/3)).
@@ -79,9 +78,6 @@ choose_inference <- function(inducing, n, q, method, likelihood, kernel, control
   # Requests only the exact engine serves.
   blocker <- if (method != "vi") {
     "there is no sparse Gibbs sampler; method = \"vi\" fits a sparse GP"
-  } else if (lik_learns_params(likelihood)) {
-    sprintf("sparse fits do not learn %s; fix them to fit a sparse GP",
-            lik_params_label(likelihood))
   } else if (q > 1L && (per_latent_kernels || is_kernel_list(kernel) ||
                          (is.list(kernel) && !is_kernel(kernel)) || !isTRUE(control$shared_hyper))) {
     "sparse fits share one kernel across the latent functions (shared_hyper = TRUE)"

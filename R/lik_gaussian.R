@@ -39,7 +39,7 @@
 #' \eqn{f} under a half Student-t prior with 3 degrees of freedom and scale 2.5
 #' standard deviations of `y` (as brms's default; set another with
 #' `augp_prior(likelihood = list(sigma = ...))`, see [priors]). Sparse
-#' (`inducing`) fits need a fixed `sigma`.
+#' (`inducing`) fits learn \eqn{\sigma} too (see `inducing` in [augp_fit()]).
 #'
 #' `predict(type = "response")` gives the mean of `y` (equal to \eqn{f});
 #' `interval = "credible"` the interval for \eqn{f} and `interval =

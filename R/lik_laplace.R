@@ -25,7 +25,7 @@
 #' `augp_control(sample_hyper = TRUE)`, sample it given \eqn{f} under a half
 #' Student-t(3) prior of scale 2.5 standard deviations of `y` over
 #' \eqn{\sqrt 2} (see [priors]). Sparse
-#' (`inducing`) fits need a fixed `scale`.
+#' (`inducing`) fits learn the scale too (see `inducing` in [augp_fit()]).
 #'
 #' `sigma(fit)` gives the noise standard deviation \eqn{\sqrt{2}\, b} (Pearson
 #' residuals divide by it); `fit$noise_scale` the scale \eqn{b}. Prediction intervals of

@@ -56,7 +56,7 @@
 #' `augp_control(sample_hyper = TRUE)` and `bijective = TRUE`, sampled with the
 #' latent values under independent log-normal(0, 1) priors (see [priors]): only
 #' their ratios enter the likelihood, so the prior sets their common scale, and
-#' predictions use each draw's weights. Sparse (`inducing`) fits do not support `learn_theta`.
+#' predictions use each draw's weights. Sparse (`inducing`) fits learn \eqn{\theta} too (see `inducing` in [augp_fit()]).
 #'
 #' Gibbs sampling (`method = "gibbs"`): every sweep updates the latent values by
 #' elliptical slice sampling (Murray, Adams and MacKay, 2010) on the

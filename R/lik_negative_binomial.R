@@ -36,7 +36,7 @@
 #' dispersion is learned by the variational fit and then held fixed or, with
 #' `augp_control(sample_hyper = TRUE)`, sampled given \eqn{f} under a gamma(0.01,
 #' 0.01) prior (brms's default for the shape; see [priors]). Sparse
-#' (`inducing`) fits need a fixed `r`.
+#' (`inducing`) fits learn \eqn{r} too (see `inducing` in [augp_fit()]).
 #'
 #' `predict(type = "response")` gives the mean count \eqn{E[e^f]} (closed form
 #' under the Gaussian \eqn{q(f)}), `type = "link"` the log mean \eqn{f};

@@ -39,7 +39,7 @@
 #' hold them fixed in the sampler or, with `augp_control(sample_hyper = TRUE)`,
 #' sample them given \eqn{f}, each under a Student-t(3, 0, 2.5) prior (brms's
 #' default for ordinal intercepts; see [priors]). Sparse (`inducing`)
-#' fits need fixed `cutpoints`. The fitted cut points are printed by `print()`
+#' fits learn the cut points too (see `inducing` in [augp_fit()]). The fitted cut points are printed by `print()`
 #' and `summary()`, and are in `fit$cutpoints` and [tidy()][augp-tidiers].
 #'
 #' The response mean is the vector of the \eqn{K} category probabilities, so

@@ -24,7 +24,7 @@
 #' largest observed count. Gibbs fits hold the learned \eqn{\lambda} fixed or,
 #' with `augp_control(sample_hyper = TRUE)`, sample it given \eqn{f} under a
 #' log-normal prior centred on that starting value with `sdlog` 1 (see [priors]). Sparse
-#' (`inducing`) fits need a fixed `lambda`. A large fixed \eqn{\lambda} (far
+#' (`inducing`) fits learn \eqn{\lambda} too (see `inducing` in [augp_fit()]). A large fixed \eqn{\lambda} (far
 #' above the observed counts) makes the model a Poisson model with a log link,
 #' \eqn{\lambda \sigma(f) \approx e^{f + \log \lambda}}.
 #'

@@ -22,7 +22,7 @@
 #' `augp_control(sample_hyper = TRUE)`, sample them given \eqn{f}: `sigma`
 #' under a half Student-t(3) prior of scale 2.5 standard deviations of `y`,
 #' `nu` under a gamma(2, 0.1) prior (brms's defaults; see [priors]). Sparse (`inducing`)
-#' fits need fixed `sigma` and `nu`. Prediction intervals of a new observation
+#' fits learn them too (see `inducing` in [augp_fit()]). Prediction intervals of a new observation
 #' (`predict(interval = "prediction")`) are Monte Carlo quantiles.
 #'
 #' @param nu `NULL` (learn the degrees of freedom by the ELBO) or a positive

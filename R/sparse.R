@@ -89,6 +89,14 @@ sparse_lik_subset <- function(lik, idx) {
   lik
 }
 
+# The engine likelihood `lik` with the parameter fields of `sub` (the same likelihood on
+# a subset of the rows, sparse_lik_subset(), whose parameters were learned there): every
+# field but the per-row data.
+lik_with_params <- function(lik, sub) {
+  for (nm in setdiff(names(sub), c("y", "trials", "Y"))) lik[[nm]] <- sub[[nm]]
+  lik
+}
+
 # Full-data fit. Kernel hyperparameters (and Z, if learned) maximise the profiled ELBO
 #   L*(theta) = max_q(u) ELBO(q(u), theta)
 # with L-BFGS-B (hyper_optimise), as in the exact engine. The evaluations run in a
@@ -252,6 +260,79 @@ sparse_direct_ladder <- function(X, mu0, lik, kernel, Z, jitter, ctl, state, run
   direct_ladder(kernel, state, rung)
 }
 
+# Likelihood parameters learned by the ELBO in a full-batch sparse fit `fit` (the list
+# sparse_full() returns) on data (X, mu0, lik): the likelihood's step maximises the
+# local ELBO over its parameters at the marginals of q(f) at the data (the
+# .lik_learn_params_cpp step of the exact GP, R/lik_params.R), then CAVI of q(u) runs
+# from the current q(u) with the new parameters; the loop stops when a round gains less
+# than tol (relative) or after max_rounds. The marginals of f at the data are all the
+# local ELBO sees, so neither step lowers the ELBO
+#   sum_i E_q[log p(y_i | f_i)] - KL(q(u) || p(u)).
+# Returns fit with lik (the learned parameters), state, the ELBO trace extended by the
+# value after each parameter step and the CAVI sweeps after it, param_rounds and
+# param_converged (FALSE: stopped at max_rounds with the ELBO still rising).
+sparse_learn_lik_params <- function(fit, X, mu0, lik, ctl, max_rounds = ctl$maxit) {
+  trace <- fit$elbo
+  e_cur <- trace[length(trace)]
+  state <- fit$state
+  spec <- kernel_flatten(fit$kernel)
+  converged <- FALSE
+  rounds <- 0L
+  for (r in seq_len(max_rounds)) {
+    rounds <- r
+    pr <- sparse_predict_raw(list(kernel = fit$kernel, Z = fit$Z, jitter = fit$jitter,
+                                  state = state, q = lik$q), X, mu0)
+    step <- .lik_learn_params_cpp(lik, pr$mean, pr$var)
+    gain <- max(step$gain, 0)
+    if (!(gain > 0)) {
+      converged <- TRUE
+      break
+    }
+    for (nm in names(step$params)) lik[[nm]] <- as.numeric(step$params[[nm]])
+    res <- .sparse_cavi_cpp(X, mu0, lik, as.integer(ctl$block_size), spec, fit$Z, fit$jitter,
+                            state[c("Lam", "h")], as.integer(ctl$maxit), ctl$tol,
+                            as.integer(ctl$threads), TRUE)
+    state <- res$state
+    e_new <- res$elbo[length(res$elbo)]
+    trace <- c(trace, e_cur + gain, res$elbo)
+    gain <- e_new - e_cur
+    e_cur <- e_new
+    fit$converged <- res$converged
+    if (gain <= ctl$tol * abs(e_cur)) {
+      converged <- TRUE
+      break
+    }
+  }
+  fit$state <- state
+  fit$elbo <- trace
+  fit$lik <- lik
+  fit$param_rounds <- rounds
+  fit$param_converged <- converged
+  fit
+}
+
+# A full-batch sparse fit whose likelihood learns parameters: sparse_full() at the
+# starting parameters, then sparse_learn_lik_params(); with `passes` > 1 (the
+# likelihood's lik_hyper_passes()) and a kernel search, the search runs again from the
+# starting kernel at the learned parameters, which are then learned again, as long as
+# the final ELBO rises (as engine_fit_lik_params() does for the exact GP).
+sparse_full_lik <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z,
+                            passes = 1L, ...) {
+  one <- function(l) {
+    f <- sparse_full(X, mu0, l, kernel, Z, jitter, ctl, learn_hyper, learn_z, ...)
+    sparse_learn_lik_params(f, X, mu0, l, ctl)
+  }
+  fit <- one(lik)
+  for (pass in seq_len(passes - 1L)) {
+    if (!(learn_hyper || learn_z) || ctl$hyper_maxit < 1) break
+    nxt <- one(fit$lik)
+    e_old <- fit$elbo[length(fit$elbo)]
+    if (!(nxt$elbo[length(nxt$elbo)] > e_old + ctl$tol * abs(e_old))) break
+    fit <- nxt
+  }
+  fit
+}
+
 # Minibatch natural-gradient SVI. `state` (whitened under the starting kernel and Z)
 # warm-starts q(u); kernel steps start after SVI_HYPER_WARMUP epochs (at most half the
 # iterations), with a decaying Adam rate and a +-SVI_HYPER_BOX box in log scale around
@@ -338,7 +419,7 @@ sparse_pick_start <- function(kernel, X, mu0, lik, Z, jitter, ctl) {
 # Fit a sparse variational GP. `lik` is an engine likelihood list (type, q, data);
 # without it a binomial likelihood is built from y and trials.
 augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, control = list(),
-                               seed = NULL, mean0 = 0, lik = NULL) {
+                               seed = NULL, mean0 = 0, lik = NULL, learn_lik = NULL) {
   X <- kernel_as_matrix(X, "X")
   n <- nrow(X)
   if (is.list(lik) && !is.null(lik$type) && is.null(lik$q)) {
@@ -378,21 +459,34 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
     set.seed((rng_seed + r - 1) %% 2147483647)
     if (learn_hyper) k <- sparse_pick_start(k, X, mu0, lik, Z, jitter, ctl)
     if (full) {
-      return(sparse_full(X, mu0, lik, k, Z, jitter, ctl, learn_hyper, learn_z,
-                         direct = identical(ctl$hyper_objective, "direct")))
+      direct <- identical(ctl$hyper_objective, "direct")
+      if (!is.null(learn_lik)) {
+        return(sparse_full_lik(X, mu0, lik, k, Z, jitter, ctl, learn_hyper, learn_z,
+                               passes = learn_lik$passes, direct = direct))
+      }
+      return(sparse_full(X, mu0, lik, k, Z, jitter, ctl, learn_hyper, learn_z, direct = direct))
     }
     Zr <- Z
     jr <- jitter
     st <- NULL
     sub <- NULL
     sec <- progress_section(0, 0.3, "subsample fit")
-    if (learn_hyper && ctl$hyper_subsample > 0) {
+    lk <- lik
+    if ((learn_hyper || !is.null(learn_lik)) && ctl$hyper_subsample > 0) {
       # Starting hyperparameters (and q(u), scaled up) from a full-batch fit on a
-      # random subsample.
+      # random subsample; a likelihood that learns parameters learns them there, and
+      # SVI runs at those values.
       idx <- sort(sample.int(n, min(n, ctl$hyper_subsample)))
-      sub <- sparse_full(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sparse_lik_subset(lik, idx),
-                         k, Zr, jr, utils::modifyList(ctl, list(maxit = min(ctl$maxit, 60))),
-                         TRUE, learn_z, levels = FALSE)
+      sub_ctl <- utils::modifyList(ctl, list(maxit = min(ctl$maxit, 60)))
+      sub_lik <- sparse_lik_subset(lik, idx)
+      sub <- if (is.null(learn_lik)) {
+        sparse_full(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sub_lik, k, Zr, jr,
+                    sub_ctl, learn_hyper, learn_z, levels = FALSE)
+      } else {
+        sparse_full_lik(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sub_lik, k, Zr, jr,
+                        sub_ctl, learn_hyper, learn_z, passes = learn_lik$passes, levels = FALSE)
+      }
+      if (!is.null(learn_lik)) lk <- lik_with_params(lik, sub$lik)
       k <- sub$kernel
       Zr <- sub$Z
       jr <- sub$jitter
@@ -400,7 +494,7 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
       # kernel, so Lam - I need not be positive semi-definite and scaling it by
       # n / nsub can break positive definiteness): a few CAVI sweeps at the final
       # kernel first.
-      if (SVI_WARM_START) st <- sparse_warm_state(X, mu0, lik, idx, k, Zr, jr, sub$state, 10L, ctl)
+      if (SVI_WARM_START) st <- sparse_warm_state(X, mu0, lk, idx, k, Zr, jr, sub$state, 10L, ctl)
     } else if (SVI_WARM_START && ctl$hyper_subsample > 0) {
       # Fixed kernel: warm-start q(u) from full-data CAVI on a random subsample.
       idx <- sort(sample.int(n, min(n, ctl$hyper_subsample)))
@@ -409,8 +503,13 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
     progress_restore(sec)
     sec <- progress_section(0.3, 1, "SVI", announce = TRUE,
                             line = "stochastic variational inference")
-    f <- sparse_svi(X, mu0, lik, k, Zr, jr, ctl, learn_hyper, learn_z, st)
+    f <- sparse_svi(X, mu0, lk, k, Zr, jr, ctl, learn_hyper, learn_z, st)
     progress_restore(sec)
+    if (!is.null(learn_lik)) {
+      f$lik <- lk
+      f$param_rounds <- if (is.null(sub)) 0L else sub$param_rounds
+      f$param_converged <- if (is.null(sub)) NA else sub$param_converged
+    }
     f$kernel_start <- k
     f$warm_started <- !is.null(st)
     # Without kernel steps (lr = 0) the kernel is the subsample search's result.
@@ -424,6 +523,7 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
   } else {
     fit_one(kernel, 1L)
   }
+  if (!is.null(fit$lik)) lik <- fit$lik
   out <- list(kernel = fit$kernel, X = X, y = lik$y, trials = lik$trials, lik = lik, q = q,
               method = "vi", Z = fit$Z, state = fit$state[c("Lam", "h")],
               elbo = fit$elbo, elbo_full = if (full) fit$elbo[length(fit$elbo)] else fit$elbo_full,
@@ -435,9 +535,21 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
                 iterations = fit$iterations,
                 hyper_start = fit$hyper_start, kernel_start = fit$kernel_start,
                 warm_started = if (full) NA else isTRUE(fit$warm_started)),
-              restarts = fit$restarts, control = ctl, seed = seeds)
+              restarts = fit$restarts, control = ctl, seed = seeds,
+              param_rounds = fit$param_rounds, param_converged = fit$param_converged)
   class(out) <- c("augp_sparse_engine", "augp_engine")
   pr <- sparse_predict_raw(out, X, out$mean0)
+  if (!is.null(learn_lik) && !full) {
+    # Minibatch fits: the parameters learned on the subsample take one more step at the
+    # marginals of the final q(u) on all the data (q(u) unchanged; the ELBO rises by
+    # the step's gain).
+    step <- .lik_learn_params_cpp(lik, pr$mean, pr$var)
+    if (isTRUE(step$gain > 0)) {
+      for (nm in names(step$params)) lik[[nm]] <- as.numeric(step$params[[nm]])
+      out$lik <- lik
+      out$elbo_full <- out$elbo_full + step$gain
+    }
+  }
   out$mean <- if (q == 1) as.numeric(pr$mean) else pr$mean
   out$var <- if (q == 1) as.numeric(pr$var) else pr$var
   if (own) progress_finish()

@@ -43,8 +43,9 @@ test_that("choose_inference asks for the likelihood's latents and respects overr
   # fits only the exact engine does stay exact, with a message
   expect_message(o <- ch("auto", 5000, 1L, "gibbs", b, k, ctl), "no sparse Gibbs sampler")
   expect_null(o$inducing)
-  expect_message(o <- ch("auto", 5000, 1L, "vi", student_t(), k, ctl), "do not learn")
-  expect_null(o$inducing)
+  # likelihoods that learn parameters go sparse too (the sparse engine learns them)
+  o <- expect_silent(ch("auto", 5000, 1L, "vi", student_t(), k, ctl))
+  expect_equal(o$info$engine, "sparse")
   expect_message(o <- ch("auto", 5000, 3L, "vi", ls, k, augp_control(shared_hyper = FALSE)),
                  "share one kernel")
   expect_null(o$inducing)

@@ -207,9 +207,9 @@ test_that("bad negative-binomial input is rejected, naming the argument", {
   # the C++ likelihood rejects bad data and parameters itself
   expect_error(nb_ns$.lik_response_mean_cpp(nb_spec(c(1, 2), 0), matrix(0)), "r must be positive")
   expect_error(nb_ns$.lik_response_mean_cpp(nb_spec(c(1, -2), 1), matrix(0)), "non-negative")
-  # sparse fits need a fixed r; with a fixed r they run
-  expect_error(augp_fit(d$x, d$y, likelihood = negative_binomial(), inducing = 5, control = ctl),
-               "dispersion `r`")
+  # sparse fits run with a fixed or a learned r
+  sl <- augp_fit(d$x, d$y, likelihood = negative_binomial(), inducing = 8, control = ctl)
+  expect_true(is.finite(sl$engine$lik$r) && sl$engine$lik$r > 0)
   sp <- augp_fit(d$x, d$y, likelihood = nb, inducing = 8, control = ctl)
   expect_true(all(is.finite(fitted(sp))))
 })

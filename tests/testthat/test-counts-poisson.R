@@ -220,7 +220,6 @@ test_that("bad poisson_logistic input is rejected, naming the argument", {
   expect_error(augp_fit(d$x, rep(0, 10), likelihood = lik), "`y`.*0 everywhere")
   expect_silent(augp_fit(d$x, rep(0, 10), likelihood = poisson_logistic(lambda = 3),
                          control = augp_control(threads = 1)))
-  expect_error(augp_fit(d$x, d$y, likelihood = lik, inducing = 5), "`lambda`")
   expect_error(pl_ns$.lik_response_mean_cpp(pl_spec(1, -2), matrix(0)), "lambda")
   expect_error(pl_ns$.lik_response_mean_cpp(pl_spec(1.5, 2), matrix(0)), "whole numbers")
   expect_error(pl_ns$.lik_response_mean_cpp(pl_spec(-1, 2), matrix(0)), "whole numbers")

@@ -324,8 +324,7 @@ test_that("an offset shifts f; Gibbs holds the cut points fixed; sparse fits nee
   expect_equal(unname(g$cutpoints), cut)
   expect_equal(g$engine$lik$cutpoints, cut)
   expect_equal(dim(predict(g, type = "response")), c(80L, 4L))
-  # sparse: learning the cut points is not supported, fixed ones work
-  expect_error(augp(rating ~ x, od$d, inducing = 10, control = ctl), "cut points.*sparse")
+  # sparse: fixed cut points (learned ones: test-sparse-lik-params.R)
   sp <- augp(rating ~ x, od$d, inducing = 15, likelihood = ordinal(cutpoints = cut), control = ctl)
   ex <- augp(rating ~ x, od$d, likelihood = ordinal(cutpoints = cut), control = ctl)
   expect_lt(max(abs(fitted(sp) - fitted(ex))), 0.05)

@@ -195,13 +195,17 @@ test_that("the 1-D predictive plot of a regression fit shows the mean, both band
   expect_true(all(b$data[[1]]$ymin <= b$data[[2]]$ymin + 1e-12))  # prediction band wider
 })
 
-test_that("sparse (inducing) Gaussian regression runs with a fixed sigma and errors clearly otherwise", {
+test_that("sparse (inducing) Gaussian regression runs with a fixed or a learned sigma", {
   d <- rg_data(60)
   df <- data.frame(x = d$x, y = d$y)
   fit <- augp(y ~ x, df, likelihood = gaussian_noise(sigma = 0.3), inducing = 20,
               control = augp_control(threads = 1))
   expect_lt(sqrt(mean((fitted(fit) - sin(2 * d$x))^2)), 0.25)
-  expect_error(augp(y ~ x, df, likelihood = gaussian_noise(), inducing = 20), "sigma")
+  fl <- augp(y ~ x, df, likelihood = gaussian_noise(), inducing = 20,
+             control = augp_control(threads = 1))
+  expect_true(inherits(fl$engine, "augp_sparse_engine"))
+  expect_gt(sigma(fl), 0.1)
+  expect_lt(sigma(fl), 0.5)
 })
 
 test_that("stats family objects select the augmented likelihoods; gaussian() is not masked", {

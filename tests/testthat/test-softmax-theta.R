@@ -122,7 +122,17 @@ test_that("bad input for learn_theta is an error naming it", {
   # the DESIGN contract: the two-argument form keeps working
   expect_null(logistic_softmax(bijective = FALSE, theta = NULL)$theta)
   expect_false(logistic_softmax(bijective = TRUE, theta = c(1, 2))$learn_theta)
-  d <- smt_sim(40, c(1, 1, 1), seed = 4)
-  expect_error(augp(y ~ x, data = d, likelihood = logistic_softmax(learn_theta = TRUE),
-                    inducing = 10, control = augp_control(threads = 1)), "learn_theta")
+})
+
+test_that("sparse fits learn theta as exact ones do (Z = X, fixed kernel)", {
+  d <- smt_sim(60, c(1, 1, 4), seed = 4)
+  k <- kernel_se(variance = 1, lengthscale = 1)
+  lk <- logistic_softmax(learn_theta = TRUE)
+  ctl <- augp_control(threads = 1, learn_hyper = FALSE, learn_inducing = FALSE, maxit = 2000,
+                      tol = 1e-10)
+  ex <- augp(y ~ x, data = d, kernel = k, likelihood = lk, control = ctl)
+  sp <- augp(y ~ x, data = d, kernel = k, likelihood = lk, inducing = matrix(d$x), control = ctl)
+  expect_true(inherits(sp$engine, "augp_sparse_engine"))
+  expect_equal(sp$theta, ex$theta, tolerance = 1e-3)
+  expect_gt(unname(sp$theta[3] / sp$theta[1]), 1.5)
 })
