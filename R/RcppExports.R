@@ -173,8 +173,8 @@
     .Call(`_augmentedGP_sparse_batch_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, ids, grad, zgrad, threads)
 }
 
-.sparse_predict_cpp <- function(spec, Z, jitter, state, Xnew, mu0new) {
-    .Call(`_augmentedGP_sparse_predict_cpp`, spec, Z, jitter, state, Xnew, mu0new)
+.sparse_predict_cpp <- function(spec, Z, jitter, state, Xnew, mu0new, threads = 1L) {
+    .Call(`_augmentedGP_sparse_predict_cpp`, spec, Z, jitter, state, Xnew, mu0new, threads)
 }
 
 .sparse_kernel_extra_cpp <- function(spec, x, z) {

@@ -57,9 +57,13 @@ sparse_inducing <- function(inducing, X, method = "kmeans") {
          call. = FALSE)
   }
   if (method == "random" || m == n) return(unname(X[sort(sample.int(n, m)), , drop = FALSE]))
-  ux <- unique(X)
+  # k-means on at most max(20 m, 5000) distinct rows, drawn from a random subsample
+  # (distinct rows of all the data only when the subsample has too few)
+  nsub <- max(20 * m, 5000)
+  ux <- unique(if (n > 2 * nsub) X[sample.int(n, 2 * nsub), , drop = FALSE] else X)
+  if (nrow(ux) <= m && n > 2 * nsub) ux <- unique(X)
   if (nrow(ux) <= m) return(unname(X[sort(sample.int(n, m)), , drop = FALSE]))
-  sub <- if (nrow(ux) > max(20 * m, 5000)) ux[sample.int(nrow(ux), max(20 * m, 5000)), , drop = FALSE] else ux
+  sub <- if (nrow(ux) > nsub) ux[sample.int(nrow(ux), nsub), , drop = FALSE] else ux
   cl <- tryCatch(suppressWarnings(stats::kmeans(sub, centers = m, iter.max = 30)),
                  error = function(e) NULL)
   if (is.null(cl)) return(unname(X[sort(sample.int(n, m)), , drop = FALSE]))
@@ -254,7 +258,7 @@ sparse_direct_ladder <- function(X, mu0, lik, kernel, Z, jitter, ctl, state, run
     if (is.null(res) || !length(res$elbo) || res$jitter != jitter) {
       return(list(value = -Inf, state = NULL))
     }
-    pr <- .sparse_predict_cpp(kernel_flatten(k), Z, jitter, res$state, X, mu0)
+    pr <- .sparse_predict_cpp(kernel_flatten(k), Z, jitter, res$state, X, mu0, as.integer(ctl$threads))
     list(value = engine_direct_elbo(lik, pr$mean, pr$var, res$state$kl), state = res$state)
   }
   direct_ladder(kernel, state, rung)
@@ -281,7 +285,7 @@ sparse_learn_lik_params <- function(fit, X, mu0, lik, ctl, max_rounds = ctl$maxi
   for (r in seq_len(max_rounds)) {
     rounds <- r
     pr <- sparse_predict_raw(list(kernel = fit$kernel, Z = fit$Z, jitter = fit$jitter,
-                                  state = state, q = lik$q), X, mu0)
+                                  state = state, q = lik$q, control = ctl), X, mu0)
     step <- .lik_learn_params_cpp(lik, pr$mean, pr$var)
     gain <- max(step$gain, 0)
     if (!(gain > 0)) {
@@ -556,7 +560,10 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
   out
 }
 
-sparse_predict_raw <- function(fit, Xnew, mu0new, chunk = 10000) {
+# Threads of a fit's control (1 when it has none).
+sparse_threads <- function(ctl) if (is.null(ctl$threads)) 1L else as.integer(ctl$threads)
+
+sparse_predict_raw <- function(fit, Xnew, mu0new, chunk = 1e5) {
   nnew <- nrow(Xnew)
   q <- fit$q
   mean <- matrix(0, nnew, q)
@@ -566,7 +573,7 @@ sparse_predict_raw <- function(fit, Xnew, mu0new, chunk = 10000) {
     if (nnew == 0) break
     idx <- s:min(nnew, s + chunk - 1)
     r <- .sparse_predict_cpp(spec, fit$Z, fit$jitter, fit$state, Xnew[idx, , drop = FALSE],
-                             mu0new[idx, , drop = FALSE])
+                             mu0new[idx, , drop = FALSE], sparse_threads(fit$control))
     mean[idx, ] <- r$mean
     var[idx, ] <- r$var
   }

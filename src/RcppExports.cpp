@@ -694,8 +694,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // sparse_predict_cpp
-List sparse_predict_cpp(List spec, Eigen::MatrixXd Z, double jitter, List state, Eigen::MatrixXd Xnew, Eigen::MatrixXd mu0new);
-RcppExport SEXP _augmentedGP_sparse_predict_cpp(SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP XnewSEXP, SEXP mu0newSEXP) {
+List sparse_predict_cpp(List spec, Eigen::MatrixXd Z, double jitter, List state, Eigen::MatrixXd Xnew, Eigen::MatrixXd mu0new, int threads);
+RcppExport SEXP _augmentedGP_sparse_predict_cpp(SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP XnewSEXP, SEXP mu0newSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -705,7 +705,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< List >::type state(stateSEXP);
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Xnew(XnewSEXP);
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0new(mu0newSEXP);
-    rcpp_result_gen = Rcpp::wrap(sparse_predict_cpp(spec, Z, jitter, state, Xnew, mu0new));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_predict_cpp(spec, Z, jitter, state, Xnew, mu0new, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -907,7 +908,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_sparse_obj_cpp", (DL_FUNC) &_augmentedGP_sparse_obj_cpp, 13},
     {"_augmentedGP_sparse_svi_cpp", (DL_FUNC) &_augmentedGP_sparse_svi_cpp, 20},
     {"_augmentedGP_sparse_batch_cpp", (DL_FUNC) &_augmentedGP_sparse_batch_cpp, 12},
-    {"_augmentedGP_sparse_predict_cpp", (DL_FUNC) &_augmentedGP_sparse_predict_cpp, 6},
+    {"_augmentedGP_sparse_predict_cpp", (DL_FUNC) &_augmentedGP_sparse_predict_cpp, 7},
     {"_augmentedGP_sparse_kernel_extra_cpp", (DL_FUNC) &_augmentedGP_sparse_kernel_extra_cpp, 3},
     {"_augmentedGP_gp_kernel_contract_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_contract_cpp, 3},
     {"_augmentedGP_gp_gaussian_step_cpp", (DL_FUNC) &_augmentedGP_gp_gaussian_step_cpp, 6},

@@ -253,7 +253,7 @@ List sparse_batch_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int bloc
 // Predictive marginals of every latent column at Xnew.
 // [[Rcpp::export(name = ".sparse_predict_cpp")]]
 List sparse_predict_cpp(List spec, Eigen::MatrixXd Z, double jitter, List state, Eigen::MatrixXd Xnew,
-                        Eigen::MatrixXd mu0new) {
+                        Eigen::MatrixXd mu0new, int threads = 1) {
   try {
     const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
     List st = state;
@@ -262,7 +262,8 @@ List sparse_predict_cpp(List spec, Eigen::MatrixXd Z, double jitter, List state,
     if (mu0new.rows() != Xnew.rows() || mu0new.cols() != L.size())
       throw std::invalid_argument("mu0new must be an nnew x q matrix");
     Eigen::MatrixXd mean, var;
-    augp::sparse_predict(g, qs, Xnew, mu0new, mean, var);
+    const augp::ParallelFor pf = make_pf(threads);
+    augp::sparse_predict(g, qs, Xnew, mu0new, mean, var, &pf);
     return List::create(Rcpp::Named("mean") = mean, Rcpp::Named("var") = var);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());

@@ -390,17 +390,33 @@ double sparse_finish_grad(const SparseGeom& g, const SparseQ& qs, const SparsePa
 }
 
 void sparse_predict(const SparseGeom& g, const SparseQ& qs, const Eigen::MatrixXd& Xnew,
-                    const Eigen::MatrixXd& mu0new, Eigen::MatrixXd& mean, Eigen::MatrixXd& var) {
+                    const Eigen::MatrixXd& mu0new, Eigen::MatrixXd& mean, Eigen::MatrixXd& var,
+                    const ParallelFor* pf) {
   const int n = Xnew.rows(), q = static_cast<int>(qs.Lam.size());
-  const Eigen::MatrixXd Knm = kernel_eval(g.spec, Xnew, g.Z, nullptr);
-  const Eigen::VectorXd kd = kernel_diag(g.spec, Xnew, nullptr);
-  const Eigen::MatrixXd Phi = g.Lm.triangularView<Eigen::Lower>().solve(Knm.transpose()).transpose();
-  const Eigen::VectorXd ktil = (kd - Phi.rowwise().squaredNorm()).cwiseMax(0.0);
   mean.resize(n, q);
   var.resize(n, q);
-  for (int j = 0; j < q; ++j) {
-    mean.col(j) = mu0new.col(j) + Phi * qs.mv[j];
-    var.col(j) = ktil + (Phi * qs.Sv[j]).cwiseProduct(Phi).rowwise().sum();
+  // Rows are independent: chunks of SPARSE_PREDICT_CHUNK rows, each writing only its
+  // own rows (the same numbers for any thread count). Per chunk, Phi = Knm Lm^-T and
+  // diag(Phi S_j Phi') = the squared column norms of Li_j Phi' (S_j = Li_j' Li_j).
+  const int chunk = SPARSE_PREDICT_CHUNK;
+  const int nchunks = (n + chunk - 1) / chunk;
+  auto one = [&](int c) {
+    const int r0 = c * chunk, nr = std::min(n, r0 + chunk) - r0;
+    const Eigen::MatrixXd Xc = Xnew.middleRows(r0, nr);
+    const Eigen::MatrixXd Knm = kernel_eval(g.spec, Xc, g.Z, nullptr);
+    const Eigen::VectorXd kd = kernel_diag(g.spec, Xc, nullptr);
+    const Eigen::MatrixXd PhiT = g.Lm.triangularView<Eigen::Lower>().solve(Knm.transpose());  // m x nr
+    const Eigen::VectorXd ktil = (kd - PhiT.colwise().squaredNorm().transpose()).cwiseMax(0.0);
+    for (int j = 0; j < q; ++j) {
+      mean.col(j).segment(r0, nr) = mu0new.col(j).segment(r0, nr) + PhiT.transpose() * qs.mv[j];
+      const Eigen::MatrixXd LP = qs.Li[j].triangularView<Eigen::Lower>() * PhiT;
+      var.col(j).segment(r0, nr) = ktil + LP.colwise().squaredNorm().transpose();
+    }
+  };
+  if (pf && nchunks > 1) {
+    (*pf)(nchunks, one);
+  } else {
+    for (int c = 0; c < nchunks; ++c) one(c);
   }
 }
 

@@ -153,9 +153,13 @@ bool sparse_cavi(const SparseGeom& g, SparseQ& qs, const SparseData& data, int m
                  bool accelerate, const ParallelFor& pf, std::vector<double>& trace,
                  const std::function<void()>& tick);
 
+// Rows per work item of sparse_predict().
+constexpr int SPARSE_PREDICT_CHUNK = 1024;
 // Predictive marginals of f at new inputs for each column (nnew x q); mu0new: nnew x q.
+// qs must be refreshed (its Li used). pf: chunks of rows in parallel (NULL: serial).
 void sparse_predict(const SparseGeom& g, const SparseQ& qs, const Eigen::MatrixXd& Xnew,
-                    const Eigen::MatrixXd& mu0new, Eigen::MatrixXd& mean, Eigen::MatrixXd& var);
+                    const Eigen::MatrixXd& mu0new, Eigen::MatrixXd& mean, Eigen::MatrixXd& var,
+                    const ParallelFor* pf = nullptr);
 
 }  // namespace augp
 
