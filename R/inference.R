@@ -36,6 +36,36 @@ auto_inducing_m <- function(n, q) {
   as.integer(min(n, max(1, m)))
 }
 
+# Bytes the exact GP holds in n x n matrices for q latent columns: the kernel matrix and
+# one factorised matrix per latent column (8 bytes an entry).
+exact_bytes <- function(n, q) (1 + max(1, q)) * 8 * as.numeric(n)^2
+
+# Memory available to this process in bytes (Linux: MemAvailable), NA where unknown.
+memory_available <- function() {
+  if (!file.exists("/proc/meminfo")) return(NA_real_)
+  l <- tryCatch(readLines("/proc/meminfo", warn = FALSE), error = function(e) character(0))
+  v <- grep("^MemAvailable:", l, value = TRUE)
+  if (!length(v)) return(NA_real_)
+  as.numeric(gsub("[^0-9]", "", v[1])) * 1024
+}
+
+# An exact fit that cannot fit in memory is an error before anything is allocated (the
+# allocation itself could take the machine down rather than fail).
+# `way`: what would fit a sparse GP instead.
+check_exact_memory <- function(n, q, way, available = memory_available()) {
+  need <- exact_bytes(n, q)
+  if (is.na(available) || need <= available) return(invisible(TRUE))
+  stop(sprintf(paste0("`inducing`: the exact GP for n = %d observations needs about %s for its ",
+                      "n x n matrices, more than the %s of memory available; %s, or fit fewer rows."),
+               as.integer(n), format_bytes(need), format_bytes(available), way), call. = FALSE)
+}
+
+format_bytes <- function(b) {
+  if (b >= 1e9) sprintf("%.1f GB", b / 1e9) else sprintf("%.0f MB", b / 1e6)
+}
+
+NO_SPARSE_GIBBS <- "there is no sparse Gibbs sampler; method = \"vi\" fits a sparse GP"
+
 # The `inducing` argument checked: "auto", "exact" (NULL means the same), a whole
 # number >= 1 or a matrix / data frame of locations (their checks follow in
 # sparse_inducing()).
@@ -65,6 +95,8 @@ choose_inference <- function(inducing, n, q, method, likelihood, kernel, control
   inducing <- check_inducing_arg(inducing)
   info <- list(choice = if (identical(inducing, "auto")) "auto" else "given", n = n, q = q)
   if (identical(inducing, "exact")) {
+    check_exact_memory(n, q, if (method != "vi") NO_SPARSE_GIBBS else
+      "inducing = \"auto\" or a number of inducing points fits a sparse GP")
     return(list(inducing = NULL, info = c(info, list(engine = "exact", m = NA_integer_))))
   }
   if (!identical(inducing, "auto")) {
@@ -77,12 +109,13 @@ choose_inference <- function(inducing, n, q, method, likelihood, kernel, control
   if (auto_exact(n, q)) return(exact("small"))
   # Requests only the exact engine serves.
   blocker <- if (method != "vi") {
-    "there is no sparse Gibbs sampler; method = \"vi\" fits a sparse GP"
+    NO_SPARSE_GIBBS
   } else if (q > 1L && (per_latent_kernels || is_kernel_list(kernel) ||
                          (is.list(kernel) && !is_kernel(kernel)) || !isTRUE(control$shared_hyper))) {
     "sparse fits share one kernel across the latent functions (shared_hyper = TRUE)"
   }
   if (!is.null(blocker)) {
+    check_exact_memory(n, q, blocker)
     message(sprintf(paste0("`inducing = \"auto\"`: fitting the exact GP to n = %d with %d latent ",
                            "function(s), which may take long (%s)."), n, q, blocker))
     return(exact("needs exact"))

@@ -33,7 +33,7 @@ test_that("choose_inference asks for the likelihood's latents and respects overr
   expect_equal(sp$info[c("choice", "engine")], list(choice = "auto", engine = "sparse"))
   # overrides: "exact" and NULL give the exact GP, a number or matrix the sparse GP
   for (ex in list("exact", NULL)) {
-    o <- ch(ex, 1e5, 6L, "vi", ls, k, ctl)
+    o <- ch(ex, 5000, 6L, "vi", ls, k, ctl)
     expect_null(o$inducing)
     expect_equal(o$info[c("choice", "engine")], list(choice = "given", engine = "exact"))
   }
@@ -118,4 +118,21 @@ test_that("above the limit the default fits a sparse GP and print says so", {
   p <- predict(fit, xs, type = "response")
   expect_lt(p[1], 0.3)
   expect_gt(p[2], 0.7)
+})
+
+test_that("an exact GP too large for memory is an error naming `inducing`, before allocation", {
+  cm <- augmentedGP:::check_exact_memory
+  expect_equal(augmentedGP:::exact_bytes(1e4, 1L), 2 * 8 * 1e8)
+  expect_error(cm(1e5, 1L, "a sparse GP would do", available = 1e9),
+               "`inducing`.*n = 100000.*160.0 GB.*1.0 GB.*a sparse GP would do")
+  expect_silent(cm(1e5, 1L, "x", available = NA_real_))
+  expect_silent(cm(1e3, 1L, "x", available = 1e9))
+  skip_if(is.na(augmentedGP:::memory_available()))
+  ch <- augmentedGP:::choose_inference
+  b <- bernoulli_logit()
+  k <- kernel_se()
+  ctl <- augp_control()
+  expect_error(ch("auto", 1e7, 1L, "gibbs", b, k, ctl), "`inducing`.*no sparse Gibbs sampler")
+  expect_error(ch("exact", 1e7, 1L, "vi", b, k, ctl), "`inducing`.*inducing points")
+  expect_equal(ch("auto", 1e7, 1L, "vi", b, k, ctl)$info$engine, "sparse")
 })
