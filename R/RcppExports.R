@@ -165,8 +165,8 @@
     .Call(`_augmentedGP_sparse_obj_cpp`, X, mu0, lik, block_size, spec_from, Z_from, spec, Z, jitter, state, grad, zgrad, threads)
 }
 
-.sparse_svi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress = NULL) {
-    .Call(`_augmentedGP_sparse_svi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress)
+.sparse_svi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress = NULL, order = NULL) {
+    .Call(`_augmentedGP_sparse_svi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress, order)
 }
 
 .sparse_batch_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, ids, grad, zgrad, threads) {

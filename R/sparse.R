@@ -347,10 +347,8 @@ sparse_full_lik <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, le
 sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, state = NULL) {
   n <- nrow(X)
   bs <- as.integer(min(ctl$block_size, ctl$batch_size))
+  # minibatches: blocks of the rows in a random order (C++ reads them in that order)
   perm <- sample.int(n)
-  Xp <- X[perm, , drop = FALSE]
-  mp <- mu0[perm, , drop = FALSE]
-  lp <- sparse_lik_subset(lik, perm)
   nblocks <- ceiling(n / bs)
   bpb <- max(1L, as.integer(round(ctl$batch_size / bs)))
   starts0 <- seq(0L, nblocks - 1L, by = bpb)
@@ -358,11 +356,11 @@ sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z
   starts <- unlist(lapply(seq_len(ceiling(iters / length(starts0))),
                           function(e) starts0[sample.int(length(starts0))]))[seq_len(iters)]
   hyper_start <- as.integer(min(floor(iters / 2), round(SVI_HYPER_WARMUP * length(starts0))))
-  res <- .sparse_svi_cpp(Xp, mp, lp, bs, kernel_flatten(kernel), Z, jitter, state,
+  res <- .sparse_svi_cpp(X, mu0, lik, bs, kernel_flatten(kernel), Z, jitter, state,
                          as.integer(starts), bpb, ctl$step_tau, ctl$step_kappa,
                          if (learn_hyper || learn_z) ctl$lr else 0, learn_hyper && ctl$lr > 0,
                          learn_z && ctl$lr > 0, hyper_start, SVI_LR_DECAY, SVI_HYPER_BOX,
-                         as.integer(ctl$threads), progress_svi_callback())
+                         as.integer(ctl$threads), progress_svi_callback(), perm - 1L)
   kernel <- kernel_set_params(kernel, res$theta)
   elbo_full <- NA_real_
   if (ctl$final_elbo) {
@@ -444,6 +442,7 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
                 "shared_hyper = TRUE."), call. = FALSE)
   }
   mu0 <- sparse_mean0(mean0, n, q)
+  storage.mode(X) <- storage.mode(mu0) <- "double"
   seeds <- new_seed(seed)
   rng_seed <- seeds[1]
   withr::local_preserve_seed()

@@ -572,13 +572,13 @@ BEGIN_RCPP
 END_RCPP
 }
 // sparse_cavi_cpp
-List sparse_cavi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, int maxit, double tol, int threads, bool accelerate);
+List sparse_cavi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, int maxit, double tol, int threads, bool accelerate);
 RcppExport SEXP _augmentedGP_sparse_cavi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP accelerateSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< SEXP >::type X(XSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type mu0(mu0SEXP);
     Rcpp::traits::input_parameter< List >::type lik(likSEXP);
     Rcpp::traits::input_parameter< int >::type block_size(block_sizeSEXP);
     Rcpp::traits::input_parameter< List >::type spec(specSEXP);
@@ -642,13 +642,13 @@ BEGIN_RCPP
 END_RCPP
 }
 // sparse_svi_cpp
-List sparse_svi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts, int blocks_per_batch, double tau, double kappa, double lr, bool learn_hyper, bool learn_inducing, int hyper_start, bool lr_decay, double box, int threads, Rcpp::Nullable<Rcpp::Function> progress);
-RcppExport SEXP _augmentedGP_sparse_svi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP startsSEXP, SEXP blocks_per_batchSEXP, SEXP tauSEXP, SEXP kappaSEXP, SEXP lrSEXP, SEXP learn_hyperSEXP, SEXP learn_inducingSEXP, SEXP hyper_startSEXP, SEXP lr_decaySEXP, SEXP boxSEXP, SEXP threadsSEXP, SEXP progressSEXP) {
+List sparse_svi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts, int blocks_per_batch, double tau, double kappa, double lr, bool learn_hyper, bool learn_inducing, int hyper_start, bool lr_decay, double box, int threads, Rcpp::Nullable<Rcpp::Function> progress, Rcpp::Nullable<Rcpp::IntegerVector> order);
+RcppExport SEXP _augmentedGP_sparse_svi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP startsSEXP, SEXP blocks_per_batchSEXP, SEXP tauSEXP, SEXP kappaSEXP, SEXP lrSEXP, SEXP learn_hyperSEXP, SEXP learn_inducingSEXP, SEXP hyper_startSEXP, SEXP lr_decaySEXP, SEXP boxSEXP, SEXP threadsSEXP, SEXP progressSEXP, SEXP orderSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< SEXP >::type X(XSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type mu0(mu0SEXP);
     Rcpp::traits::input_parameter< List >::type lik(likSEXP);
     Rcpp::traits::input_parameter< int >::type block_size(block_sizeSEXP);
     Rcpp::traits::input_parameter< List >::type spec(specSEXP);
@@ -667,7 +667,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type box(boxSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(sparse_svi_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::IntegerVector> >::type order(orderSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_svi_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress, order));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -906,7 +907,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_sparse_cavi_cpp", (DL_FUNC) &_augmentedGP_sparse_cavi_cpp, 12},
     {"_augmentedGP_sparse_profile_cpp", (DL_FUNC) &_augmentedGP_sparse_profile_cpp, 15},
     {"_augmentedGP_sparse_obj_cpp", (DL_FUNC) &_augmentedGP_sparse_obj_cpp, 13},
-    {"_augmentedGP_sparse_svi_cpp", (DL_FUNC) &_augmentedGP_sparse_svi_cpp, 20},
+    {"_augmentedGP_sparse_svi_cpp", (DL_FUNC) &_augmentedGP_sparse_svi_cpp, 21},
     {"_augmentedGP_sparse_batch_cpp", (DL_FUNC) &_augmentedGP_sparse_batch_cpp, 12},
     {"_augmentedGP_sparse_predict_cpp", (DL_FUNC) &_augmentedGP_sparse_predict_cpp, 7},
     {"_augmentedGP_sparse_kernel_extra_cpp", (DL_FUNC) &_augmentedGP_sparse_kernel_extra_cpp, 3},

@@ -161,26 +161,47 @@ ProfileResult DenseModel::evaluate(const std::vector<double>& theta, const std::
   return r;
 }
 
-void make_sparse_data(const Eigen::MatrixXd& X, const Eigen::MatrixXd& mu0, const Likelihood& lik,
-                      int block_size, SparseData& data) {
+void make_sparse_data(const Eigen::Ref<const Eigen::MatrixXd>& X,
+                      const Eigen::Ref<const Eigen::MatrixXd>& mu0, const Likelihood& lik,
+                      int block_size, SparseData& data, bool copy, const std::vector<int>* order) {
   const int n = X.rows();
   if (lik.n_obs() != n) throw std::invalid_argument("the likelihood data and X differ in their number of rows");
   if (block_size < 1) throw std::invalid_argument("block_size must be >= 1");
-  data.X = X;
+  data.q = lik.n_latent();
+  if (mu0.rows() != n || mu0.cols() != data.q) throw std::invalid_argument("mu0 must be an n x q matrix");
+  data.order.clear();
+  if (order) {
+    if (static_cast<int>(order->size()) != n) throw std::invalid_argument("order must have n elements");
+    std::vector<char> seen(n, 0);
+    for (int r : *order) {
+      if (r < 0 || r >= n || seen[r]) throw std::invalid_argument("order must be a permutation of the rows");
+      seen[r] = 1;
+    }
+    data.order = *order;
+  }
+  if (copy) {
+    data.own_X = X;
+    data.own_mu0 = mu0;
+    data.x = data.own_X.data();
+    data.m0 = data.own_mu0.data();
+  } else {
+    data.own_X.resize(0, 0);
+    data.own_mu0.resize(0, 0);
+    data.x = X.data();
+    data.m0 = mu0.data();
+  }
   data.n = n;
+  data.d = X.cols();
   data.blocks.clear();
   for (int b = 0; b < n; b += block_size) {
     SparseBlock blk;
     blk.begin = b;
     blk.end = std::min(n, b + block_size);
     std::vector<int> rows(blk.end - blk.begin);
-    for (int i = 0; i < blk.end - blk.begin; ++i) rows[i] = blk.begin + i;
+    for (int i = 0; i < blk.end - blk.begin; ++i) rows[i] = order ? (*order)[blk.begin + i] : blk.begin + i;
     blk.lik = lik.subset(rows);
     data.blocks.push_back(std::move(blk));
   }
-  data.q = lik.n_latent();
-  if (mu0.rows() != n || mu0.cols() != data.q) throw std::invalid_argument("mu0 must be an n x q matrix");
-  data.mu0 = mu0;
 }
 
 void sparse_profile(const SparseGeom& from, const SparseGeom& to, SparseQ& qs, const SparseData& data,
@@ -206,7 +227,7 @@ SparseModel::SparseModel(const Eigen::MatrixXd& X, const Eigen::MatrixXd& mu0, c
 SparseGeom SparseModel::geom(const std::vector<double>& theta, const Eigen::MatrixXd& Z, double jitter,
                              bool strict) const {
   if (theta.size() != spec_.theta.size()) throw std::invalid_argument("theta has the wrong length");
-  if (Z.cols() != data_.X.cols()) throw std::invalid_argument("Z has the wrong number of columns");
+  if (Z.cols() != data_.d) throw std::invalid_argument("Z has the wrong number of columns");
   SparseGeom g;
   g.spec = spec_;
   g.spec.theta = theta;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "adapter.h"
@@ -23,11 +24,26 @@ using Rcpp::List;
 namespace {
 
 // The data of the sparse driver: X, the prior means and one likelihood per block of
-// block_size rows (subsets of the likelihood of `lik`).
-void make_data(const Eigen::MatrixXd& X, const Eigen::MatrixXd& mu0, const List& lik, int block_size,
-               augp::SparseData& data) {
+// block_size rows (subsets of the likelihood of `lik`). copy = false views X and mu0 in
+// place (the call's arguments, alive until it returns); order: the rows' order in the
+// blocks (0-based), or NULL.
+void make_data(const Eigen::Ref<const Eigen::MatrixXd>& X, const Eigen::Ref<const Eigen::MatrixXd>& mu0,
+               const List& lik, int block_size, augp::SparseData& data, bool copy = true,
+               Rcpp::Nullable<Rcpp::IntegerVector> order = R_NilValue) {
   const std::unique_ptr<augp::Likelihood> full = augp::likelihood_from_list(lik);
-  augp::make_sparse_data(X, mu0, *full, block_size, data);
+  if (order.isNull()) {
+    augp::make_sparse_data(X, mu0, *full, block_size, data, copy);
+    return;
+  }
+  const Rcpp::IntegerVector o(order.get());
+  const std::vector<int> ord(o.begin(), o.end());
+  augp::make_sparse_data(X, mu0, *full, block_size, data, copy, &ord);
+}
+
+// A double matrix argument viewed in place (an error naming it otherwise).
+Eigen::Map<Eigen::MatrixXd> as_map(SEXP x, const char* what) {
+  if (!Rf_isMatrix(x) || TYPEOF(x) != REALSXP) throw std::invalid_argument(std::string(what) + " must be a double matrix");
+  return Eigen::Map<Eigen::MatrixXd>(REAL(x), Rf_nrows(x), Rf_ncols(x));
 }
 
 augp::SparseGeom make_geom(const List& spec, const Eigen::MatrixXd& Z, double jitter, bool strict) {
@@ -112,12 +128,12 @@ List elbo_grad_at(const augp::SparseGeom& g, const augp::SparseQ& qs, const augp
 // ELBO of the current q(u), then updates q(aux) and q(u) in closed form; accelerate:
 // SQUAREM steps (augp::sparse_cavi). The returned state is the last recorded ELBO's.
 // [[Rcpp::export(name = ".sparse_cavi_cpp")]]
-List sparse_cavi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec,
+List sparse_cavi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
                      Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, int maxit,
                      double tol, int threads, bool accelerate = false) {
   try {
     augp::SparseData data;
-    make_data(X, mu0, lik, block_size, data);
+    make_data(as_map(X, "X"), as_map(mu0, "mu0"), lik, block_size, data, false);
     const augp::SparseGeom g = make_geom(spec, Z, jitter, false);
     augp::SparseQ qs = make_q(state, Z.rows(), data.q);
     const augp::ParallelFor pf = make_pf(threads);
@@ -176,20 +192,22 @@ List sparse_obj_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_
   }
 }
 
-// Stochastic variational inference (see augp::sparse_svi); X, mu0 and lik are
-// already in the (shuffled) order whose contiguous blocks form the minibatches.
+// Stochastic variational inference (see augp::sparse_svi). The minibatches are made of
+// contiguous blocks of the rows in the order `order` (0-based; NULL: as given), so a
+// shuffled order needs no shuffled copy of the data.
 // progress: NULL, or an R function called on the main thread as
 // progress(t, total, elbo) after every max(1, total / 100)-th step and the last (t
 // steps done, elbo the last minibatch estimate); it does not affect the fit.
 // [[Rcpp::export(name = ".sparse_svi_cpp")]]
-List sparse_svi_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec,
+List sparse_svi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
                     Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts,
                     int blocks_per_batch, double tau, double kappa, double lr, bool learn_hyper,
                     bool learn_inducing, int hyper_start, bool lr_decay, double box, int threads,
-                    Rcpp::Nullable<Rcpp::Function> progress = R_NilValue) {
+                    Rcpp::Nullable<Rcpp::Function> progress = R_NilValue,
+                    Rcpp::Nullable<Rcpp::IntegerVector> order = R_NilValue) {
   try {
     augp::SparseData data;
-    make_data(X, mu0, lik, block_size, data);
+    make_data(as_map(X, "X"), as_map(mu0, "mu0"), lik, block_size, data, false, order);
     augp::SparseGeom g = make_geom(spec, Z, jitter, false);
     augp::SparseQ qs = make_q(state, Z.rows(), data.q);
     augp::SviOptions opt;

@@ -93,6 +93,23 @@ bool sparse_rewhiten(const SparseGeom& from, const SparseGeom& to, SparseQ& qs) 
   return qs.refresh();
 }
 
+void SparseData::gather(const SparseBlock& blk, Eigen::MatrixXd& Xb, Eigen::MatrixXd& mu0b) const {
+  const int nb = blk.end - blk.begin;
+  const Eigen::Map<const Eigen::MatrixXd> X(x, n, d), M(m0, n, q);
+  if (order.empty()) {
+    Xb = X.middleRows(blk.begin, nb);
+    mu0b = M.middleRows(blk.begin, nb);
+    return;
+  }
+  Xb.resize(nb, d);
+  mu0b.resize(nb, q);
+  for (int i = 0; i < nb; ++i) {
+    const int r = order[blk.begin + i];
+    Xb.row(i) = X.row(r);
+    mu0b.row(i) = M.row(r);
+  }
+}
+
 namespace {
 
 void add_pass(SparsePass& a, const SparsePass& b) {
@@ -143,8 +160,8 @@ void reset_pass(SparsePass& p, int m, int q, int d, int np, bool nat, bool grad,
 void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, const SparseBlock& blk,
                 bool nat, bool grad, bool zgrad, SparsePass& acc) {
   const int nb = blk.end - blk.begin, q = data.q, m = g.Z.rows(), d = g.Z.cols();
-  const Eigen::MatrixXd Xb = data.X.middleRows(blk.begin, nb);
-  const Eigen::MatrixXd mu0 = data.mu0.middleRows(blk.begin, nb);
+  Eigen::MatrixXd Xb, mu0;
+  data.gather(blk, Xb, mu0);
   std::vector<Eigen::MatrixXd> dK;
   std::vector<Eigen::VectorXd> dkd;
   const Eigen::MatrixXd Knm = kernel_eval(g.spec, Xb, g.Z, grad ? &dK : nullptr);

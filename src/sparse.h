@@ -34,15 +34,24 @@ namespace augp {
 using ParallelFor = std::function<void(int count, const std::function<void(int)>& body)>;
 
 struct SparseBlock {
-  int begin, end;  // rows [begin, end) of X
+  int begin, end;  // positions [begin, end) of SparseData::order (the block's rows)
   std::unique_ptr<Likelihood> lik;
 };
 
+// The data of a sparse fit. X (n x d) and the prior means mu0 (n x q), column-major,
+// are either viewed in the caller's memory (which must outlive the data: the R
+// matrices of one call) or held in own_X / own_mu0. The blocks cover the rows in the
+// order `order` (a permutation of 0..n-1; empty: 0..n-1), so that minibatches of
+// shuffled rows need no shuffled copy of X.
 struct SparseData {
-  Eigen::MatrixXd X;    // n x d
-  Eigen::MatrixXd mu0;  // n x q prior means
+  const double* x = nullptr;
+  const double* m0 = nullptr;
+  Eigen::MatrixXd own_X, own_mu0;
+  std::vector<int> order;
   std::vector<SparseBlock> blocks;
-  int n = 0, q = 1;
+  int n = 0, d = 0, q = 1;
+  // The block's rows of X and mu0 (nb x d and nb x q).
+  void gather(const SparseBlock& blk, Eigen::MatrixXd& Xb, Eigen::MatrixXd& mu0b) const;
 };
 
 // Kernel, inducing locations and the factor of K_mm + jitter I.

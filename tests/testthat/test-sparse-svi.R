@@ -205,3 +205,29 @@ test_that("sparse VI restarts run sequentially and through future with the same 
                           classes = "augp_convergence_warning")
   expect_length(fit$engine$restarts, 2)
 })
+
+test_that("SVI reading the rows in a given order equals SVI on the reordered copy", {
+  dd <- sp_data(150, seed = 8)
+  mu0 <- matrix(seq(-0.2, 0.2, length.out = 150), 150, 1)
+  lik <- list(type = "binomial", q = 1L, y = as.double(dd$y), trials = rep(2, 150))
+  spec <- sp_ns$kernel_flatten(kernel_se(variance = 1.2, lengthscale = 0.9))
+  Z <- dd$X[seq(1, 150, by = 10), ]
+  set.seed(3)
+  perm <- sample.int(150)
+  starts <- as.integer(c(0, 3, 6, 9, 12, 2, 5, 8, 11, 14))
+  run <- function(X, m0, lk, order) {
+    sp_ns$.sparse_svi_cpp(X, m0, lk, 10L, spec, Z, 1e-6, NULL, starts, 3L, 1, 0.6, 0.02, TRUE,
+                          FALSE, 2L, TRUE, 3, 2L, NULL, order)
+  }
+  a <- run(dd$X[perm, ], mu0[perm, , drop = FALSE], sp_ns$sparse_lik_subset(lik, perm), NULL)
+  b <- run(dd$X, mu0, lik, perm - 1L)
+  expect_identical(a$state, b$state)
+  expect_identical(a$elbo, b$elbo)
+  expect_identical(a$theta, b$theta)
+  # the order must be a permutation of the rows; the data double matrices
+  expect_error(run(dd$X, mu0, lik, c(perm[-1], perm[2]) - 1L), "permutation")
+  expect_error(run(dd$X, mu0, lik, perm[-1] - 1L), "order")
+  Xi <- dd$X
+  storage.mode(Xi) <- "integer"
+  expect_error(run(Xi, mu0, lik, NULL), "X must be a double matrix")
+})
