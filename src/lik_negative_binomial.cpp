@@ -154,38 +154,13 @@ class NegativeBinomial : public Likelihood {
       const double val = local(m, v, std::exp(lr));
       return std::isfinite(val) ? val : -INFINITY;
     };
-    const int G = 48;
-    int best = 0;
-    double bestv = -INFINITY;
-    for (int g = 0; g <= G; ++g) {
-      const double val = obj(lo + (hi - lo) * g / G);
-      if (val > bestv) {
-        bestv = val;
-        best = g;
-      }
-    }
-    double a = lo + (hi - lo) * std::max(best - 1, 0) / G, b = lo + (hi - lo) * std::min(best + 1, G) / G;
-    const double gr = 0.5 * (std::sqrt(5.0) - 1.0);
-    double c = b - gr * (b - a), d = a + gr * (b - a), fc = obj(c), fd = obj(d);
-    for (int it = 0; it < 80 && b - a > 1e-10; ++it) {
-      if (fc > fd) {
-        b = d;
-        d = c;
-        fd = fc;
-        c = b - gr * (b - a);
-        fc = obj(c);
-      } else {
-        a = c;
-        c = d;
-        fc = fd;
-        d = a + gr * (b - a);
-        fd = obj(d);
-      }
-    }
-    double lr = fc > fd ? c : d, val = std::max(fc, fd);
-    if (bestv > val) {
-      lr = lo + (hi - lo) * best / G;
-      val = bestv;
+    // r on the log scale: a 48-cell grid over [1e-3, 1e5], then golden section down to a
+    // 1e-10 bracket (at most 80 steps); the best grid point stands if the refinement ends lower.
+    const Argmax1D best = maximise_grid_golden(obj, lo, hi, 48, 80, 1e-10);
+    double lr = best.x, val = best.value;
+    if (best.grid_value > val) {
+      lr = best.grid_x;
+      val = best.grid_value;
     }
     if (!(val > start)) return 0.0;
     set_r(std::exp(lr));
