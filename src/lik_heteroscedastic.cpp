@@ -177,8 +177,7 @@ class Heteroscedastic : public Likelihood {
   Eigen::VectorXd expected_loglik(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
                                   const Eigen::MatrixXd&) const override {
     const int n = n_obs();
-    if (m.rows() != n || v.rows() != n || m.cols() != 2 || v.cols() != 2)
-      throw std::invalid_argument("expected_loglik: m and v must be n x 2 at the likelihood's observations");
+    check_moment_shapes(m, v, n, 2);
     const GaussHermite& gh = gauss_hermite(40);
     Eigen::VectorXd out(n);
     for (int i = 0; i < n; ++i) {

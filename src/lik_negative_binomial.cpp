@@ -109,15 +109,13 @@ class NegativeBinomial : public Likelihood {
   Eigen::VectorXd expected_loglik(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
                                   const Eigen::MatrixXd&) const override {
     const int n = n_obs();
-    if (m.rows() != n || v.rows() != n || m.cols() != 1 || v.cols() != 1)
-      throw std::invalid_argument("expected_loglik: m and v must be n x 1 at the likelihood's observations");
+    check_moment_shapes(m, v, n, 1);
     const GaussHermite& gh = gauss_hermite(40);
     const double c = std::log(r_);
     Eigen::VectorXd out(n);
     for (int i = 0; i < n; ++i) {
-      const double s = std::sqrt(std::max(v(i, 0), 0.0)), d = m(i, 0) - c;
-      double e = 0.0;
-      for (int k = 0; k < gh.x.size(); ++k) e += gh.w[k] * log1pexp(d + s * gh.x[k]);
+      const double d = m(i, 0) - c;
+      const double e = normal_expectation(gh, d, v(i, 0), [](double f) { return log1pexp(f); });
       out[i] = t_[i] * (logc(i, r_) + y_[i] * d - (y_[i] + r_) * e);
     }
     return out;

@@ -1,7 +1,7 @@
 // Small numerical building blocks shared by the likelihoods (no R API): the
 // logistic function and its logs, Gauss-Hermite rules for a standard normal
-// weight, the standard normal quantile, and a 1-D maximiser for the
-// likelihoods' scalar parameters.
+// weight and expectations by them, the standard normal quantile, and a 1-D
+// maximiser for the likelihoods' scalar parameters.
 #ifndef AUGP_NUMERICS_H
 #define AUGP_NUMERICS_H
 
@@ -37,6 +37,16 @@ struct GaussHermite {
 // probabilists' Hermite recurrence, weights the squared first components of its
 // normalised eigenvectors); computed once per n, thread-safe.
 const GaussHermite& gauss_hermite(int n);
+
+// E[g(f)] for f ~ N(m, v) by the rule gh: sum_k w_k g(m + sqrt(v) x_k), with a
+// negative v (rounding) read as 0.
+template <class G>
+double normal_expectation(const GaussHermite& gh, double m, double v, G&& g) {
+  const double s = std::sqrt(std::max(v, 0.0));
+  double e = 0.0;
+  for (int k = 0; k < gh.x.size(); ++k) e += gh.w[k] * g(m + s * gh.x[k]);
+  return e;
+}
 
 // The result of maximise_grid_golden: the refined maximiser x and f(x), and
 // the best point of the grid with its value.
