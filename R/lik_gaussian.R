@@ -151,28 +151,15 @@ lik_latent_scale.augp_gaussian <- function(likelihood, resp) {
 #' @export
 lik_prior_mean.augp_gaussian <- function(likelihood, resp) sum(resp$trials * resp$y) / sum(resp$trials)
 
-# The engine list of the likelihood at its (fitted) parameters, without data.
-lik_param_spec <- function(likelihood) UseMethod("lik_param_spec")
-
 #' @export
 lik_param_spec.augp_gaussian <- function(likelihood) {
-  list(type = "gaussian", q = 1L, y = numeric(0), trials = numeric(0),
-       sigma = if (is.null(likelihood$sigma)) 1 else likelihood$sigma)
-}
-
-#' @export
-lik_response_mean.augp_gaussian <- function(likelihood, f) {
-  .lik_response_mean_cpp(lik_param_spec(likelihood), as.matrix(f))
+  scalar_param_spec(likelihood, "gaussian", 1L, list(sigma = 1))
 }
 
 #' @export
 lik_fitted.augp_gaussian <- function(likelihood, spec, levels) {
-  likelihood$sigma <- as.double(spec$sigma)
-  likelihood
+  fitted_scalar_params(likelihood, spec, "sigma")
 }
-
-#' @export
-latent_names.augp_gaussian <- function(likelihood, levels, q) "f"
 
 #' @export
 response_names.augp_gaussian <- function(likelihood, levels) "mean"

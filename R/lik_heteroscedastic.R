@@ -95,14 +95,12 @@ engine_lik_spec.augp_heteroscedastic <- function(likelihood, resp) {
 
 #' @export
 lik_param_spec.augp_heteroscedastic <- function(likelihood) {
-  list(type = "heteroscedastic_gaussian", q = 2L, y = numeric(0), trials = numeric(0),
-       lambda = if (is.null(likelihood$lambda)) 1 else likelihood$lambda, learn_lambda = FALSE)
+  scalar_param_spec(likelihood, "heteroscedastic_gaussian", 2L, list(lambda = 1), learn = "lambda")
 }
 
 #' @export
 lik_fitted.augp_heteroscedastic <- function(likelihood, spec, levels) {
-  likelihood$lambda <- as.double(spec$lambda)
-  likelihood
+  fitted_scalar_params(likelihood, spec, "lambda")
 }
 
 # f: the mean of y; g (about the log precision): that of a noise sd of half the sd of y.

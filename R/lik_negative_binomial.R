@@ -134,8 +134,7 @@ engine_lik_spec.augp_negative_binomial <- function(likelihood, resp) {
 
 #' @export
 lik_param_spec.augp_negative_binomial <- function(likelihood) {
-  list(type = "negative_binomial", q = 1L, y = numeric(0), trials = numeric(0),
-       r = if (is.null(likelihood$r)) 1 else likelihood$r, learn_r = FALSE)
+  scalar_param_spec(likelihood, "negative_binomial", 1L, list(r = 1), learn = "r")
 }
 
 # The log of the (weighted) mean count.
@@ -145,18 +144,9 @@ lik_prior_mean.augp_negative_binomial <- function(likelihood, resp) {
 }
 
 #' @export
-lik_response_mean.augp_negative_binomial <- function(likelihood, f) {
-  .lik_response_mean_cpp(lik_param_spec(likelihood), as.matrix(f))
-}
-
-#' @export
 lik_fitted.augp_negative_binomial <- function(likelihood, spec, levels) {
-  likelihood$r <- as.double(spec$r)
-  likelihood
+  fitted_scalar_params(likelihood, spec, "r")
 }
-
-#' @export
-latent_names.augp_negative_binomial <- function(likelihood, levels, q) "f"
 
 #' @export
 response_names.augp_negative_binomial <- function(likelihood, levels) "mean"

@@ -129,23 +129,13 @@ lik_prior_mean.augp_poisson_logistic <- function(likelihood, resp) {
 
 #' @export
 lik_param_spec.augp_poisson_logistic <- function(likelihood) {
-  list(type = "poisson_logistic", q = 1L, y = numeric(0), trials = numeric(0),
-       lambda = if (is.null(likelihood$lambda)) 1 else likelihood$lambda, learn_lambda = FALSE)
-}
-
-#' @export
-lik_response_mean.augp_poisson_logistic <- function(likelihood, f) {
-  .lik_response_mean_cpp(lik_param_spec(likelihood), as.matrix(f))
+  scalar_param_spec(likelihood, "poisson_logistic", 1L, list(lambda = 1), learn = "lambda")
 }
 
 #' @export
 lik_fitted.augp_poisson_logistic <- function(likelihood, spec, levels) {
-  likelihood$lambda <- as.double(spec$lambda)
-  likelihood
+  fitted_scalar_params(likelihood, spec, "lambda")
 }
-
-#' @export
-latent_names.augp_poisson_logistic <- function(likelihood, levels, q) "f"
 
 #' @export
 response_names.augp_poisson_logistic <- function(likelihood, levels) "rate"

@@ -222,6 +222,29 @@ lik_prior_mean <- function(likelihood, resp) UseMethod("lik_prior_mean")
 #' @noRd
 lik_response_mean <- function(likelihood, f) UseMethod("lik_response_mean")
 
+# Through the engine list of the likelihood's parameters (lik_param_spec).
+#' @export
+lik_response_mean.augp_likelihood <- function(likelihood, f) {
+  .lik_response_mean_cpp(lik_param_spec(likelihood), as.matrix(f))
+}
+
+# The engine list of the likelihood at its (fitted) parameters, without data.
+lik_param_spec <- function(likelihood) UseMethod("lik_param_spec")
+
+# lik_param_spec() for a likelihood with scalar parameters: the list the engine reads,
+# with no data, each parameter in `defaults` at the likelihood's value or, where the
+# likelihood leaves it unset (NULL), at its default there; the flags learn_<name> for
+# the names in `learn` are FALSE (nothing is fitted without data).
+scalar_param_spec <- function(likelihood, type, q, defaults, learn = character(0)) {
+  values <- lapply(names(defaults), function(nm) {
+    if (is.null(likelihood[[nm]])) defaults[[nm]] else likelihood[[nm]]
+  })
+  names(values) <- names(defaults)
+  flags <- rep(list(FALSE), length(learn))
+  names(flags) <- sprintf("learn_%s", learn)
+  c(list(type = type, q = q, y = numeric(0), trials = numeric(0)), values, flags)
+}
+
 #' The likelihood with its parameters as fitted (`spec`: the engine's likelihood
 #' list after the fit; `levels`: the categories)
 #' @noRd
@@ -231,9 +254,20 @@ lik_fitted <- function(likelihood, spec, levels) UseMethod("lik_fitted")
 #' @export
 lik_fitted.augp_likelihood <- function(likelihood, spec, levels) likelihood
 
+# lik_fitted() for a likelihood with scalar parameters: the likelihood with each
+# parameter in `names` at its value in the engine list `spec`.
+fitted_scalar_params <- function(likelihood, spec, names) {
+  for (nm in names) likelihood[[nm]] <- as.double(spec[[nm]])
+  likelihood
+}
+
 #' Names of the q latent columns
 #' @noRd
 latent_names <- function(likelihood, levels, q) UseMethod("latent_names")
+
+# One latent function, f.
+#' @export
+latent_names.augp_likelihood <- function(likelihood, levels, q) "f"
 
 #' Names of the R response columns
 #' @noRd
