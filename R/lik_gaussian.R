@@ -301,10 +301,7 @@ plot_response_scale.augp_gaussian <- function(likelihood) ggplot2::scale_y_conti
 # Training root mean squared error and mean absolute error of the fitted mean.
 #' @export
 lik_fit_stats.augp_gaussian <- function(likelihood, object) {
-  r <- object$y - object$fitted[, 1]
-  w <- object$trials
-  structure(list(rmse = sqrt(sum(w * r^2) / sum(w)), mae = sum(w * abs(r)) / sum(w)),
-            labels = c(rmse = "Training RMSE: %.4g", mae = "MAE: %.4g"))
+  fitted_mean_stats(object$y, object$fitted[, 1], object$trials)
 }
 
 #' @export
@@ -318,9 +315,7 @@ lik_params_label.augp_gaussian <- function(likelihood) "the noise scale `sigma`"
 
 #' @export
 print_lik_params.augp_gaussian <- function(likelihood, digits, rounds = NULL) {
-  if (is.null(likelihood$sigma)) return(invisible())
-  cat(sprintf("Noise: %s\n", lik_params_text(likelihood)))
-  invisible()
+  print_scalar_params(likelihood, "sigma", "Noise: %s\n")
 }
 
 # The 1-D predictive plot of a regression fit: posterior mean, credible band of f,

@@ -157,9 +157,8 @@ lik_params_label.augp_heteroscedastic <- function(likelihood) "the precision `la
 
 #' @export
 print_lik_params.augp_heteroscedastic <- function(likelihood, digits, rounds = NULL) {
-  if (is.null(likelihood$lambda)) return(invisible())
-  cat(sprintf("Noise: sd 1 / sqrt(lambda sigmoid(g(x) - log(lambda))), %s\n", lik_params_text(likelihood)))
-  invisible()
+  print_scalar_params(likelihood, "lambda",
+                      "Noise: sd 1 / sqrt(lambda sigmoid(g(x) - log(lambda))), %s\n")
 }
 
 # Full Bayes: lambda (the precision cap) under a wide log-normal prior around its

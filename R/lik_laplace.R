@@ -115,9 +115,7 @@ lik_params_label.augp_laplace <- function(likelihood) "the scale `scale`"
 
 #' @export
 print_lik_params.augp_laplace <- function(likelihood, digits, rounds = NULL) {
-  if (is.null(likelihood$scale)) return(invisible())
-  cat(sprintf("Noise: %s\n", lik_params_text(likelihood)))
-  invisible()
+  print_scalar_params(likelihood, "scale", "Noise: %s\n")
 }
 
 # Full Bayes: the scale b under a half-t(3) prior of scale 2.5 sd(y) / sqrt(2) (the

@@ -260,12 +260,8 @@ plot_response_scale.augp_negative_binomial <- function(likelihood) ggplot2::scal
 #' @export
 lik_fit_stats.augp_negative_binomial <- function(likelihood, object) {
   mu <- object$fitted[, 1]
-  r <- object$y - mu
-  w <- object$trials
-  structure(list(rmse = sqrt(sum(w * r^2) / sum(w)), mae = sum(w * abs(r)) / sum(w),
-                 deviance = sum(lik_nb_unit_deviance(object$y, w, mu, likelihood$r)) / sum(w)),
-            labels = c(rmse = "Training RMSE: %.4g", mae = "MAE: %.4g",
-                       deviance = "mean deviance: %.4g"))
+  fitted_mean_stats(object$y, mu, object$trials,
+                    unit_deviance = lik_nb_unit_deviance(object$y, object$trials, mu, likelihood$r))
 }
 
 # The starting r is a rough moment estimate: search the kernel again at the learned r.

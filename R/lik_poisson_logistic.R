@@ -239,10 +239,8 @@ plot_response_scale.augp_poisson_logistic <- function(likelihood) ggplot2::scale
 #' @export
 lik_fit_stats.augp_poisson_logistic <- function(likelihood, object) {
   mu <- object$fitted[, 1]
-  w <- object$trials
-  structure(list(rmse = sqrt(sum(w * (object$y - mu)^2) / sum(w)),
-                 deviance = sum(lik_unit_deviance(likelihood, object$y, w, mu)) / sum(w)),
-            labels = c(rmse = "Training RMSE: %.4g", deviance = "mean deviance: %.4g"))
+  fitted_mean_stats(object$y, mu, object$trials, mae = FALSE,
+                    unit_deviance = lik_unit_deviance(likelihood, object$y, object$trials, mu))
 }
 
 #' @export
@@ -256,9 +254,7 @@ lik_params_label.augp_poisson_logistic <- function(likelihood) "the maximal rate
 
 #' @export
 print_lik_params.augp_poisson_logistic <- function(likelihood, digits, rounds = NULL) {
-  if (is.null(likelihood$lambda)) return(invisible())
-  cat(sprintf("Maximal rate: %s\n", lik_params_text(likelihood)))
-  invisible()
+  print_scalar_params(likelihood, "lambda", "Maximal rate: %s\n")
 }
 
 # The predictive plot of a count fit: over one input, the posterior mean rate with its

@@ -397,6 +397,33 @@ plot_response_scale.augp_likelihood <- function(likelihood) {
 #' @noRd
 lik_fit_stats <- function(likelihood, object) UseMethod("lik_fit_stats")
 
+# print_lik_params() for a likelihood with the scalar parameter `name`: one line,
+# sprintf(fmt, lik_params_text(likelihood)); nothing while the parameter is unset.
+print_scalar_params <- function(likelihood, name, fmt) {
+  if (is.null(likelihood[[name]])) return(invisible())
+  cat(sprintf(fmt, lik_params_text(likelihood)))
+  invisible()
+}
+
+# lik_fit_stats() for a fitted mean `mu` of the response y with weights w: the weighted
+# root mean squared error, the weighted mean absolute error when `mae`, and the
+# weighted mean of the unit deviances `unit_deviance` (per row, already weighted)
+# when given.
+fitted_mean_stats <- function(y, mu, w, mae = TRUE, unit_deviance = NULL) {
+  r <- y - mu
+  out <- list(rmse = sqrt(sum(w * r^2) / sum(w)))
+  labels <- c(rmse = "Training RMSE: %.4g")
+  if (mae) {
+    out$mae <- sum(w * abs(r)) / sum(w)
+    labels <- c(labels, mae = "MAE: %.4g")
+  }
+  if (!is.null(unit_deviance)) {
+    out$deviance <- sum(unit_deviance) / sum(w)
+    labels <- c(labels, deviance = "mean deviance: %.4g")
+  }
+  structure(out, labels = labels)
+}
+
 #' Can the likelihood take an offset? (internal generic)
 #'
 #' TRUE when its latent function is one linear predictor to which an offset adds,
