@@ -257,51 +257,18 @@ print_lik_params.augp_poisson_logistic <- function(likelihood, digits, rounds = 
   print_scalar_params(likelihood, "lambda", "Maximal rate: %s\n")
 }
 
-# The predictive plot of a count fit: over one input, the posterior mean rate with its
-# credible band, the prediction band of a new count and the observed counts; over two,
-# the mean rate surface.
+# The predictive plot of a count fit (plot_predictive_mean): the mean rate, the
+# inducing inputs marked at 0.
 plot_predictive_counts <- function(object, inp, dat, grid, level) {
-  v <- inp$vars
-  g <- predictive_grid(inp, dat, grid)
-  nd <- grid_newdata(object, g, inp)
-  cr <- predict(object, nd, type = "response", interval = "credible", level = level)
-  ylab <- plot_response_label(object$likelihood, object$levels)
-  if (!is.null(object$terms)) ylab <- sprintf("%s (rate)", deparse(attr(object$terms, "variables")[[2]]))
   title <- sprintf("Count regression (%s, lambda = %s)", object$likelihood$name,
                    format(object$likelihood$lambda, digits = 3))
-  if (length(v) == 2L) {
-    g$mean <- cr$fit
-    pts <- data.frame(x1 = dat[[v[1]]], x2 = dat[[v[2]]])
-    p <- ggplot(g, aes(x = .data[[v[1]]], y = .data[[v[2]]])) +
-      geom_raster(aes(fill = .data$mean), interpolate = TRUE) +
-      ggplot2::scale_fill_viridis_c(name = ylab) +
-      geom_point(data = pts, aes(x = .data$x1, y = .data$x2), inherit.aes = FALSE,
-                 shape = 21, fill = "white", colour = "grey10", size = 1.4) +
-      labs(x = v[1], y = v[2], title = title, subtitle = "Posterior mean rate")
-    return(add_inducing_2d(p, object, v) + ggplot2::coord_cartesian(expand = FALSE) + theme_augp())
-  }
-  pr <- predict(object, nd, type = "response", interval = "prediction", level = level)
-  curve <- data.frame(x = g[[v]], fit = cr$fit, clwr = cr$lwr, cupr = cr$upr,
-                      plwr = pr$lwr, pupr = pr$upr)
-  pts <- data.frame(x = dat[[v]], y = object$y)
-  bands <- c(sprintf("%g%% prediction", 100 * level), band_label(level))
-  p <- ggplot(curve, aes(x = .data$x)) +
-    ggplot2::geom_ribbon(aes(ymin = .data$plwr, ymax = .data$pupr, fill = bands[1]), alpha = 0.35) +
-    ggplot2::geom_ribbon(aes(ymin = .data$clwr, ymax = .data$cupr, fill = bands[2]), alpha = 0.6) +
-    geom_point(data = pts, aes(x = .data$x, y = .data$y), inherit.aes = FALSE,
-               shape = 21, fill = "white", colour = "grey20", size = 1.4) +
-    ggplot2::geom_line(aes(y = .data$fit), colour = "#08306b", linewidth = 0.8) +
-    scale_fill_manual(values = stats::setNames(c("#c6dbef", "#4292c6"), bands), breaks = bands,
-                      name = NULL) +
-    labs(x = v, y = ylab, title = title,
-         subtitle = sprintf("Line: posterior mean rate; bands: %s interval of the rate and of a new count",
-                            band_label(level)))
-  if (!is.null(Zd <- plot_inducing(object, v))) {
-    Zd$y <- 0
-    Zd$what <- sprintf("inducing points (m = %d)", nrow(Zd))
-    p <- p + inducing_layer(Zd, aes(x = .data[[v]], y = .data$y, shape = .data$what))
-  }
-  p + theme_augp()
+  plot_predictive_mean(
+    object, inp, dat, grid, level, "rate",
+    labels_2d = list(title = title, subtitle = "Posterior mean rate"),
+    labels_1d = list(title = title,
+                     subtitle = sprintf("Line: posterior mean rate; bands: %s interval of the rate and of a new count",
+                                        band_label(level))),
+    inducing_y = 0)
 }
 
 # Full Bayes: lambda under a log-normal prior centred on its starting value (twice the
