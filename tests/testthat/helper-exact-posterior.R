@@ -27,3 +27,11 @@ grid_posterior_two_points <- function(K, loglik, lim, h = 0.02) {
   mu <- colSums(w * G)
   list(G = G, w = w, mu = mu, va = colSums(w * (G - rep(mu, each = nrow(G)))^2))
 }
+
+# Expectations: the draws F (S x 2) have the exact posterior's means, within `band`
+# Monte Carlo standard errors for an effective sample size `ess`, and its variances,
+# within 12%.
+expect_draws_match_posterior <- function(F, ex, band, ess = nrow(F)) {
+  expect_true(all(abs(colMeans(F) - ex$mu) <= band * sqrt(ex$va / ess)))
+  expect_equal(apply(F, 2, stats::var), unname(ex$va), tolerance = 0.12)
+}
