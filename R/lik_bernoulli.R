@@ -96,9 +96,6 @@ lik_response_mean.augp_binomial <- function(likelihood, f) {
 }
 
 #' @export
-latent_names.augp_binomial <- function(likelihood, levels, q) "f"
-
-#' @export
 response_names.augp_binomial <- function(likelihood, levels) levels[2]
 
 # The offset adds to the log-odds, as in glm(family = binomial).

@@ -151,28 +151,15 @@ lik_latent_scale.augp_gaussian <- function(likelihood, resp) {
 #' @export
 lik_prior_mean.augp_gaussian <- function(likelihood, resp) sum(resp$trials * resp$y) / sum(resp$trials)
 
-# The engine list of the likelihood at its (fitted) parameters, without data.
-lik_param_spec <- function(likelihood) UseMethod("lik_param_spec")
-
 #' @export
 lik_param_spec.augp_gaussian <- function(likelihood) {
-  list(type = "gaussian", q = 1L, y = numeric(0), trials = numeric(0),
-       sigma = if (is.null(likelihood$sigma)) 1 else likelihood$sigma)
-}
-
-#' @export
-lik_response_mean.augp_gaussian <- function(likelihood, f) {
-  .lik_response_mean_cpp(lik_param_spec(likelihood), as.matrix(f))
+  scalar_param_spec(likelihood, "gaussian", 1L, list(sigma = 1))
 }
 
 #' @export
 lik_fitted.augp_gaussian <- function(likelihood, spec, levels) {
-  likelihood$sigma <- as.double(spec$sigma)
-  likelihood
+  fitted_scalar_params(likelihood, spec, "sigma")
 }
-
-#' @export
-latent_names.augp_gaussian <- function(likelihood, levels, q) "f"
 
 #' @export
 response_names.augp_gaussian <- function(likelihood, levels) "mean"
@@ -314,10 +301,7 @@ plot_response_scale.augp_gaussian <- function(likelihood) ggplot2::scale_y_conti
 # Training root mean squared error and mean absolute error of the fitted mean.
 #' @export
 lik_fit_stats.augp_gaussian <- function(likelihood, object) {
-  r <- object$y - object$fitted[, 1]
-  w <- object$trials
-  structure(list(rmse = sqrt(sum(w * r^2) / sum(w)), mae = sum(w * abs(r)) / sum(w)),
-            labels = c(rmse = "Training RMSE: %.4g", mae = "MAE: %.4g"))
+  fitted_mean_stats(object$y, object$fitted[, 1], object$trials)
 }
 
 #' @export
@@ -331,22 +315,25 @@ lik_params_label.augp_gaussian <- function(likelihood) "the noise scale `sigma`"
 
 #' @export
 print_lik_params.augp_gaussian <- function(likelihood, digits, rounds = NULL) {
-  if (is.null(likelihood$sigma)) return(invisible())
-  cat(sprintf("Noise: %s\n", lik_params_text(likelihood)))
-  invisible()
+  print_scalar_params(likelihood, "sigma", "Noise: %s\n")
 }
 
-# The 1-D predictive plot of a regression fit: posterior mean, credible band of f,
-# prediction band of a new y, and the data; over two inputs, the mean surface.
-# `title`: the plot's title stem; `band`: what the credible band is of.
-plot_predictive_regression <- function(object, inp, dat, grid, level, title = "GP regression",
-                                       band = "f") {
+# The predictive plot of a fit whose response mean is one latent function's: over one
+# input, the posterior mean of the response with its credible band, the prediction band
+# of a new observation and the data; over two inputs, the posterior mean surface.
+# `response`: what the mean is ("mean", "rate"), for the y label of a formula fit;
+# `labels_2d`, `labels_1d`: further labs() arguments (title, subtitle) of either plot;
+# `inducing_y`: the height at which the 1-D plot marks the inducing inputs.
+plot_predictive_mean <- function(object, inp, dat, grid, level, response, labels_2d, labels_1d,
+                                 inducing_y) {
   v <- inp$vars
   g <- predictive_grid(inp, dat, grid)
   nd <- grid_newdata(object, g, inp)
   cr <- predict(object, nd, type = "response", interval = "credible", level = level)
   ylab <- plot_response_label(object$likelihood, object$levels)
-  if (!is.null(object$terms)) ylab <- sprintf("%s (mean)", deparse(attr(object$terms, "variables")[[2]]))
+  if (!is.null(object$terms)) {
+    ylab <- sprintf("%s (%s)", deparse(attr(object$terms, "variables")[[2]]), response)
+  }
   if (length(v) == 2L) {
     g$mean <- cr$fit
     pts <- data.frame(x1 = dat[[v[1]]], x2 = dat[[v[2]]])
@@ -355,7 +342,7 @@ plot_predictive_regression <- function(object, inp, dat, grid, level, title = "G
       ggplot2::scale_fill_viridis_c(name = ylab) +
       geom_point(data = pts, aes(x = .data$x1, y = .data$x2), inherit.aes = FALSE,
                  shape = 21, fill = "white", colour = "grey10", size = 1.4) +
-      labs(x = v[1], y = v[2], title = sprintf("%s: posterior mean surface", title))
+      do.call(labs, c(list(x = v[1], y = v[2]), labels_2d))
     return(add_inducing_2d(p, object, v) + ggplot2::coord_cartesian(expand = FALSE) + theme_augp())
   }
   pr <- predict(object, nd, type = "response", interval = "prediction", level = level)
@@ -371,15 +358,27 @@ plot_predictive_regression <- function(object, inp, dat, grid, level, title = "G
     ggplot2::geom_line(aes(y = .data$fit), colour = "#08306b", linewidth = 0.8) +
     scale_fill_manual(values = stats::setNames(c("#c6dbef", "#4292c6"), bands), breaks = bands,
                       name = NULL) +
-    labs(x = v, y = ylab, title = sprintf("%s (%s)", title, object$likelihood$name),
-         subtitle = sprintf("Line: posterior mean; bands: %s interval of %s and of a new observation",
-                            band_label(level), band))
+    do.call(labs, c(list(x = v, y = ylab), labels_1d))
   if (!is.null(Zd <- plot_inducing(object, v))) {
-    Zd$y <- min(pts$y)
+    Zd$y <- inducing_y
     Zd$what <- sprintf("inducing points (m = %d)", nrow(Zd))
     p <- p + inducing_layer(Zd, aes(x = .data[[v]], y = .data$y, shape = .data$what))
   }
   p + theme_augp()
+}
+
+# The predictive plot of a regression fit (plot_predictive_mean), the inducing inputs
+# marked at the lowest observation. `title`: the plot's title stem; `band`: what the
+# credible band is of.
+plot_predictive_regression <- function(object, inp, dat, grid, level, title = "GP regression",
+                                       band = "f") {
+  plot_predictive_mean(
+    object, inp, dat, grid, level, "mean",
+    labels_2d = list(title = sprintf("%s: posterior mean surface", title)),
+    labels_1d = list(title = sprintf("%s (%s)", title, object$likelihood$name),
+                     subtitle = sprintf("Line: posterior mean; bands: %s interval of %s and of a new observation",
+                                        band_label(level), band)),
+    inducing_y = min(object$y))
 }
 
 # The noise scale starts at a guess (half the response sd), and a kernel learned at a

@@ -95,14 +95,12 @@ engine_lik_spec.augp_heteroscedastic <- function(likelihood, resp) {
 
 #' @export
 lik_param_spec.augp_heteroscedastic <- function(likelihood) {
-  list(type = "heteroscedastic_gaussian", q = 2L, y = numeric(0), trials = numeric(0),
-       lambda = if (is.null(likelihood$lambda)) 1 else likelihood$lambda, learn_lambda = FALSE)
+  scalar_param_spec(likelihood, "heteroscedastic_gaussian", 2L, list(lambda = 1), learn = "lambda")
 }
 
 #' @export
 lik_fitted.augp_heteroscedastic <- function(likelihood, spec, levels) {
-  likelihood$lambda <- as.double(spec$lambda)
-  likelihood
+  fitted_scalar_params(likelihood, spec, "lambda")
 }
 
 # f: the mean of y; g (about the log precision): that of a noise sd of half the sd of y.
@@ -159,9 +157,8 @@ lik_params_label.augp_heteroscedastic <- function(likelihood) "the precision `la
 
 #' @export
 print_lik_params.augp_heteroscedastic <- function(likelihood, digits, rounds = NULL) {
-  if (is.null(likelihood$lambda)) return(invisible())
-  cat(sprintf("Noise: sd 1 / sqrt(lambda sigmoid(g(x) - log(lambda))), %s\n", lik_params_text(likelihood)))
-  invisible()
+  print_scalar_params(likelihood, "lambda",
+                      "Noise: sd 1 / sqrt(lambda sigmoid(g(x) - log(lambda))), %s\n")
 }
 
 # Full Bayes: lambda (the precision cap) under a wide log-normal prior around its

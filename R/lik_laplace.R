@@ -74,14 +74,12 @@ engine_lik_spec.augp_laplace <- function(likelihood, resp) {
 
 #' @export
 lik_param_spec.augp_laplace <- function(likelihood) {
-  list(type = "laplace", q = 1L, y = numeric(0), trials = numeric(0),
-       scale = if (is.null(likelihood$scale)) 1 else likelihood$scale, learn_scale = FALSE)
+  scalar_param_spec(likelihood, "laplace", 1L, list(scale = 1), learn = "scale")
 }
 
 #' @export
 lik_fitted.augp_laplace <- function(likelihood, spec, levels) {
-  likelihood$scale <- as.double(spec$scale)
-  likelihood
+  fitted_scalar_params(likelihood, spec, "scale")
 }
 
 # Twice the log-likelihood ratio of the saturated model (f = y) to the fit.
@@ -117,9 +115,7 @@ lik_params_label.augp_laplace <- function(likelihood) "the scale `scale`"
 
 #' @export
 print_lik_params.augp_laplace <- function(likelihood, digits, rounds = NULL) {
-  if (is.null(likelihood$scale)) return(invisible())
-  cat(sprintf("Noise: %s\n", lik_params_text(likelihood)))
-  invisible()
+  print_scalar_params(likelihood, "scale", "Noise: %s\n")
 }
 
 # Full Bayes: the scale b under a half-t(3) prior of scale 2.5 sd(y) / sqrt(2) (the

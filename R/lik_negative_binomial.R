@@ -134,8 +134,7 @@ engine_lik_spec.augp_negative_binomial <- function(likelihood, resp) {
 
 #' @export
 lik_param_spec.augp_negative_binomial <- function(likelihood) {
-  list(type = "negative_binomial", q = 1L, y = numeric(0), trials = numeric(0),
-       r = if (is.null(likelihood$r)) 1 else likelihood$r, learn_r = FALSE)
+  scalar_param_spec(likelihood, "negative_binomial", 1L, list(r = 1), learn = "r")
 }
 
 # The log of the (weighted) mean count.
@@ -145,18 +144,9 @@ lik_prior_mean.augp_negative_binomial <- function(likelihood, resp) {
 }
 
 #' @export
-lik_response_mean.augp_negative_binomial <- function(likelihood, f) {
-  .lik_response_mean_cpp(lik_param_spec(likelihood), as.matrix(f))
-}
-
-#' @export
 lik_fitted.augp_negative_binomial <- function(likelihood, spec, levels) {
-  likelihood$r <- as.double(spec$r)
-  likelihood
+  fitted_scalar_params(likelihood, spec, "r")
 }
-
-#' @export
-latent_names.augp_negative_binomial <- function(likelihood, levels, q) "f"
 
 #' @export
 response_names.augp_negative_binomial <- function(likelihood, levels) "mean"
@@ -270,12 +260,8 @@ plot_response_scale.augp_negative_binomial <- function(likelihood) ggplot2::scal
 #' @export
 lik_fit_stats.augp_negative_binomial <- function(likelihood, object) {
   mu <- object$fitted[, 1]
-  r <- object$y - mu
-  w <- object$trials
-  structure(list(rmse = sqrt(sum(w * r^2) / sum(w)), mae = sum(w * abs(r)) / sum(w),
-                 deviance = sum(lik_nb_unit_deviance(object$y, w, mu, likelihood$r)) / sum(w)),
-            labels = c(rmse = "Training RMSE: %.4g", mae = "MAE: %.4g",
-                       deviance = "mean deviance: %.4g"))
+  fitted_mean_stats(object$y, mu, object$trials,
+                    unit_deviance = lik_nb_unit_deviance(object$y, object$trials, mu, likelihood$r))
 }
 
 # The starting r is a rough moment estimate: search the kernel again at the learned r.

@@ -199,9 +199,6 @@ lik_fitted.augp_ordinal <- function(likelihood, spec, levels) {
 }
 
 #' @export
-latent_names.augp_ordinal <- function(likelihood, levels, q) "f"
-
-#' @export
 lik_accepts_offset.augp_ordinal <- function(likelihood) TRUE
 
 #' @export

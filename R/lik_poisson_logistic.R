@@ -129,23 +129,13 @@ lik_prior_mean.augp_poisson_logistic <- function(likelihood, resp) {
 
 #' @export
 lik_param_spec.augp_poisson_logistic <- function(likelihood) {
-  list(type = "poisson_logistic", q = 1L, y = numeric(0), trials = numeric(0),
-       lambda = if (is.null(likelihood$lambda)) 1 else likelihood$lambda, learn_lambda = FALSE)
-}
-
-#' @export
-lik_response_mean.augp_poisson_logistic <- function(likelihood, f) {
-  .lik_response_mean_cpp(lik_param_spec(likelihood), as.matrix(f))
+  scalar_param_spec(likelihood, "poisson_logistic", 1L, list(lambda = 1), learn = "lambda")
 }
 
 #' @export
 lik_fitted.augp_poisson_logistic <- function(likelihood, spec, levels) {
-  likelihood$lambda <- as.double(spec$lambda)
-  likelihood
+  fitted_scalar_params(likelihood, spec, "lambda")
 }
-
-#' @export
-latent_names.augp_poisson_logistic <- function(likelihood, levels, q) "f"
 
 #' @export
 response_names.augp_poisson_logistic <- function(likelihood, levels) "rate"
@@ -249,10 +239,8 @@ plot_response_scale.augp_poisson_logistic <- function(likelihood) ggplot2::scale
 #' @export
 lik_fit_stats.augp_poisson_logistic <- function(likelihood, object) {
   mu <- object$fitted[, 1]
-  w <- object$trials
-  structure(list(rmse = sqrt(sum(w * (object$y - mu)^2) / sum(w)),
-                 deviance = sum(lik_unit_deviance(likelihood, object$y, w, mu)) / sum(w)),
-            labels = c(rmse = "Training RMSE: %.4g", deviance = "mean deviance: %.4g"))
+  fitted_mean_stats(object$y, mu, object$trials, mae = FALSE,
+                    unit_deviance = lik_unit_deviance(likelihood, object$y, object$trials, mu))
 }
 
 #' @export
@@ -266,56 +254,21 @@ lik_params_label.augp_poisson_logistic <- function(likelihood) "the maximal rate
 
 #' @export
 print_lik_params.augp_poisson_logistic <- function(likelihood, digits, rounds = NULL) {
-  if (is.null(likelihood$lambda)) return(invisible())
-  cat(sprintf("Maximal rate: %s\n", lik_params_text(likelihood)))
-  invisible()
+  print_scalar_params(likelihood, "lambda", "Maximal rate: %s\n")
 }
 
-# The predictive plot of a count fit: over one input, the posterior mean rate with its
-# credible band, the prediction band of a new count and the observed counts; over two,
-# the mean rate surface.
+# The predictive plot of a count fit (plot_predictive_mean): the mean rate, the
+# inducing inputs marked at 0.
 plot_predictive_counts <- function(object, inp, dat, grid, level) {
-  v <- inp$vars
-  g <- predictive_grid(inp, dat, grid)
-  nd <- grid_newdata(object, g, inp)
-  cr <- predict(object, nd, type = "response", interval = "credible", level = level)
-  ylab <- plot_response_label(object$likelihood, object$levels)
-  if (!is.null(object$terms)) ylab <- sprintf("%s (rate)", deparse(attr(object$terms, "variables")[[2]]))
   title <- sprintf("Count regression (%s, lambda = %s)", object$likelihood$name,
                    format(object$likelihood$lambda, digits = 3))
-  if (length(v) == 2L) {
-    g$mean <- cr$fit
-    pts <- data.frame(x1 = dat[[v[1]]], x2 = dat[[v[2]]])
-    p <- ggplot(g, aes(x = .data[[v[1]]], y = .data[[v[2]]])) +
-      geom_raster(aes(fill = .data$mean), interpolate = TRUE) +
-      ggplot2::scale_fill_viridis_c(name = ylab) +
-      geom_point(data = pts, aes(x = .data$x1, y = .data$x2), inherit.aes = FALSE,
-                 shape = 21, fill = "white", colour = "grey10", size = 1.4) +
-      labs(x = v[1], y = v[2], title = title, subtitle = "Posterior mean rate")
-    return(add_inducing_2d(p, object, v) + ggplot2::coord_cartesian(expand = FALSE) + theme_augp())
-  }
-  pr <- predict(object, nd, type = "response", interval = "prediction", level = level)
-  curve <- data.frame(x = g[[v]], fit = cr$fit, clwr = cr$lwr, cupr = cr$upr,
-                      plwr = pr$lwr, pupr = pr$upr)
-  pts <- data.frame(x = dat[[v]], y = object$y)
-  bands <- c(sprintf("%g%% prediction", 100 * level), band_label(level))
-  p <- ggplot(curve, aes(x = .data$x)) +
-    ggplot2::geom_ribbon(aes(ymin = .data$plwr, ymax = .data$pupr, fill = bands[1]), alpha = 0.35) +
-    ggplot2::geom_ribbon(aes(ymin = .data$clwr, ymax = .data$cupr, fill = bands[2]), alpha = 0.6) +
-    geom_point(data = pts, aes(x = .data$x, y = .data$y), inherit.aes = FALSE,
-               shape = 21, fill = "white", colour = "grey20", size = 1.4) +
-    ggplot2::geom_line(aes(y = .data$fit), colour = "#08306b", linewidth = 0.8) +
-    scale_fill_manual(values = stats::setNames(c("#c6dbef", "#4292c6"), bands), breaks = bands,
-                      name = NULL) +
-    labs(x = v, y = ylab, title = title,
-         subtitle = sprintf("Line: posterior mean rate; bands: %s interval of the rate and of a new count",
-                            band_label(level)))
-  if (!is.null(Zd <- plot_inducing(object, v))) {
-    Zd$y <- 0
-    Zd$what <- sprintf("inducing points (m = %d)", nrow(Zd))
-    p <- p + inducing_layer(Zd, aes(x = .data[[v]], y = .data$y, shape = .data$what))
-  }
-  p + theme_augp()
+  plot_predictive_mean(
+    object, inp, dat, grid, level, "rate",
+    labels_2d = list(title = title, subtitle = "Posterior mean rate"),
+    labels_1d = list(title = title,
+                     subtitle = sprintf("Line: posterior mean rate; bands: %s interval of the rate and of a new count",
+                                        band_label(level))),
+    inducing_y = 0)
 }
 
 # Full Bayes: lambda under a log-normal prior centred on its starting value (twice the

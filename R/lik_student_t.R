@@ -64,16 +64,12 @@ engine_lik_spec.augp_student_t <- function(likelihood, resp) {
 
 #' @export
 lik_param_spec.augp_student_t <- function(likelihood) {
-  list(type = "student_t", q = 1L, y = numeric(0), trials = numeric(0),
-       sigma = if (is.null(likelihood$sigma)) 1 else likelihood$sigma,
-       nu = if (is.null(likelihood$nu)) 4 else likelihood$nu, learn_nu = FALSE)
+  scalar_param_spec(likelihood, "student_t", 1L, list(sigma = 1, nu = 4), learn = "nu")
 }
 
 #' @export
 lik_fitted.augp_student_t <- function(likelihood, spec, levels) {
-  likelihood$sigma <- as.double(spec$sigma)
-  likelihood$nu <- as.double(spec$nu)
-  likelihood
+  fitted_scalar_params(likelihood, spec, c("sigma", "nu"))
 }
 
 # Twice the log-likelihood ratio of the saturated model (f = y) to the fit.

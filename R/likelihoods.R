@@ -222,6 +222,29 @@ lik_prior_mean <- function(likelihood, resp) UseMethod("lik_prior_mean")
 #' @noRd
 lik_response_mean <- function(likelihood, f) UseMethod("lik_response_mean")
 
+# Through the engine list of the likelihood's parameters (lik_param_spec).
+#' @export
+lik_response_mean.augp_likelihood <- function(likelihood, f) {
+  .lik_response_mean_cpp(lik_param_spec(likelihood), as.matrix(f))
+}
+
+# The engine list of the likelihood at its (fitted) parameters, without data.
+lik_param_spec <- function(likelihood) UseMethod("lik_param_spec")
+
+# lik_param_spec() for a likelihood with scalar parameters: the list the engine reads,
+# with no data, each parameter in `defaults` at the likelihood's value or, where the
+# likelihood leaves it unset (NULL), at its default there; the flags learn_<name> for
+# the names in `learn` are FALSE (nothing is fitted without data).
+scalar_param_spec <- function(likelihood, type, q, defaults, learn = character(0)) {
+  values <- lapply(names(defaults), function(nm) {
+    if (is.null(likelihood[[nm]])) defaults[[nm]] else likelihood[[nm]]
+  })
+  names(values) <- names(defaults)
+  flags <- rep(list(FALSE), length(learn))
+  names(flags) <- sprintf("learn_%s", learn)
+  c(list(type = type, q = q, y = numeric(0), trials = numeric(0)), values, flags)
+}
+
 #' The likelihood with its parameters as fitted (`spec`: the engine's likelihood
 #' list after the fit; `levels`: the categories)
 #' @noRd
@@ -231,9 +254,20 @@ lik_fitted <- function(likelihood, spec, levels) UseMethod("lik_fitted")
 #' @export
 lik_fitted.augp_likelihood <- function(likelihood, spec, levels) likelihood
 
+# lik_fitted() for a likelihood with scalar parameters: the likelihood with each
+# parameter in `names` at its value in the engine list `spec`.
+fitted_scalar_params <- function(likelihood, spec, names) {
+  for (nm in names) likelihood[[nm]] <- as.double(spec[[nm]])
+  likelihood
+}
+
 #' Names of the q latent columns
 #' @noRd
 latent_names <- function(likelihood, levels, q) UseMethod("latent_names")
+
+# One latent function, f.
+#' @export
+latent_names.augp_likelihood <- function(likelihood, levels, q) "f"
 
 #' Names of the R response columns
 #' @noRd
@@ -362,6 +396,33 @@ plot_response_scale.augp_likelihood <- function(likelihood) {
 #' whose attribute "labels" holds a sprintf() format for each
 #' @noRd
 lik_fit_stats <- function(likelihood, object) UseMethod("lik_fit_stats")
+
+# print_lik_params() for a likelihood with the scalar parameter `name`: one line,
+# sprintf(fmt, lik_params_text(likelihood)); nothing while the parameter is unset.
+print_scalar_params <- function(likelihood, name, fmt) {
+  if (is.null(likelihood[[name]])) return(invisible())
+  cat(sprintf(fmt, lik_params_text(likelihood)))
+  invisible()
+}
+
+# lik_fit_stats() for a fitted mean `mu` of the response y with weights w: the weighted
+# root mean squared error, the weighted mean absolute error when `mae`, and the
+# weighted mean of the unit deviances `unit_deviance` (per row, already weighted)
+# when given.
+fitted_mean_stats <- function(y, mu, w, mae = TRUE, unit_deviance = NULL) {
+  r <- y - mu
+  out <- list(rmse = sqrt(sum(w * r^2) / sum(w)))
+  labels <- c(rmse = "Training RMSE: %.4g")
+  if (mae) {
+    out$mae <- sum(w * abs(r)) / sum(w)
+    labels <- c(labels, mae = "MAE: %.4g")
+  }
+  if (!is.null(unit_deviance)) {
+    out$deviance <- sum(unit_deviance) / sum(w)
+    labels <- c(labels, deviance = "mean deviance: %.4g")
+  }
+  structure(out, labels = labels)
+}
 
 #' Can the likelihood take an offset? (internal generic)
 #'

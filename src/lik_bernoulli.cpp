@@ -82,14 +82,11 @@ class Bernoulli : public Likelihood {
   Eigen::VectorXd expected_loglik(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
                                   const Eigen::MatrixXd&) const override {
     const int n = n_obs();
-    if (m.rows() != n || v.rows() != n || m.cols() != 1 || v.cols() != 1)
-      throw std::invalid_argument("expected_loglik: m and v must be n x 1 at the likelihood's observations");
+    check_moment_shapes(m, v, n, 1);
     const GaussHermite& gh = gauss_hermite(40);
     Eigen::VectorXd out(n);
     for (int i = 0; i < n; ++i) {
-      const double s = std::sqrt(std::max(v(i, 0), 0.0));
-      double e = 0.0;
-      for (int k = 0; k < gh.x.size(); ++k) e += gh.w[k] * log1pexp(m(i, 0) + s * gh.x[k]);
+      const double e = normal_expectation(gh, m(i, 0), v(i, 0), [](double f) { return log1pexp(f); });
       out[i] = logc_[i] + y_[i] * m(i, 0) - N_[i] * e;
     }
     return out;

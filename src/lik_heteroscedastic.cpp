@@ -177,8 +177,7 @@ class Heteroscedastic : public Likelihood {
   Eigen::VectorXd expected_loglik(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
                                   const Eigen::MatrixXd&) const override {
     const int n = n_obs();
-    if (m.rows() != n || v.rows() != n || m.cols() != 2 || v.cols() != 2)
-      throw std::invalid_argument("expected_loglik: m and v must be n x 2 at the likelihood's observations");
+    check_moment_shapes(m, v, n, 2);
     const GaussHermite& gh = gauss_hermite(40);
     Eigen::VectorXd out(n);
     for (int i = 0; i < n; ++i) {
@@ -229,36 +228,9 @@ class Heteroscedastic : public Likelihood {
     const double start = local(m, v, l_);
     if (!(hi > lo)) return 0.0;
     auto obj = [&](double l) { return local(m, v, l); };
-    const int G = 48;
-    int best = 0;
-    double bestv = -INFINITY;
-    for (int k = 0; k <= G; ++k) {
-      const double val = obj(lo + (hi - lo) * k / G);
-      if (val > bestv) {
-        bestv = val;
-        best = k;
-      }
-    }
-    // golden section in the grid cells next to the best grid point
-    double a = lo + (hi - lo) * std::max(best - 1, 0) / G, b = lo + (hi - lo) * std::min(best + 1, G) / G;
-    const double gr = 0.5 * (std::sqrt(5.0) - 1.0);
-    double c = b - gr * (b - a), d = a + gr * (b - a), fc = obj(c), fd = obj(d);
-    for (int it = 0; it < 60; ++it) {
-      if (fc > fd) {
-        b = d;
-        d = c;
-        fd = fc;
-        c = b - gr * (b - a);
-        fc = obj(c);
-      } else {
-        a = c;
-        c = d;
-        fc = fd;
-        d = a + gr * (b - a);
-        fd = obj(d);
-      }
-    }
-    const double l = fc > fd ? c : d, val = std::max(fc, fd);
+    // a 48-cell grid, then 60 golden-section steps in the cells next to the best grid point
+    const Argmax1D best = maximise_grid_golden(obj, lo, hi, 48, 60, -1.0);
+    const double l = best.x, val = best.value;
     if (!(val > start) || !std::isfinite(val)) return 0.0;
     set_lambda(std::exp(l));
     return val - start;

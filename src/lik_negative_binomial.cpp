@@ -109,15 +109,13 @@ class NegativeBinomial : public Likelihood {
   Eigen::VectorXd expected_loglik(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
                                   const Eigen::MatrixXd&) const override {
     const int n = n_obs();
-    if (m.rows() != n || v.rows() != n || m.cols() != 1 || v.cols() != 1)
-      throw std::invalid_argument("expected_loglik: m and v must be n x 1 at the likelihood's observations");
+    check_moment_shapes(m, v, n, 1);
     const GaussHermite& gh = gauss_hermite(40);
     const double c = std::log(r_);
     Eigen::VectorXd out(n);
     for (int i = 0; i < n; ++i) {
-      const double s = std::sqrt(std::max(v(i, 0), 0.0)), d = m(i, 0) - c;
-      double e = 0.0;
-      for (int k = 0; k < gh.x.size(); ++k) e += gh.w[k] * log1pexp(d + s * gh.x[k]);
+      const double d = m(i, 0) - c;
+      const double e = normal_expectation(gh, d, v(i, 0), [](double f) { return log1pexp(f); });
       out[i] = t_[i] * (logc(i, r_) + y_[i] * d - (y_[i] + r_) * e);
     }
     return out;
@@ -154,38 +152,13 @@ class NegativeBinomial : public Likelihood {
       const double val = local(m, v, std::exp(lr));
       return std::isfinite(val) ? val : -INFINITY;
     };
-    const int G = 48;
-    int best = 0;
-    double bestv = -INFINITY;
-    for (int g = 0; g <= G; ++g) {
-      const double val = obj(lo + (hi - lo) * g / G);
-      if (val > bestv) {
-        bestv = val;
-        best = g;
-      }
-    }
-    double a = lo + (hi - lo) * std::max(best - 1, 0) / G, b = lo + (hi - lo) * std::min(best + 1, G) / G;
-    const double gr = 0.5 * (std::sqrt(5.0) - 1.0);
-    double c = b - gr * (b - a), d = a + gr * (b - a), fc = obj(c), fd = obj(d);
-    for (int it = 0; it < 80 && b - a > 1e-10; ++it) {
-      if (fc > fd) {
-        b = d;
-        d = c;
-        fd = fc;
-        c = b - gr * (b - a);
-        fc = obj(c);
-      } else {
-        a = c;
-        c = d;
-        fc = fd;
-        d = a + gr * (b - a);
-        fd = obj(d);
-      }
-    }
-    double lr = fc > fd ? c : d, val = std::max(fc, fd);
-    if (bestv > val) {
-      lr = lo + (hi - lo) * best / G;
-      val = bestv;
+    // r on the log scale: a 48-cell grid over [1e-3, 1e5], then golden section down to a
+    // 1e-10 bracket (at most 80 steps); the best grid point stands if the refinement ends lower.
+    const Argmax1D best = maximise_grid_golden(obj, lo, hi, 48, 80, 1e-10);
+    double lr = best.x, val = best.value;
+    if (best.grid_value > val) {
+      lr = best.grid_x;
+      val = best.grid_value;
     }
     if (!(val > start)) return 0.0;
     set_r(std::exp(lr));

@@ -127,8 +127,7 @@ class PoissonLogistic : public Likelihood {
   Eigen::VectorXd expected_loglik(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
                                   const Eigen::MatrixXd&) const override {
     const int n = n_obs();
-    if (m.rows() != n || v.rows() != n || m.cols() != 1 || v.cols() != 1)
-      throw std::invalid_argument("expected_loglik: m and v must be n x 1 at the likelihood's observations");
+    check_moment_shapes(m, v, n, 1);
     const GaussHermite& gh = gauss_hermite(40);
     const double ll = std::log(lambda_);
     Eigen::VectorXd out(n);

@@ -150,36 +150,9 @@ class StudentT : public Likelihood {
       if (learn_nu_) {
         const double lo = std::log(0.2), hi = std::log(1000.0);
         auto obj = [&](double ln) { return local(m, v, s2_, std::exp(ln)); };
-        const int G = 40;
-        int best = 0;
-        double bestv = -INFINITY;
-        for (int g = 0; g <= G; ++g) {
-          const double val = obj(lo + (hi - lo) * g / G);
-          if (val > bestv) {
-            bestv = val;
-            best = g;
-          }
-        }
-        // golden section in the grid cells around the best grid point
-        double a = lo + (hi - lo) * std::max(best - 1, 0) / G, b = lo + (hi - lo) * std::min(best + 1, G) / G;
-        const double gr = 0.5 * (std::sqrt(5.0) - 1.0);
-        double c = b - gr * (b - a), d = a + gr * (b - a), fc = obj(c), fd = obj(d);
-        for (int it = 0; it < 60; ++it) {
-          if (fc > fd) {
-            b = d;
-            d = c;
-            fd = fc;
-            c = b - gr * (b - a);
-            fc = obj(c);
-          } else {
-            a = c;
-            c = d;
-            fc = fd;
-            d = a + gr * (b - a);
-            fd = obj(d);
-          }
-        }
-        const double ln = fc > fd ? c : d, val = std::max(fc, fd);
+        // nu on the log scale: a 40-cell grid over [0.2, 1000], then 60 golden-section steps.
+        const Argmax1D best = maximise_grid_golden(obj, lo, hi, 40, 60, -1.0);
+        const double ln = best.x, val = best.value;
         if (val > cur) {
           nu_ = std::exp(ln);
           cur = val;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace augp {
 
@@ -219,6 +220,12 @@ void Likelihood::expect_aux_column(int j, const Eigen::MatrixXd& m, const Eigen:
 
 void Likelihood::set_params(const std::map<std::string, Eigen::MatrixXd>& p) {
   if (!p.empty()) throw std::invalid_argument("this likelihood has no parameter '" + p.begin()->first + "'");
+}
+
+void check_moment_shapes(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, int n, int q) {
+  if (m.rows() != n || v.rows() != n || m.cols() != q || v.cols() != q)
+    throw std::invalid_argument("expected_loglik: m and v must be n x " + std::to_string(q) +
+                                " at the likelihood's observations");
 }
 
 void check_param_names(const std::map<std::string, Eigen::MatrixXd>& p,

@@ -213,6 +213,10 @@ double draw_binomial(double n, double p, Rng& rng);
 // every trial count >= 0; throws std::invalid_argument otherwise.
 void check_regression_data(const std::vector<double>& y, const std::vector<double>& t);
 
+// For expected_loglik() of a likelihood with q latent columns: throws
+// std::invalid_argument unless m and v are both n x q.
+void check_moment_shapes(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, int n, int q);
+
 // For set_params(): throws std::invalid_argument unless every name in p is in `names`.
 void check_param_names(const std::map<std::string, Eigen::MatrixXd>& p,
                        const std::vector<std::string>& names);

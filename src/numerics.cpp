@@ -29,6 +29,44 @@ const GaussHermite& gauss_hermite(int n) {
   return cache.emplace(n, r).first->second;
 }
 
+Argmax1D maximise_grid_golden(const std::function<double(double)>& f, double lo, double hi,
+                              int grid, int max_iter, double tol) {
+  auto at = [&](int g) { return lo + (hi - lo) * g / grid; };
+  int best = 0;
+  double bestv = -INFINITY;
+  for (int g = 0; g <= grid; ++g) {
+    const double val = f(at(g));
+    if (val > bestv) {
+      bestv = val;
+      best = g;
+    }
+  }
+  double a = at(std::max(best - 1, 0)), b = at(std::min(best + 1, grid));
+  const double gr = 0.5 * (std::sqrt(5.0) - 1.0);
+  double c = b - gr * (b - a), d = a + gr * (b - a), fc = f(c), fd = f(d);
+  for (int it = 0; it < max_iter && b - a > tol; ++it) {
+    if (fc > fd) {
+      b = d;
+      d = c;
+      fd = fc;
+      c = b - gr * (b - a);
+      fc = f(c);
+    } else {
+      a = c;
+      c = d;
+      fc = fd;
+      d = a + gr * (b - a);
+      fd = f(d);
+    }
+  }
+  Argmax1D out;
+  out.x = fc > fd ? c : d;
+  out.value = std::max(fc, fd);
+  out.grid_x = at(best);
+  out.grid_value = bestv;
+  return out;
+}
+
 double normal_quantile(double p) {
   if (!(p > 0 && p < 1)) throw std::invalid_argument("normal_quantile: need 0 < p < 1");
   // The lower tail only (1 - p is exact for p >= 1/2): a start from a rational

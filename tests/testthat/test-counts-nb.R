@@ -63,27 +63,15 @@ test_that("Gibbs for the negative binomial agrees with the exact posterior (quad
   y <- c(7, 1)
   r <- 2
   k <- kernel_se(1.2, 0.8)
-  g <- nb_ns$augp_engine(X, kernel = k, method = "gibbs", lik = nb_spec(y, r), seed = 9,
-                         control = list(learn_hyper = FALSE, threads = 1, verbose = FALSE,
-                                        iter = 6000, warmup = 200, chains = 1))
-  K <- kernel_matrix(k, X) + diag(g$jitter, 2)
-  # the un-augmented posterior p(f | y) propto N(f | 0, K) prod NB(y_i | exp(f_i), r) on a grid
-  h <- 0.02
-  grid <- seq(-4.5, 5, by = h)
-  G <- as.matrix(expand.grid(f1 = grid, f2 = grid))
-  Ki <- solve(K)
-  lp <- -0.5 * rowSums((G %*% Ki) * G) + stats::dnbinom(y[1], size = r, mu = exp(G[, 1]), log = TRUE) +
-    stats::dnbinom(y[2], size = r, mu = exp(G[, 2]), log = TRUE)
-  w <- exp(lp - max(lp))
-  w <- w / sum(w)
-  mu <- colSums(w * G)
-  va <- colSums(w * (G - rep(mu, each = nrow(G)))^2)
-  S <- length(g$draws) / 2
-  F <- matrix(g$draws, S, 2)
-  expect_true(all(abs(colMeans(F) - mu) <= 8 * sqrt(va / S)))
-  expect_equal(apply(F, 2, stats::var), unname(va), tolerance = 0.12)
+  g <- gibbs_two_points(X, k, nb_spec(y, r), seed = 9, warmup = 200)
+  # the exact posterior with the likelihood prod NB(y_i | exp(f_i), r)
+  ex <- grid_posterior_two_points(g$K, function(G) {
+    stats::dnbinom(y[1], size = r, mu = exp(G[, 1]), log = TRUE) +
+      stats::dnbinom(y[2], size = r, mu = exp(G[, 2]), log = TRUE)
+  }, c(-4.5, 5))
+  expect_draws_match_posterior(g$F, ex, band = 8)
   # the prior alone would put the means at 0: the data move them
-  expect_gt(mu[1], 1)
+  expect_gt(ex$mu[1], 1)
 })
 
 test_that("the CAVI ELBO never decreases, with r fixed and with r learned", {

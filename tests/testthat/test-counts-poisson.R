@@ -132,31 +132,19 @@ test_that("Gibbs agrees with the exact posterior (quadrature, n = 2)", {
   y <- c(7, 1)
   lambda <- 9
   k <- kernel_se(1.5, 0.7)
-  g <- pl_ns$augp_engine(X, kernel = k, method = "gibbs", lik = pl_spec(y, lambda), seed = 6,
-                         control = list(learn_hyper = FALSE, threads = 1, verbose = FALSE,
-                                        iter = 6000, warmup = 300, chains = 1))
-  K <- kernel_matrix(k, X) + diag(g$jitter, 2)
-  # the un-augmented posterior p(f | y) propto N(f | 0, K) prod Poisson(y_i | lambda sigma(f_i))
-  h <- 0.02
-  grid <- seq(-6, 6, by = h)
-  G <- as.matrix(expand.grid(f1 = grid, f2 = grid))
-  Ki <- solve(K)
-  lp <- -0.5 * rowSums((G %*% Ki) * G) + stats::dpois(y[1], lambda * stats::plogis(G[, 1]), log = TRUE) +
-    stats::dpois(y[2], lambda * stats::plogis(G[, 2]), log = TRUE)
-  w <- exp(lp - max(lp))
-  w <- w / sum(w)
-  mu <- colSums(w * G)
-  va <- colSums(w * (G - rep(mu, each = nrow(G)))^2)
-  S <- length(g$draws) / 2
-  F <- matrix(g$draws, S, 2)
-  ess <- S / 4  # a conservative effective sample size for the correlated draws
-  expect_true(all(abs(colMeans(F) - mu) <= 4 * sqrt(va / ess)))
-  expect_equal(apply(F, 2, stats::var), unname(va), tolerance = 0.12)
+  g <- gibbs_two_points(X, k, pl_spec(y, lambda), seed = 6, warmup = 300)
+  # the exact posterior with the likelihood prod Poisson(y_i | lambda sigma(f_i))
+  ex <- grid_posterior_two_points(g$K, function(G) {
+    stats::dpois(y[1], lambda * stats::plogis(G[, 1]), log = TRUE) +
+      stats::dpois(y[2], lambda * stats::plogis(G[, 2]), log = TRUE)
+  }, c(-6, 6))
+  # a conservative effective sample size for the correlated draws: a quarter of them
+  expect_draws_match_posterior(g$F, ex, band = 4, ess = nrow(g$F) / 4)
   # and the variational mean is close (the structured q is tight for one count each)
   vi <- pl_ns$augp_engine(X, kernel = k, method = "vi", lik = pl_spec(y, lambda),
                           control = list(learn_hyper = FALSE, threads = 1, verbose = FALSE,
                                          tol = 1e-12, maxit = 500))
-  expect_true(all(abs(as.numeric(vi$mean) - mu) < 0.2))
+  expect_true(all(abs(as.numeric(vi$mean) - ex$mu) < 0.2))
 })
 
 test_that("the CAVI ELBO never decreases, with lambda fixed and learned", {

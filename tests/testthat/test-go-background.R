@@ -17,21 +17,12 @@ go_dense_em_bg <- function(X, O, sdoc, dauth, n_authors, pc, lambda0, iters) {
     phi <- C / ifelse(Z > 0, Z, 1)
     phi[Z == 0, ] <- 1 / V
     P <- (1 - lam) * phi + lam * matrix(beta, K, V, byrow = TRUE)
-    pgd <- t(vapply(dauth, function(a) colMeans(theta[a, , drop = FALSE]), numeric(K)))
-    L <- log(pgd[sdoc, , drop = FALSE]) + X %*% t(log(P))
-    m <- apply(L, 1, max)
-    lse <- m + log(rowSums(exp(L - m)))
-    R <- exp(L - lse)
-    obj[it] <- sum(lse) + sum(O[O > 0] * log(phi[O > 0])) + sum((colSums(O) + pc) * log(beta))
+    e <- go_dense_estep(X, log(P), theta, sdoc, dauth)
+    R <- e$R
+    obj[it] <- sum(e$lse) + sum(O[O > 0] * log(phi[O > 0])) + sum((colSums(O) + pc) * log(beta))
     lams[it] <- lam
     if (it == iters) break
-    Rd <- rowsum(R, sdoc, reorder = TRUE)
-    credit <- matrix(0, n_authors, K)
-    for (d in seq_along(dauth)) {
-      a <- dauth[[d]]
-      den <- colSums(theta[a, , drop = FALSE])
-      credit[a, ] <- credit[a, ] + sweep(theta[a, , drop = FALSE], 2, Rd[d, ] / den, "*")
-    }
+    credit <- go_dense_credit(R, theta, sdoc, dauth)
     theta <- credit / rowSums(credit)
     Tc <- as.matrix(t(R) %*% X) * ((1 - lam) * phi / P)  # expected words from the terms
     B <- colSums(X) - colSums(Tc)                         # expected background words
@@ -50,13 +41,7 @@ bg_problem <- function(seed) {
   O[K, ] <- 0  # a term without definition words
   X <- matrix(stats::rpois(S * V, 0.3), S, V, dimnames = list(NULL, words))
   X[, 1] <- X[, 1] + 2  # a frequent "function word"
-  sdoc <- sort(rep_len(seq_len(D), S))
-  dauth <- lapply(seq_len(D), function(d) sort(sample.int(A, sample.int(2, 1))))
-  dauth[[1]] <- seq_len(A)
-  authors <- data.frame(document = rep(sprintf("d%02d", seq_len(D)), lengths(dauth)),
-                        author = sprintf("a%d", unlist(dauth)))
-  list(O = O, X = X, sdoc = sdoc, dauth = dauth, A = A, authors = authors,
-       documents = sprintf("d%02d", sdoc))
+  go_problem_documents(O, X, D, A)
 }
 
 test_that("EM with a background distribution equals the dense reference", {

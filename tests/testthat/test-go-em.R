@@ -9,23 +9,14 @@ go_dense_em <- function(X, O, sdoc, dauth, n_authors, pc, iters, hard = FALSE) {
   R <- NULL
   for (it in seq_len(iters)) {
     logphi <- log(C + pc) - log(rowSums(C) + V * pc)
-    pgd <- t(vapply(dauth, function(a) colMeans(theta[a, , drop = FALSE]), numeric(K)))
-    L <- log(pgd[sdoc, , drop = FALSE]) + X %*% t(logphi)
-    m <- apply(L, 1, max)
-    lse <- m + log(rowSums(exp(L - m)))
-    R <- exp(L - lse)
+    e <- go_dense_estep(X, logphi, theta, sdoc, dauth)
+    R <- e$R
     if (hard) {
-      R <- diag(K)[apply(L, 1, which.max), , drop = FALSE]
+      R <- diag(K)[apply(e$L, 1, which.max), , drop = FALSE]
     }
-    obj[it] <- sum(lse) + sum((O + pc) * logphi)
+    obj[it] <- sum(e$lse) + sum((O + pc) * logphi)
     if (it == iters) break
-    Rd <- rowsum(R, sdoc, reorder = TRUE)
-    credit <- matrix(0, n_authors, K)
-    for (d in seq_along(dauth)) {
-      a <- dauth[[d]]
-      den <- colSums(theta[a, , drop = FALSE])
-      credit[a, ] <- credit[a, ] + sweep(theta[a, , drop = FALSE], 2, Rd[d, ] / den, "*")
-    }
+    credit <- go_dense_credit(R, theta, sdoc, dauth)
     theta <- credit / rowSums(credit)
     C <- O + t(R) %*% X
   }
@@ -37,13 +28,7 @@ go_small_problem <- function(seed = 1, S = 60, V = 25, K = 6, D = 12, A = 5) {
   words <- sprintf("w%02d", seq_len(V))
   O <- matrix(stats::rpois(K * V, 0.6), K, V, dimnames = list(sprintf("GO:%07d", seq_len(K)), words))
   X <- matrix(stats::rpois(S * V, 0.25), S, V, dimnames = list(NULL, words))
-  sdoc <- sort(rep_len(seq_len(D), S))
-  dauth <- lapply(seq_len(D), function(d) sort(sample.int(A, sample.int(3, 1))))
-  dauth[[1]] <- seq_len(A)  # every author appears
-  authors <- data.frame(document = rep(sprintf("d%02d", seq_len(D)), lengths(dauth)),
-                        author = sprintf("a%d", unlist(dauth)))
-  list(O = O, X = X, sdoc = sdoc, dauth = dauth, A = A, authors = authors,
-       documents = sprintf("d%02d", sdoc))
+  go_problem_documents(O, X, D, A, max_authors = 3)
 }
 
 

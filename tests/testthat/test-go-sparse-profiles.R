@@ -31,12 +31,9 @@ go_dense_em_ref <- function(X, O, sdoc, dauth, n_authors, pc, lambda0, apc, trun
       P <- (C + pc) / (rowSums(C) + V * pc)
       prior <- sum((O + pc) * log(P))
     }
-    pgd <- t(vapply(dauth, function(a) colMeans(theta[a, , drop = FALSE]), numeric(K)))
-    L <- log(pgd[sdoc, , drop = FALSE]) + X %*% t(log(P))
-    m <- apply(L, 1, max)
-    lse <- m + log(rowSums(exp(L - m)))
-    R <- exp(L - lse)
-    best <- apply(L, 1, which.max)
+    e <- go_dense_estep(X, log(P), theta, sdoc, dauth)
+    R <- e$R
+    best <- apply(e$L, 1, which.max)
     if (hard) {
       R <- diag(K)[best, , drop = FALSE]
     } else if (trunc > 0) {
@@ -45,16 +42,9 @@ go_dense_em_ref <- function(X, O, sdoc, dauth, n_authors, pc, lambda0, apc, trun
       R <- R * keep
       R <- R / rowSums(R)
     }
-    obj[it] <- sum(lse) + prior + if (apc > 0) apc * sum(log(theta)) else 0
+    obj[it] <- sum(e$lse) + prior + if (apc > 0) apc * sum(log(theta)) else 0
     if (it == iters) break
-    Rd <- rowsum(R, sdoc, reorder = TRUE)
-    credit <- matrix(0, n_authors, K)
-    for (d in seq_along(dauth)) {
-      a <- dauth[[d]]
-      den <- colSums(theta[a, , drop = FALSE])
-      ratio <- ifelse(den > 0, Rd[d, ] / den, 0)  # den = 0 only where R = 0 (truncation)
-      credit[a, ] <- credit[a, ] + sweep(theta[a, , drop = FALSE], 2, ratio, "*")
-    }
+    credit <- go_dense_credit(R, theta, sdoc, dauth)
     norm <- rowSums(credit) + K * apc
     theta <- (credit + apc) / norm
     floor <- apc / norm
@@ -88,13 +78,7 @@ sp_problem <- function(seed, S = 80, V = 40, K = 60, D = 16, A = 6, empty = FALS
     X[s, 1] <- X[s, 1] + 1
   }
   if (empty) X[S, ] <- 0  # a sentence without words (ties between all terms)
-  sdoc <- sort(rep_len(seq_len(D), S))
-  dauth <- lapply(seq_len(D), function(d) sort(sample.int(A, sample.int(2, 1))))
-  dauth[[1]] <- seq_len(A)
-  authors <- data.frame(document = rep(sprintf("d%02d", seq_len(D)), lengths(dauth)),
-                        author = sprintf("a%d", unlist(dauth)))
-  list(O = O, X = X, sdoc = sdoc, dauth = dauth, A = A, authors = authors,
-       documents = sprintf("d%02d", sdoc))
+  go_problem_documents(O, X, D, A)
 }
 
 sp_fit <- function(p, ...) {

@@ -50,26 +50,14 @@ test_that("Gibbs for the Laplace likelihood agrees with the exact posterior (qua
   y <- c(0.9, -0.4)
   b <- 0.5
   k <- kernel_se(1, 0.8)
-  g <- lp_ns$augp_engine(X, kernel = k, method = "gibbs", lik = lp_spec(y, b), seed = 4,
-                         control = list(learn_hyper = FALSE, threads = 1, verbose = FALSE,
-                                        iter = 6000, warmup = 200, chains = 1))
-  K <- kernel_matrix(k, X) + diag(g$jitter, 2)
-  # the un-augmented posterior p(f | y) propto N(f | 0, K) prod Laplace(y_i | f_i, b) on a grid
-  h <- 0.02
-  grid <- seq(-4, 4, by = h)
-  G <- as.matrix(expand.grid(f1 = grid, f2 = grid))
-  Ki <- solve(K)
-  lp <- -0.5 * rowSums((G %*% Ki) * G) - abs(y[1] - G[, 1]) / b - abs(y[2] - G[, 2]) / b
-  w <- exp(lp - max(lp))
-  w <- w / sum(w)
-  mu <- colSums(w * G)
-  va <- colSums(w * (G - rep(mu, each = nrow(G)))^2)
-  S <- length(g$draws) / 2
-  F <- matrix(g$draws, S, 2)
+  g <- gibbs_two_points(X, k, lp_spec(y, b), seed = 4, warmup = 200)
+  # the exact posterior with the likelihood prod Laplace(y_i | f_i, b) (up to a constant)
+  ex <- grid_posterior_two_points(g$K, function(G) -abs(y[1] - G[, 1]) / b - abs(y[2] - G[, 2]) / b,
+                                  c(-4, 4))
   # effective sample size: a few thousand correlated draws, so a generous band
-  expect_true(all(abs(colMeans(F) - mu) <= 8 * sqrt(va / S)))
-  expect_equal(apply(F, 2, stats::var), unname(va), tolerance = 0.12)
-  expect_equal(stats::cor(F)[1, 2], stats::cov.wt(G, w)$cov[1, 2] / sqrt(prod(va)), tolerance = 0.1)
+  expect_draws_match_posterior(g$F, ex, band = 8)
+  expect_equal(stats::cor(g$F)[1, 2], stats::cov.wt(ex$G, ex$w)$cov[1, 2] / sqrt(prod(ex$va)),
+               tolerance = 0.1)
 })
 
 test_that("the CAVI ELBO never decreases and bounds the exact log marginal likelihood", {
