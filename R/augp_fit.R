@@ -307,7 +307,9 @@ standardise_design <- function(x, standardise = TRUE) {
     centre <- stats::setNames(rep(0, ncol(x)), colnames(x))
     scale <- stats::setNames(rep(1, ncol(x)), colnames(x))
   }
-  xs <- sweep(sweep(x, 2, centre, "-"), 2, scale, "/")
+  # column by column into one new matrix (large designs: one copy, not two)
+  xs <- x
+  for (j in seq_len(ncol(x))) xs[, j] <- (x[, j] - centre[[j]]) / scale[[j]]
   list(x = xs, centre = centre, scale = scale, dropped = dropped)
 }
 
