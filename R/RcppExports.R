@@ -177,6 +177,10 @@
     .Call(`_augmentedGP_sparse_predict_cpp`, spec, Z, jitter, state, Xnew, mu0new, threads)
 }
 
+.sparse_marginals_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, threads) {
+    .Call(`_augmentedGP_sparse_marginals_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, threads)
+}
+
 .sparse_kernel_extra_cpp <- function(spec, x, z) {
     .Call(`_augmentedGP_sparse_kernel_extra_cpp`, spec, x, z)
 }

@@ -165,7 +165,8 @@ check_design <- function(x, arg) {
     stop(sprintf("`%s` has %d usable row(s): need at least 2 observations.", arg,
                  nrow(x)), call. = FALSE)
   }
-  bad <- colnames(x)[colSums(!is.finite(x)) > 0]
+  # column by column (no n x p logical matrix for large designs)
+  bad <- colnames(x)[vapply(seq_len(ncol(x)), function(j) !all(is.finite(x[, j])), TRUE)]
   if (length(bad)) {
     stop(sprintf("`%s`: predictor(s) %s contain NA, NaN or Inf (after na.action).",
                  arg, paste(sQuote(bad, FALSE), collapse = ", ")), call. = FALSE)

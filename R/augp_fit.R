@@ -288,7 +288,8 @@ as_design_matrix <- function(x) {
 
 # Centre and scale; zero-variance columns are dropped with a warning.
 standardise_design <- function(x, standardise = TRUE) {
-  sds <- apply(x, 2, stats::sd)
+  # column by column (apply() would copy the whole design first)
+  sds <- stats::setNames(vapply(seq_len(ncol(x)), function(j) stats::sd(x[, j]), 0), colnames(x))
   flat <- !is.finite(sds) | sds < 1e-12 * pmax(1, abs(colMeans(x)))
   dropped <- colnames(x)[flat]
   if (length(dropped)) {

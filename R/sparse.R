@@ -17,6 +17,11 @@ SVI_HYPER_WARMUP <- 1
 SVI_LR_DECAY <- TRUE
 # Kernel log parameters stay within this distance of their starting values.
 SVI_HYPER_BOX <- 3
+# Minibatch steps of a default fit: svi_epochs passes, but no more than this many steps
+# (at least one pass): beyond a few million rows the data repeat themselves, and the
+# full-batch subsample fit that starts SVI has already placed q(u) and the kernel close
+# (bench/sparse/results_1e7.md: 3000 steps on 1e7 rows match a full-batch fit on 1e5).
+SVI_MAX_STEPS <- 5000
 
 # Minibatch size (NULL: by full_batch_max) checked against the n observations.
 sparse_check_batch <- function(ctl, n) {
@@ -284,8 +289,7 @@ sparse_learn_lik_params <- function(fit, X, mu0, lik, ctl, max_rounds = ctl$maxi
   rounds <- 0L
   for (r in seq_len(max_rounds)) {
     rounds <- r
-    pr <- sparse_predict_raw(list(kernel = fit$kernel, Z = fit$Z, jitter = fit$jitter,
-                                  state = state, q = lik$q, control = ctl), X, mu0)
+    pr <- sparse_marginals(X, mu0, lik, fit$kernel, fit$Z, fit$jitter, state, ctl)
     step <- .lik_learn_params_cpp(lik, pr$mean, pr$var)
     gain <- max(step$gain, 0)
     if (!(gain > 0)) {
@@ -352,7 +356,11 @@ sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z
   nblocks <- ceiling(n / bs)
   bpb <- max(1L, as.integer(round(ctl$batch_size / bs)))
   starts0 <- seq(0L, nblocks - 1L, by = bpb)
-  iters <- if (is.null(ctl$svi_iter)) ceiling(ctl$svi_epochs * length(starts0)) else ctl$svi_iter
+  iters <- if (is.null(ctl$svi_iter)) {
+    min(ceiling(ctl$svi_epochs * length(starts0)), max(SVI_MAX_STEPS, length(starts0)))
+  } else {
+    ctl$svi_iter
+  }
   starts <- unlist(lapply(seq_len(ceiling(iters / length(starts0))),
                           function(e) starts0[sample.int(length(starts0))]))[seq_len(iters)]
   hyper_start <- as.integer(min(floor(iters / 2), round(SVI_HYPER_WARMUP * length(starts0))))
@@ -363,14 +371,14 @@ sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z
                          as.integer(ctl$threads), progress_svi_callback(), perm - 1L)
   kernel <- kernel_set_params(kernel, res$theta)
   elbo_full <- NA_real_
+  marginals <- NULL
   if (ctl$final_elbo) {
-    o <- .sparse_cavi_cpp(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel), res$Z,
-                          res$jitter, res$state, 1L, ctl$tol, as.integer(ctl$threads))
-    elbo_full <- o$elbo[1]
+    marginals <- sparse_marginals(X, mu0, lik, kernel, res$Z, res$jitter, res$state, ctl)
+    elbo_full <- marginals$elbo
   }
   list(kernel = kernel, Z = res$Z, jitter = res$jitter, state = res$state, elbo = res$elbo,
-       elbo_full = elbo_full, converged = NA, hyper_converged = NA,
-       svi_trend = svi_trend(res$elbo, length(starts0)), hyper_evals = 0L,
+       elbo_full = elbo_full, marginals = marginals, converged = NA, hyper_converged = NA,
+       svi_trend = svi_trend(res$elbo, min(length(starts0), iters / 3)), hyper_evals = 0L,
        epochs = iters / length(starts0), iterations = iters, hyper_start = hyper_start)
 }
 
@@ -541,7 +549,8 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
               restarts = fit$restarts, control = ctl, seed = seeds,
               param_rounds = fit$param_rounds, param_converged = fit$param_converged)
   class(out) <- c("augp_sparse_engine", "augp_engine")
-  pr <- sparse_predict_raw(out, X, out$mean0)
+  pr <- if (!is.null(fit$marginals)) fit$marginals else
+    sparse_marginals(X, mu0, lik, out$kernel, out$Z, out$jitter, out$state, ctl)
   if (!is.null(learn_lik) && !full) {
     # Minibatch fits: the parameters learned on the subsample take one more step at the
     # marginals of the final q(u) on all the data (q(u) unchanged; the ELBO rises by
@@ -557,6 +566,12 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
   out$var <- if (q == 1) as.numeric(pr$var) else pr$var
   if (own) progress_finish()
   out
+}
+
+# The ELBO at q(u) (`state`) and the marginals of f at the data (n x q), one pass.
+sparse_marginals <- function(X, mu0, lik, kernel, Z, jitter, state, ctl) {
+  .sparse_marginals_cpp(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel), Z, jitter,
+                        state[c("Lam", "h")], as.integer(ctl$threads))
 }
 
 # Threads of a fit's control (1 when it has none).

@@ -288,6 +288,25 @@ List sparse_predict_cpp(List spec, Eigen::MatrixXd Z, double jitter, List state,
   }
 }
 
+// The ELBO at q(u) (`state`) over all the data and the marginals of f at every row, in
+// one pass (augp::sparse_marginals); X and mu0 are viewed in place.
+// [[Rcpp::export(name = ".sparse_marginals_cpp")]]
+List sparse_marginals_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z,
+                          double jitter, List state, int threads) {
+  try {
+    augp::SparseData data;
+    make_data(as_map(X, "X"), as_map(mu0, "mu0"), lik, block_size, data, false);
+    const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
+    const augp::SparseQ qs = make_q(state, Z.rows(), data.q);
+    Eigen::MatrixXd mean, var;
+    const double elbo = augp::sparse_marginals(g, qs, data, make_pf(threads), mean, var);
+    return List::create(Rcpp::Named("elbo") = elbo, Rcpp::Named("mean") = mean,
+                        Rcpp::Named("var") = var);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
 // Kernel helpers (tests): diagonal with log-parameter gradients and input derivatives.
 // [[Rcpp::export(name = ".sparse_kernel_extra_cpp")]]
 List sparse_kernel_extra_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd z) {

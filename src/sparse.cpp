@@ -157,6 +157,35 @@ void reset_pass(SparsePass& p, int m, int q, int d, int np, bool nat, bool grad,
   }
 }
 
+// The block's rows: Phi = K_nm Lm^-T (nb x m) and the marginals of f (M, V: nb x q);
+// with grad, also the kernel's log-parameter derivatives dK, dkd. diag(Phi S Phi') per
+// column: with PS (the gradients need Phi S_j itself, a product of 2 nb m^2 flops) from
+// PS; otherwise as the squared column norms of Li_j Phi' (a triangular product with the
+// stored inverse factor, nb m^2 flops, faster than the equivalent triangular solve).
+void block_moments(const SparseGeom& g, const SparseQ& qs, const Eigen::MatrixXd& Xb,
+                   const Eigen::MatrixXd& mu0, bool grad, std::vector<Eigen::MatrixXd>* dK,
+                   std::vector<Eigen::VectorXd>* dkd, Eigen::MatrixXd& Phi, Eigen::MatrixXd& M,
+                   Eigen::MatrixXd& V, std::vector<Eigen::MatrixXd>* PS) {
+  const int nb = Xb.rows(), q = static_cast<int>(qs.mv.size());
+  const Eigen::MatrixXd Knm = kernel_eval(g.spec, Xb, g.Z, grad ? dK : nullptr);
+  const Eigen::VectorXd kd = kernel_diag(g.spec, Xb, grad ? dkd : nullptr);
+  Phi = g.Lm.triangularView<Eigen::Lower>().solve(Knm.transpose()).transpose();  // nb x m
+  const Eigen::VectorXd ktil = (kd - Phi.rowwise().squaredNorm()).cwiseMax(0.0);
+  M.resize(nb, q);
+  V.resize(nb, q);
+  if (PS) PS->resize(q);
+  for (int j = 0; j < q; ++j) {
+    M.col(j) = mu0.col(j) + Phi * qs.mv[j];
+    if (PS) {
+      (*PS)[j] = Phi * qs.Sv[j];
+      V.col(j) = ktil + (*PS)[j].cwiseProduct(Phi).rowwise().sum();
+    } else {
+      const Eigen::MatrixXd X = qs.Li[j].triangularView<Eigen::Lower>() * Phi.transpose();
+      V.col(j) = ktil + X.colwise().squaredNorm().transpose();
+    }
+  }
+}
+
 void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, const SparseBlock& blk,
                 bool nat, bool grad, bool zgrad, SparsePass& acc) {
   const int nb = blk.end - blk.begin, q = data.q, m = g.Z.rows(), d = g.Z.cols();
@@ -164,27 +193,10 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
   data.gather(blk, Xb, mu0);
   std::vector<Eigen::MatrixXd> dK;
   std::vector<Eigen::VectorXd> dkd;
-  const Eigen::MatrixXd Knm = kernel_eval(g.spec, Xb, g.Z, grad ? &dK : nullptr);
-  const Eigen::VectorXd kd = kernel_diag(g.spec, Xb, grad ? &dkd : nullptr);
-  const Eigen::MatrixXd Phi =
-      g.Lm.triangularView<Eigen::Lower>().solve(Knm.transpose()).transpose();  // nb x m
-  const Eigen::VectorXd ktil = (kd - Phi.rowwise().squaredNorm()).cwiseMax(0.0);
-  Eigen::MatrixXd M(nb, q), V(nb, q);
-  // diag(Phi S Phi') per column. The gradient needs Phi S itself (a product of 2 nb m^2
-  // flops); otherwise the squared column norms of Lc^-1 Phi' (a triangular product with
-  // the stored inverse factor, nb m^2, faster than the equivalent triangular solve).
+  Eigen::MatrixXd Phi, M, V;
   const bool want_ps = grad || zgrad;
-  std::vector<Eigen::MatrixXd> PS(want_ps ? q : 0);
-  for (int j = 0; j < q; ++j) {
-    M.col(j) = mu0.col(j) + Phi * qs.mv[j];
-    if (want_ps) {
-      PS[j] = Phi * qs.Sv[j];
-      V.col(j) = ktil + PS[j].cwiseProduct(Phi).rowwise().sum();
-    } else {
-      const Eigen::MatrixXd X = qs.Li[j].triangularView<Eigen::Lower>() * Phi.transpose();
-      V.col(j) = ktil + X.colwise().squaredNorm().transpose();
-    }
-  }
+  std::vector<Eigen::MatrixXd> PS;
+  block_moments(g, qs, Xb, mu0, grad, &dK, &dkd, Phi, M, V, want_ps ? &PS : nullptr);
   acc.elbo_local += blk.lik->elbo_local(M, V);
   acc.count += nb;
   if (!nat && !grad && !zgrad) return;
@@ -440,6 +452,39 @@ void sparse_predict(const SparseGeom& g, const SparseQ& qs, const Eigen::MatrixX
 }  // namespace augp
 
 namespace augp {
+
+double sparse_marginals(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
+                        const ParallelFor& pf, Eigen::MatrixXd& mean, Eigen::MatrixXd& var) {
+  const int nb = static_cast<int>(data.blocks.size());
+  mean.resize(data.n, data.q);
+  var.resize(data.n, data.q);
+  std::vector<double> local(nb, 0.0);
+  std::vector<std::string> err(nb);
+  auto one = [&](int b) {
+    try {
+      const SparseBlock& blk = data.blocks[b];
+      Eigen::MatrixXd Xb, mu0, Phi, M, V;
+      data.gather(blk, Xb, mu0);
+      block_moments(g, qs, Xb, mu0, false, nullptr, nullptr, Phi, M, V, nullptr);
+      local[b] = blk.lik->elbo_local(M, V);
+      for (int i = 0; i < blk.end - blk.begin; ++i) {
+        const int r = data.order.empty() ? blk.begin + i : data.order[blk.begin + i];
+        mean.row(r) = M.row(i);
+        var.row(r) = V.row(i);
+      }
+    } catch (std::exception& e) {
+      err[b] = e.what();
+    } catch (...) {
+      err[b] = "unknown error in a sparse block";
+    }
+  };
+  pf(nb, one);
+  for (int b = 0; b < nb; ++b)
+    if (!err[b].empty()) throw std::runtime_error(err[b]);
+  double s = 0.0;
+  for (int b = 0; b < nb; ++b) s += local[b];
+  return s - qs.kl();
+}
 
 double sparse_batch_estimate(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
                              const std::vector<int>& ids, bool want_grad, bool want_zgrad,

@@ -102,6 +102,12 @@ SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData&
                        const std::vector<int>& blocks, bool want_nat, bool want_grad,
                        bool want_zgrad, const ParallelFor& pf, SparseWork* work = nullptr);
 
+// One pass over all the data at q(u): the ELBO (local terms summed block by block in a
+// fixed order, minus the KL term) and the marginals of f at every row (n x q, in the
+// rows' original order). Blocks run in parallel; each writes only its own rows.
+double sparse_marginals(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
+                        const ParallelFor& pf, Eigen::MatrixXd& mean, Eigen::MatrixXd& var);
+
 // Closed-form / natural-gradient global step: (Lam, h) <- (1 - rho) (Lam, h) + rho * target,
 // target from the pass scaled by `scale` (n / batch size).
 bool sparse_global_step(const SparsePass& p, double scale, double rho, SparseQ& qs,

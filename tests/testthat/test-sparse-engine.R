@@ -308,3 +308,20 @@ test_that("the persistent sparse search model matches the one-shot profiled ELBO
   # the better evaluation became the model's q(u)
   expect_identical(sp_ns$.model_sparse_state(mod)$Lam, ref$state$Lam)
 })
+
+test_that("the marginals pass equals prediction at the data and the pass's ELBO", {
+  dd <- sp_data(130, seed = 12)
+  mu0 <- matrix(0.3, 130, 1)
+  lik <- list(type = "binomial", q = 1L, y = as.double(dd$y), trials = rep(1, 130))
+  sp <- sp_ns$kernel_flatten(kernel_se(variance = 1.3, lengthscale = 0.8))
+  Z <- dd$X[seq(1, 130, by = 10), ]
+  st <- sp_ns$.sparse_cavi_cpp(dd$X, mu0, lik, 32L, sp, Z, 1e-6, NULL, 4L, 0, 2L)
+  one <- sp_ns$.sparse_cavi_cpp(dd$X, mu0, lik, 32L, sp, Z, st$jitter, st$state, 1L, 0, 2L)
+  for (th in 1:2) {
+    mg <- sp_ns$.sparse_marginals_cpp(dd$X, mu0, lik, 32L, sp, Z, st$jitter, st$state, th)
+    pr <- sp_ns$.sparse_predict_cpp(sp, Z, st$jitter, st$state, dd$X, mu0, th)
+    expect_equal(mg$mean, pr$mean, tolerance = 1e-12)
+    expect_equal(mg$var, pr$var, tolerance = 1e-12)
+    expect_equal(mg$elbo, one$elbo[1], tolerance = 1e-12)
+  }
+})
