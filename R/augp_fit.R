@@ -281,7 +281,7 @@ as_design_matrix <- function(x) {
   if (!is.matrix(x) || !is.numeric(x)) {
     stop("`x` must be a numeric matrix or a data frame of numeric columns.", call. = FALSE)
   }
-  storage.mode(x) <- "double"
+  if (!is.double(x)) storage.mode(x) <- "double"
   if (is.null(colnames(x))) colnames(x) <- paste0("x", seq_len(ncol(x)))
   x
 }

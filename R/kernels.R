@@ -278,8 +278,12 @@ kernel_as_matrix <- function(x, arg) {
   if (is.data.frame(x)) x <- as.matrix(x)
   if (is.null(dim(x))) x <- matrix(x, ncol = 1)
   if (!is.numeric(x)) stop(sprintf("`%s` must be a numeric matrix.", arg), call. = FALSE)
-  storage.mode(x) <- "double"
-  check_numeric(x, arg)
+  if (!is.double(x)) storage.mode(x) <- "double"
+  # checked without copies of x (large designs)
+  if (anyNA(x)) stop(sprintf("`%s` must not contain NA or NaN.", arg), call. = FALSE)
+  if (length(x) && any(is.infinite(range(x)))) {
+    stop(sprintf("`%s` must be finite (found Inf).", arg), call. = FALSE)
+  }
   x
 }
 

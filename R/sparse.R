@@ -123,7 +123,8 @@ lik_with_params <- function(lik, sub) {
 # final sweeps (a lower subset level, whose kernel only starts the next).
 sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z,
                         levels = TRUE, step = 1, direct = FALSE, final = TRUE) {
-  storage.mode(X) <- storage.mode(mu0) <- "double"
+  if (!is.double(X)) storage.mode(X) <- "double"
+  if (!is.double(mu0)) storage.mode(mu0) <- "double"
   if (levels && (learn_hyper || learn_z) && ctl$hyper_maxit > 0 && ctl$hyper_polish < 1 &&
       nrow(X) >= 2 * sparse_level_min(lik$q, nrow(Z))) {
     return(sparse_full_levels(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, direct))
@@ -450,7 +451,8 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
                 "shared_hyper = TRUE."), call. = FALSE)
   }
   mu0 <- sparse_mean0(mean0, n, q)
-  storage.mode(X) <- storage.mode(mu0) <- "double"
+  if (!is.double(X)) storage.mode(X) <- "double"
+  if (!is.double(mu0)) storage.mode(mu0) <- "double"
   seeds <- new_seed(seed)
   rng_seed <- seeds[1]
   withr::local_preserve_seed()
