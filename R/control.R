@@ -119,9 +119,9 @@
 #'   natural-gradient updates (`step_kappa` in (0.5, 1], as stochastic
 #'   approximation requires).
 #' @param svi_iter Sparse GPs: number of minibatch steps; `NULL` (the default)
-#'   runs `svi_epochs` passes over the data instead, but at most 5000 steps
-#'   unless one pass needs more (beyond about 1.7 million rows at the default
-#'   batch size, where fewer passes suffice).
+#'   runs `svi_epochs` passes over the data instead, but at most 3000 steps
+#'   (beyond 1 million rows at the default batch size fewer passes suffice,
+#'   down to part of one pass).
 #' @param lr Sparse GPs: learning rate of the stochastic kernel
 #'   hyperparameter steps (0 keeps them at their full-batch subsample values).
 #'   The minibatch fit starts q(u) from the subsample fit (scaled up to all

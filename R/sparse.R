@@ -17,11 +17,12 @@ SVI_HYPER_WARMUP <- 1
 SVI_LR_DECAY <- TRUE
 # Kernel log parameters stay within this distance of their starting values.
 SVI_HYPER_BOX <- 3
-# Minibatch steps of a default fit: svi_epochs passes, but no more than this many steps
-# (at least one pass): beyond a few million rows the data repeat themselves, and the
-# full-batch subsample fit that starts SVI has already placed q(u) and the kernel close
-# (bench/sparse/results_1e7.md: 3000 steps on 1e7 rows match a full-batch fit on 1e5).
-SVI_MAX_STEPS <- 5000
+# Minibatch steps of a default fit: svi_epochs passes, but no more than this many steps,
+# the 3 passes of 1e6 rows at the default batch size (larger data then take part of a
+# pass, the minibatches drawn from a random order of all the rows): larger data
+# repeat themselves, and the full-batch subsample fit that starts SVI has already placed
+# q(u) and the kernel close (bench/sparse/results_1e7.md).
+SVI_MAX_STEPS <- 3000
 
 # Minibatch size (NULL: by full_batch_max) checked against the n observations.
 sparse_check_batch <- function(ctl, n) {
@@ -358,7 +359,7 @@ sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z
   bpb <- max(1L, as.integer(round(ctl$batch_size / bs)))
   starts0 <- seq(0L, nblocks - 1L, by = bpb)
   iters <- if (is.null(ctl$svi_iter)) {
-    min(ceiling(ctl$svi_epochs * length(starts0)), max(SVI_MAX_STEPS, length(starts0)))
+    min(ceiling(ctl$svi_epochs * length(starts0)), SVI_MAX_STEPS)
   } else {
     ctl$svi_iter
   }
