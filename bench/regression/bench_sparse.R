@@ -79,6 +79,7 @@ if (length(args) >= 1 && args[1] == "run") {
   quit(status = 0)
 }
 
+source(file.path("bench", "run_timed.R"))
 threads <- if (length(args) >= 1) as.integer(args[1]) else 2L
 script <- "bench/regression/bench_sparse.R"
 configs <- rbind(
@@ -89,18 +90,9 @@ configs <- rbind(
 rows <- list()
 for (i in seq_len(nrow(configs))) {
   cf <- configs[i, ]
-  log <- tempfile()
-  out <- system2("/usr/bin/time", c("-v", file.path(R.home("bin"), "Rscript"), script, "run", cf$data,
-                                    format(cf$n, scientific = FALSE), cf$method, threads),
-                 stdout = TRUE, stderr = log)
-  res <- grep("^RESULT", out, value = TRUE)
-  rss <- grep("Maximum resident set size", readLines(log), value = TRUE)
-  rss_mb <- if (length(rss)) as.numeric(sub(".*: ", "", rss)) / 1024 else NA
-  if (!length(res)) {
-    message("no result for ", paste(cf, collapse = " "), "\n", paste(readLines(log), collapse = "\n"))
-    next
-  }
-  v <- trimws(strsplit(sub("^RESULT ", "", res), "|", fixed = TRUE)[[1]])
+  v <- run_timed(script, c(cf$data, format(cf$n, scientific = FALSE), cf$method, threads))
+  if (is.null(v)) next
+  rss_mb <- attr(v, "peak_mb")
   rows[[length(rows) + 1]] <- data.frame(data = cf$data, n = cf$n, method = cf$method,
                                          fit_s = as.numeric(v[1]), rmse = as.numeric(v[2]),
                                          rmse_f = as.numeric(v[3]), lpd = as.numeric(v[4]),

@@ -72,23 +72,15 @@ if (length(args) >= 1 && args[1] == "run") {
   quit(status = 0)
 }
 
+source(file.path("bench", "run_timed.R"))
 n <- if (length(args) >= 1) as.numeric(args[1]) else 1e7
 threads <- if (length(args) >= 2) as.integer(args[2]) else 2L
 script <- "bench/sparse/bench_1e7.R"
 rows <- list()
 for (method in c("sparse", "sub1e5", "ranger")) {
-  log <- tempfile()
-  out <- system2("/usr/bin/time", c("-v", file.path(R.home("bin"), "Rscript"), script, "run",
-                                    format(n, scientific = FALSE), method, threads),
-                 stdout = TRUE, stderr = log)
-  res <- grep("^RESULT", out, value = TRUE)
-  rss <- grep("Maximum resident set size", readLines(log), value = TRUE)
-  rss_mb <- if (length(rss)) as.numeric(sub(".*: ", "", rss)) / 1024 else NA
-  if (!length(res)) {
-    message("no result for ", method, "\n", paste(utils::tail(readLines(log), 20), collapse = "\n"))
-    next
-  }
-  v <- trimws(strsplit(sub("^RESULT ", "", res), "|", fixed = TRUE)[[1]])
+  v <- run_timed(script, c(format(n, scientific = FALSE), method, threads))
+  if (is.null(v)) next
+  rss_mb <- attr(v, "peak_mb")
   rows[[length(rows) + 1]] <- data.frame(method = method, fit_s = as.numeric(v[1]),
                                          error = as.numeric(v[2]), logloss = as.numeric(v[3]),
                                          bayes_error = as.numeric(v[4]), data_mb = round(as.numeric(v[5])),

@@ -14,6 +14,7 @@ lib_bench <- file.path("bench", ".lib")
 if (dir.exists(lib_bench)) .libPaths(c(lib_bench, .libPaths()))
 
 source(file.path("bench", "sparse", "helpers.R"))
+source(file.path("bench", "run_timed.R"))
 
 one_run <- function(data, n, method, threads) {
   suppressPackageStartupMessages(library(augmentedGP))
@@ -64,18 +65,10 @@ configs <- configs[!(configs$method == "gplite" & configs$n > 1e4), ]     # FITC
 rows <- list()
 for (i in seq_len(nrow(configs))) {
   cf <- configs[i, ]
-  log <- tempfile()
-  out <- system2("/usr/bin/time", c("-v", file.path(R.home("bin"), "Rscript"), script, "run", cf$data,
-                                    format(cf$n, scientific = FALSE), cf$method, threads),
-                 stdout = TRUE, stderr = log)
-  res <- grep("^RESULT", out, value = TRUE)
-  rss <- grep("Maximum resident set size", readLines(log), value = TRUE)
-  rss_mb <- if (length(rss)) as.numeric(sub(".*: ", "", rss)) / 1024 else NA
-  if (!length(res)) {
-    message("no result for ", paste(cf, collapse = " "))
-    next
-  }
-  v <- as.numeric(strsplit(sub("RESULT ", "", res), " ")[[1]])
+  v <- run_timed(script, c(cf$data, format(cf$n, scientific = FALSE), cf$method, threads), sep = " ")
+  if (is.null(v)) next
+  rss_mb <- attr(v, "peak_mb")
+  v <- as.numeric(v)
   rows[[length(rows) + 1]] <- data.frame(data = cf$data, n = cf$n, method = cf$method, fit_s = v[1],
                                          error = v[2], logloss = v[3], peak_mb = rss_mb)
   print(rows[[length(rows)]])
