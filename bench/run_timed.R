@@ -19,3 +19,48 @@ run_timed <- function(script, args, sep = "|") {
   v <- trimws(strsplit(trimws(sub("^RESULT ", "", res[1])), sep, fixed = TRUE)[[1]])
   structure(v, peak_mb = if (length(rss)) as.numeric(sub(".*: ", "", rss[1])) / 1024 else NA_real_)
 }
+
+# Run every case and bind the results: `keys` (a data frame, one row per case) beside the
+# printed fields named `fields` (numbers where they parse as numbers) and peak_mb; `args`:
+# one argument vector per case. Cases that print no result are left out.
+run_cases <- function(script, keys, args, fields, sep = "|") {
+  rows <- list()
+  for (i in seq_len(nrow(keys))) {
+    v <- run_timed(script, args[[i]], sep)
+    if (is.null(v)) next
+    vals <- lapply(stats::setNames(as.list(v[seq_along(fields)]), fields), function(x) {
+      y <- suppressWarnings(as.numeric(x))
+      if (is.na(y) && !is.na(x) && x != "NA") x else y
+    })
+    rows[[length(rows) + 1]] <- data.frame(keys[i, , drop = FALSE], vals,
+                                           peak_mb = round(attr(v, "peak_mb")), check.names = FALSE)
+    print(rows[[length(rows)]])
+  }
+  do.call(rbind, rows)
+}
+
+# Entry point of a bench script with cases (n, method, threads): with "run" first in
+# `args`, one case: one_run(n, method, threads) is printed as a RESULT line and the
+# process ends; otherwise every method runs as its own process at n = args[1] (default
+# default_n) with args[2] threads (default 2) and the table of run_cases() is returned.
+bench_main <- function(args, script, one_run, default_n, methods, fields) {
+  if (length(args) >= 1 && args[1] == "run") {
+    r <- one_run(as.numeric(args[2]), args[3], as.integer(args[4]))
+    cat("RESULT", paste(r, collapse = " | "), "\n")
+    quit(status = 0)
+  }
+  n <- if (length(args) >= 1) as.numeric(args[1]) else default_n
+  threads <- if (length(args) >= 2) as.integer(args[2]) else 2L
+  run_cases(script, data.frame(method = methods),
+            lapply(methods, function(m) c(format(n, scientific = FALSE), m, threads)), fields)
+}
+
+# k fixed random unit directions in R^d (columns of a d x k matrix), for simulated data
+# whose signal lies along a few directions of all the inputs.
+random_directions <- function(d, k, seed) {
+  old <- if (exists(".Random.seed", envir = globalenv())) get(".Random.seed", envir = globalenv())
+  on.exit(if (!is.null(old)) assign(".Random.seed", old, envir = globalenv()))
+  set.seed(seed)
+  W <- matrix(stats::rnorm(d * k), d, k)
+  sweep(W, 2, sqrt(colSums(W^2)), "/")
+}

@@ -15,11 +15,8 @@ lib_bench <- file.path("bench", ".lib")
 if (dir.exists(lib_bench)) .libPaths(c(lib_bench, .libPaths()))
 
 K <- 7
-dirs <- local({
-  set.seed(77)
-  W <- matrix(stats::rnorm(10 * 3), 10, 3)
-  sweep(W, 2, sqrt(colSums(W^2)), "/")
-})
+source(file.path("bench", "run_timed.R"))
+dirs <- random_directions(10, 3, seed = 77)
 probs <- function(X) {
   P <- X %*% dirs
   ang <- 2 * pi * (seq_len(K) - 1) / K
@@ -65,26 +62,7 @@ one_run <- function(n, method, threads) {
     bayes_error = mean(max.col(te$p, ties.method = "first") != yi), extra = extra)
 }
 
-if (length(args) >= 1 && args[1] == "run") {
-  r <- one_run(as.numeric(args[2]), args[3], as.integer(args[4]))
-  cat("RESULT", paste(r, collapse = " | "), "\n")
-  quit(status = 0)
-}
-
-source(file.path("bench", "run_timed.R"))
-n <- if (length(args) >= 1) as.numeric(args[1]) else 1e6
-threads <- if (length(args) >= 2) as.integer(args[2]) else 2L
-script <- "bench/multiclass/bench_1e6.R"
-rows <- list()
-for (method in c("sparse", "sub1e5", "ranger")) {
-  v <- run_timed(script, c(format(n, scientific = FALSE), method, threads))
-  if (is.null(v)) next
-  rows[[length(rows) + 1]] <- data.frame(method = method, fit_s = as.numeric(v[1]),
-                                         error = as.numeric(v[2]), logloss = as.numeric(v[3]),
-                                         bayes_error = as.numeric(v[4]),
-                                         peak_mb = round(attr(v, "peak_mb")), note = v[5])
-  print(rows[[length(rows)]])
-}
-tab <- do.call(rbind, rows)
+tab <- bench_main(args, "bench/multiclass/bench_1e6.R", one_run, 1e6, c("sparse", "sub1e5", "ranger"),
+                  c("fit_s", "error", "logloss", "bayes_error", "note"))
 utils::write.csv(tab, "bench/multiclass/results_1e6.csv", row.names = FALSE)
 print(tab)

@@ -87,18 +87,10 @@ configs <- rbind(
   data.frame(data = "sim", n = 1e5, method = c("augp", "ranger", "lm")),
   data.frame(data = "sim", n = 1e6, method = c("augp", "augp_m200", "ranger", "lm"))
 )
-rows <- list()
-for (i in seq_len(nrow(configs))) {
-  cf <- configs[i, ]
-  v <- run_timed(script, c(cf$data, format(cf$n, scientific = FALSE), cf$method, threads))
-  if (is.null(v)) next
-  rss_mb <- attr(v, "peak_mb")
-  rows[[length(rows) + 1]] <- data.frame(data = cf$data, n = cf$n, method = cf$method,
-                                         fit_s = as.numeric(v[1]), rmse = as.numeric(v[2]),
-                                         rmse_f = as.numeric(v[3]), lpd = as.numeric(v[4]),
-                                         peak_mb = round(rss_mb), note = v[5])
-  print(rows[[length(rows)]])
-}
-tab <- do.call(rbind, rows)
+tab <- run_cases(script, configs,
+                 lapply(seq_len(nrow(configs)), function(i) {
+                   c(configs$data[i], format(configs$n[i], scientific = FALSE), configs$method[i], threads)
+                 }),
+                 c("fit_s", "rmse", "rmse_f", "lpd", "note"))
 utils::write.csv(tab, "bench/regression/results_sparse.csv", row.names = FALSE)
 print(tab)

@@ -20,11 +20,8 @@ lib_bench <- file.path("bench", ".lib")
 if (dir.exists(lib_bench)) .libPaths(c(lib_bench, .libPaths()))
 
 # four fixed unit directions in the 28 inputs (every input matters a little, as in HIGGS)
-dirs <- local({
-  set.seed(2024)
-  W <- matrix(stats::rnorm(28 * 4), 28, 4)
-  sweep(W, 2, sqrt(colSums(W^2)), "/")
-})
+source(file.path("bench", "run_timed.R"))
+dirs <- random_directions(28, 4, seed = 2024)
 latent <- function(X) {
   P <- X %*% dirs
   1.5 * sin(1.5 * P[, 1]) + 0.8 * P[, 2] * P[, 3] + 0.5 * P[, 4] + 0.3
@@ -66,28 +63,7 @@ one_run <- function(n, method, threads) {
     bayes_error = mean((te$p > 0.5) != (te$y == 1)), data_mb = data_mb, extra = extra)
 }
 
-if (length(args) >= 1 && args[1] == "run") {
-  r <- one_run(as.numeric(args[2]), args[3], as.integer(args[4]))
-  cat("RESULT", paste(r, collapse = " | "), "\n")
-  quit(status = 0)
-}
-
-source(file.path("bench", "run_timed.R"))
-n <- if (length(args) >= 1) as.numeric(args[1]) else 1e7
-threads <- if (length(args) >= 2) as.integer(args[2]) else 2L
-script <- "bench/sparse/bench_1e7.R"
-rows <- list()
-for (method in c("sparse", "sub1e5", "ranger")) {
-  v <- run_timed(script, c(format(n, scientific = FALSE), method, threads))
-  if (is.null(v)) next
-  rss_mb <- attr(v, "peak_mb")
-  rows[[length(rows) + 1]] <- data.frame(method = method, fit_s = as.numeric(v[1]),
-                                         error = as.numeric(v[2]), logloss = as.numeric(v[3]),
-                                         bayes_error = as.numeric(v[4]), data_mb = round(as.numeric(v[5])),
-                                         peak_mb = round(rss_mb), note = v[6])
-  print(rows[[length(rows)]])
-}
-tab <- do.call(rbind, rows)
-utils::write.csv(tab, sprintf("bench/sparse/results_1e7_n%s.csv", format(n, scientific = TRUE)),
-                 row.names = FALSE)
+tab <- bench_main(args, "bench/sparse/bench_1e7.R", one_run, 1e7, c("sparse", "sub1e5", "ranger"),
+                  c("fit_s", "error", "logloss", "bayes_error", "data_mb", "note"))
+utils::write.csv(tab, "bench/sparse/results_1e7.csv", row.names = FALSE)
 print(tab)
