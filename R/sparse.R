@@ -89,10 +89,13 @@ sparse_mean0 <- function(mean0, n, q) {
   stop("`mean0` must be a single number, one per latent column or an n x q matrix.", call. = FALSE)
 }
 
+# The per-row data fields of an engine likelihood list (the rest are parameters).
+SPARSE_ROW_FIELDS <- c("y", "trials", "Y")
+
 sparse_lik_subset <- function(lik, idx) {
   n_of <- function(v) if (is.matrix(v)) nrow(v) else length(v)
   n <- if (!is.null(lik$Y)) nrow(lik$Y) else n_of(lik$y)
-  for (nm in intersect(names(lik), c("y", "trials", "Y"))) {
+  for (nm in intersect(names(lik), SPARSE_ROW_FIELDS)) {
     v <- lik[[nm]]
     if (n_of(v) == n) lik[[nm]] <- if (is.matrix(v)) v[idx, , drop = FALSE] else v[idx]
   }
@@ -103,7 +106,7 @@ sparse_lik_subset <- function(lik, idx) {
 # a subset of the rows, sparse_lik_subset(), whose parameters were learned there): every
 # field but the per-row data.
 lik_with_params <- function(lik, sub) {
-  for (nm in setdiff(names(sub), c("y", "trials", "Y"))) lik[[nm]] <- sub[[nm]]
+  for (nm in setdiff(names(sub), SPARSE_ROW_FIELDS)) lik[[nm]] <- sub[[nm]]
   lik
 }
 
