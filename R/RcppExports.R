@@ -129,8 +129,8 @@
     .Call(`_augmentedGP_model_sparse_new`, X, mu0, lik, block_size, spec, threads)
 }
 
-.model_sparse_cavi <- function(model, theta, Z, jitter, from_best, maxit, tol, accelerate) {
-    .Call(`_augmentedGP_model_sparse_cavi`, model, theta, Z, jitter, from_best, maxit, tol, accelerate)
+.model_sparse_cavi <- function(model, theta, Z, jitter, from_best, maxit, tol, accelerate, start = NULL) {
+    .Call(`_augmentedGP_model_sparse_cavi`, model, theta, Z, jitter, from_best, maxit, tol, accelerate, start)
 }
 
 .model_sparse_eval <- function(model, theta, Z, maxit, tol, grad, zgrad) {

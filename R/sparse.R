@@ -124,20 +124,21 @@ lik_with_params <- function(lik, sub) {
 # levels: search on data subsets first when n is large (sparse_full_levels()); step: the
 # size of L-BFGS-B's first step (hyper_optimise()); direct: after the search, choose the
 # kernel by the direct-ELBO ladder (sparse_direct_ladder()); final = FALSE skips the
-# final sweeps (a lower subset level, whose kernel only starts the next).
+# final sweeps (a lower subset level, whose kernel and q(u) only start the next); state:
+# the starting q(u), whitened under (kernel, Z, jitter) (NULL: the prior).
 sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z,
-                        levels = TRUE, step = 1, direct = FALSE, final = TRUE) {
+                        levels = TRUE, step = 1, direct = FALSE, final = TRUE, state = NULL) {
   if (!is.double(X)) storage.mode(X) <- "double"
   if (!is.double(mu0)) storage.mode(mu0) <- "double"
   if (levels && (learn_hyper || learn_z) && ctl$hyper_maxit > 0 && ctl$hyper_polish < 1 &&
-      nrow(X) >= 2 * sparse_level_min(lik$q, nrow(Z))) {
+      nrow(X) >= 2 * sparse_level_min(nrow(Z))) {
     return(sparse_full_levels(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, direct))
   }
   model <- .model_sparse_new(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel),
                              as.integer(ctl$threads))
   th0 <- kernel_get_params(kernel)
-  # One sweep from the prior: the starting q(u) (and the jitter K_mm needs).
-  res <- .model_sparse_cavi(model, unname(th0), Z, jitter, FALSE, 1L, ctl$tol, FALSE)
+  # One sweep from `state` or the prior: the starting q(u) (and the jitter K_mm needs).
+  res <- .model_sparse_cavi(model, unname(th0), Z, jitter, FALSE, 1L, ctl$tol, FALSE, state)
   jitter <- res$jitter
   learn <- (learn_hyper || learn_z) && ctl$hyper_maxit > 0
   path <- numeric(0)
@@ -207,28 +208,39 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
 # The search on nested subsets: a sweep costs about q n m^2, so for n at least twice
 # sparse_level_min() the kernel (and Z, if learned) is searched on evenly spaced subsets
 # of the rows, halving from n down to that size; each level's search starts from the
-# previous level's optimum (the levels below the largest stop at a coarser gain,
-# SPARSE_LEVEL_TOL nats, as they only give the next level its start). The full data
-# then run CAVI at the largest subset's optimum, from its q(u) with the data terms
+# previous level's optimum and q(u) (the levels below the largest stop at a coarser
+# gain, SPARSE_LEVEL_TOL nats, as they only give the next level its start). The full
+# data then run CAVI at the largest subset's optimum, from its q(u) with the data terms
 # scaled by n / subset size (as the minibatch warm start does; the prior if that is not
 # positive definite). The trace holds the full-data sweeps only; hyper_converged is the
 # largest subset search's, hyper_evals counts the evaluations of all levels.
+#
+# The smallest level does not shrink with the number of latent functions q: each row
+# carries one label however many latents share it, so a subset informs every latent's
+# kernel less as q grows, and on small subsets the multi-class ELBO favours ever larger
+# kernel variances and lengthscales (a near-linear fit). The q(u) passed up the levels
+# matters for the same likelihoods: logistic-softmax CAVI from the prior at a large
+# kernel variance can settle in a poor fixed point near the uniform fit, far below the
+# one reached by following the kernel from a small variance.
 SPARSE_LEVEL_WORK <- 3000
 SPARSE_LEVEL_TOL <- 0.05
-sparse_level_min <- function(q, m) max(SPARSE_LEVEL_WORK / max(1, q), m)
+sparse_level_min <- function(m) max(SPARSE_LEVEL_WORK, m)
 
 sparse_full_levels <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z,
                                direct = FALSE) {
   n <- nrow(X)
-  lmin <- sparse_level_min(lik$q, nrow(Z))
+  lmin <- sparse_level_min(nrow(Z))
   sizes <- n
   while (sizes[1] >= 2 * lmin) sizes <- c(ceiling(sizes[1] / 2), sizes)
   searched <- sizes[-length(sizes)]
   if (length(searched) > 1) searched <- searched[-length(searched)]
   share <- 0.8 * c(0, cumsum(searched) / sum(searched))
   evals <- 0L
+  state <- NULL
   for (lev in seq_along(searched)) {
     idx <- unique(round(seq(1, n, length.out = searched[lev])))
+    if (lev > 1) state <- sparse_scale_state(sub$state, length(idx) / n_prev)
+    n_prev <- length(idx)
     cl <- if (lev < length(searched)) utils::modifyList(ctl, list(hyper_tol = max(ctl$hyper_tol, SPARSE_LEVEL_TOL))) else ctl
     sec <- progress_section(share[lev], share[lev + 1],
                             sprintf("hyperparameter search on %d of %d observations", length(idx), n),
@@ -236,7 +248,7 @@ sparse_full_levels <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper,
     sub <- sparse_full(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sparse_lik_subset(lik, idx),
                        kernel, Z, jitter, cl, learn_hyper, learn_z, levels = FALSE,
                        step = if (lev > 1) 0.25 else 1, direct = direct && lev == length(searched),
-                       final = lev == length(searched))
+                       final = lev == length(searched), state = state)
     progress_restore(sec)
     kernel <- sub$kernel
     Z <- sub$Z

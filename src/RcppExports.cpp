@@ -488,8 +488,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // model_sparse_cavi
-List model_sparse_cavi(SEXP model, std::vector<double> theta, Eigen::MatrixXd Z, double jitter, bool from_best, int maxit, double tol, bool accelerate);
-RcppExport SEXP _augmentedGP_model_sparse_cavi(SEXP modelSEXP, SEXP thetaSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP from_bestSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP accelerateSEXP) {
+List model_sparse_cavi(SEXP model, std::vector<double> theta, Eigen::MatrixXd Z, double jitter, bool from_best, int maxit, double tol, bool accelerate, Rcpp::Nullable<List> start);
+RcppExport SEXP _augmentedGP_model_sparse_cavi(SEXP modelSEXP, SEXP thetaSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP from_bestSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP accelerateSEXP, SEXP startSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -501,7 +501,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type maxit(maxitSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< bool >::type accelerate(accelerateSEXP);
-    rcpp_result_gen = Rcpp::wrap(model_sparse_cavi(model, theta, Z, jitter, from_best, maxit, tol, accelerate));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<List> >::type start(startSEXP);
+    rcpp_result_gen = Rcpp::wrap(model_sparse_cavi(model, theta, Z, jitter, from_best, maxit, tol, accelerate, start));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -917,7 +918,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_model_dense_eval", (DL_FUNC) &_augmentedGP_model_dense_eval, 2},
     {"_augmentedGP_model_dense_state", (DL_FUNC) &_augmentedGP_model_dense_state, 1},
     {"_augmentedGP_model_sparse_new", (DL_FUNC) &_augmentedGP_model_sparse_new, 6},
-    {"_augmentedGP_model_sparse_cavi", (DL_FUNC) &_augmentedGP_model_sparse_cavi, 8},
+    {"_augmentedGP_model_sparse_cavi", (DL_FUNC) &_augmentedGP_model_sparse_cavi, 9},
     {"_augmentedGP_model_sparse_eval", (DL_FUNC) &_augmentedGP_model_sparse_eval, 7},
     {"_augmentedGP_model_sparse_state", (DL_FUNC) &_augmentedGP_model_sparse_state, 1},
     {"_augmentedGP_pg_saddle_eval_cpp", (DL_FUNC) &_augmentedGP_pg_saddle_eval_cpp, 3},

@@ -93,6 +93,28 @@ inline Rcpp::List wrap_sparse_q(const SparseQ& qs) {
                             Rcpp::Named("Sv") = Sv, Rcpp::Named("kl") = qs.kl());
 }
 
+// A sparse q(u) from its R list (Lam, h: one m x m precision and one m-vector per latent
+// column, whitened); NULL gives the prior. Errors on the wrong shape or a precision that
+// is not positive definite.
+inline SparseQ unwrap_sparse_q(Rcpp::Nullable<Rcpp::List> state, int m, int q) {
+  SparseQ qs;
+  if (state.isNull()) {
+    qs.init_prior(m, q);
+    return qs;
+  }
+  Rcpp::List st(state.get());
+  Rcpp::List L = st["Lam"], h = st["h"];
+  if (L.size() != q || h.size() != q) throw std::invalid_argument("state has the wrong number of columns");
+  for (int j = 0; j < q; ++j) {
+    qs.Lam.push_back(Rcpp::as<Eigen::MatrixXd>(L[j]));
+    qs.h.push_back(Rcpp::as<Eigen::VectorXd>(h[j]));
+    if (qs.Lam[j].rows() != m || qs.Lam[j].cols() != m || qs.h[j].size() != m)
+      throw std::invalid_argument("state has the wrong size");
+  }
+  if (!qs.refresh()) throw std::runtime_error("state precision is not positive definite");
+  return qs;
+}
+
 }  // namespace augp
 
 #endif

@@ -241,10 +241,14 @@ SparseGeom SparseModel::geom(const std::vector<double>& theta, const Eigen::Matr
 std::vector<double> SparseModel::cavi(const std::vector<double>& theta, const Eigen::MatrixXd& Z,
                                       double jitter, bool from_best, int maxit, double tol,
                                       bool accelerate, bool& converged,
-                                      const std::function<void()>& tick) {
+                                      const std::function<void()>& tick, const SparseQ* start) {
   const SparseGeom g = geom(theta, Z, jitter, false);
   SparseQ qs;
-  if (from_best) {
+  if (start) {
+    if (static_cast<int>(start->Lam.size()) != data_.q || start->Lam[0].rows() != Z.rows())
+      throw std::invalid_argument("the starting q(u) has the wrong size");
+    qs = *start;
+  } else if (from_best) {
     if (!has_best_) throw std::invalid_argument("the model has no q(u) yet");
     if (best_q_.Lam.empty() || best_q_.Lam[0].rows() != Z.rows())
       throw std::invalid_argument("the best q(u) has the wrong size");

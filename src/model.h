@@ -120,13 +120,13 @@ class SparseModel {
               int block_size, const KernelSpec& spec, int threads);
 
   // CAVI at the geometry (theta, Z, jitter; the jitter escalates if K_mm needs it) from
-  // the prior (from_best false) or from the best q(u) (from_best true: it must be
-  // whitened under this geometry), up to maxit recorded sweeps. The result becomes the
-  // best q(u) and its geometry the best geometry; the best value is reset to -Inf.
-  // Returns the recorded ELBO trace.
+  // `start` if given, else from the prior (from_best false) or from the best q(u)
+  // (from_best true); a starting q(u) must be whitened under this geometry. Up to maxit
+  // recorded sweeps. The result becomes the best q(u) and its geometry the best
+  // geometry; the best value is reset to -Inf. Returns the recorded ELBO trace.
   std::vector<double> cavi(const std::vector<double>& theta, const Eigen::MatrixXd& Z, double jitter,
                            bool from_best, int maxit, double tol, bool accelerate, bool& converged,
-                           const std::function<void()>& tick);
+                           const std::function<void()>& tick, const SparseQ* start = nullptr);
 
   // The profiled ELBO at (theta, Z) (the jitter of the best geometry, an error if K_mm
   // needs more) from the best q(u); a successful evaluation better than the best so far

@@ -101,17 +101,21 @@ SEXP model_sparse_new(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int bloc
   }
 }
 
-// Full-data CAVI at (theta, Z, jitter) from the prior or (from_best) the model's best
-// q(u); the result becomes the model's best q(u). Returns the list of .sparse_cavi_cpp
-// (state, elbo, converged, jitter).
+// Full-data CAVI at (theta, Z, jitter) from `start` (a q(u) list whitened under that
+// geometry) if given, else from the prior or (from_best) the model's best q(u); the
+// result becomes the model's best q(u). Returns the list of .sparse_cavi_cpp (state,
+// elbo, converged, jitter).
 // [[Rcpp::export(name = ".model_sparse_cavi")]]
 List model_sparse_cavi(SEXP model, std::vector<double> theta, Eigen::MatrixXd Z, double jitter,
-                       bool from_best, int maxit, double tol, bool accelerate) {
+                       bool from_best, int maxit, double tol, bool accelerate,
+                       Rcpp::Nullable<List> start = R_NilValue) {
   try {
     augp::SparseModel* m = model_of<augp::SparseModel>(model);
     bool converged = false;
+    std::unique_ptr<augp::SparseQ> s0;
+    if (start.isNotNull()) s0.reset(new augp::SparseQ(augp::unwrap_sparse_q(start, Z.rows(), m->q())));
     const std::vector<double> trace =
-        m->cavi(theta, Z, jitter, from_best, maxit, tol, accelerate, converged, interrupt_check);
+        m->cavi(theta, Z, jitter, from_best, maxit, tol, accelerate, converged, interrupt_check, s0.get());
     return List::create(Rcpp::Named("state") = augp::wrap_sparse_q(m->best_q()),
                         Rcpp::Named("elbo") = trace, Rcpp::Named("converged") = converged,
                         Rcpp::Named("jitter") = m->best_geom().jitter);

@@ -57,24 +57,6 @@ augp::SparseGeom make_geom(const List& spec, const Eigen::MatrixXd& Z, double ji
   return g;
 }
 
-augp::SparseQ make_q(Rcpp::Nullable<List> state, int m, int q) {
-  augp::SparseQ qs;
-  if (state.isNull()) {
-    qs.init_prior(m, q);
-    return qs;
-  }
-  List st(state.get());
-  List L = st["Lam"], h = st["h"];
-  if (L.size() != q || h.size() != q) throw std::invalid_argument("state has the wrong number of columns");
-  for (int j = 0; j < q; ++j) {
-    qs.Lam.push_back(Rcpp::as<Eigen::MatrixXd>(L[j]));
-    qs.h.push_back(Rcpp::as<Eigen::VectorXd>(h[j]));
-    if (qs.Lam[j].rows() != m || qs.Lam[j].cols() != m || qs.h[j].size() != m)
-      throw std::invalid_argument("state has the wrong size");
-  }
-  if (!qs.refresh()) throw std::runtime_error("state precision is not positive definite");
-  return qs;
-}
 
 struct FnWorker : public RcppParallel::Worker {
   const std::function<void(int)>& f;
@@ -106,7 +88,7 @@ std::vector<int> all_blocks(const augp::SparseData& d) {
 augp::SparseQ rewhitened_q(const List& state, const List& spec_from, const Eigen::MatrixXd& Z_from,
                            const augp::SparseGeom& g, int q) {
   const augp::SparseGeom g0 = make_geom(spec_from, Z_from, g.jitter, true);
-  augp::SparseQ qs = make_q(state, g.Z.rows(), q);
+  augp::SparseQ qs = augp::unwrap_sparse_q(state, g.Z.rows(), q);
   if (!augp::sparse_rewhiten(g0, g, qs)) throw std::runtime_error("re-whitening failed");
   return qs;
 }
@@ -135,7 +117,7 @@ List sparse_cavi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
     augp::SparseData data;
     make_data(as_map(X, "X"), as_map(mu0, "mu0"), lik, block_size, data, false);
     const augp::SparseGeom g = make_geom(spec, Z, jitter, false);
-    augp::SparseQ qs = make_q(state, Z.rows(), data.q);
+    augp::SparseQ qs = augp::unwrap_sparse_q(state, Z.rows(), data.q);
     const augp::ParallelFor pf = make_pf(threads);
     std::vector<double> trace;
     const bool converged = augp::sparse_cavi(g, qs, data, maxit, tol, accelerate, pf, trace,
@@ -163,7 +145,7 @@ List sparse_profile_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int bl
     make_data(X, mu0, lik, block_size, data);
     const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
     const augp::SparseGeom g0 = make_geom(spec_from, Z_from, g.jitter, true);
-    augp::SparseQ qs = make_q(state, g.Z.rows(), data.q);
+    augp::SparseQ qs = augp::unwrap_sparse_q(state, g.Z.rows(), data.q);
     augp::SparseProfile o;
     augp::sparse_profile(g0, g, qs, data, maxit, tol, grad, zgrad, make_pf(threads), []() { Rcpp::checkUserInterrupt(); }, o);
     return List::create(Rcpp::Named("elbo") = o.elbo, Rcpp::Named("grad") = o.grad, Rcpp::Named("gz") = o.gz,
@@ -209,7 +191,7 @@ List sparse_svi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
     augp::SparseData data;
     make_data(as_map(X, "X"), as_map(mu0, "mu0"), lik, block_size, data, false, order);
     augp::SparseGeom g = make_geom(spec, Z, jitter, false);
-    augp::SparseQ qs = make_q(state, Z.rows(), data.q);
+    augp::SparseQ qs = augp::unwrap_sparse_q(state, Z.rows(), data.q);
     augp::SviOptions opt;
     opt.starts.assign(starts.begin(), starts.end());
     opt.blocks_per_batch = blocks_per_batch;
@@ -249,7 +231,7 @@ List sparse_batch_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int bloc
     augp::SparseData data;
     make_data(X, mu0, lik, block_size, data);
     const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
-    const augp::SparseQ qs = make_q(state, Z.rows(), data.q);
+    const augp::SparseQ qs = augp::unwrap_sparse_q(state, Z.rows(), data.q);
     std::vector<int> b(ids.begin(), ids.end());
     for (int i : b)
       if (i < 0 || i >= static_cast<int>(data.blocks.size())) throw std::invalid_argument("block id out of range");
@@ -276,7 +258,7 @@ List sparse_predict_cpp(List spec, Eigen::MatrixXd Z, double jitter, List state,
     const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
     List st = state;
     List L = st["Lam"];
-    augp::SparseQ qs = make_q(state, Z.rows(), L.size());
+    augp::SparseQ qs = augp::unwrap_sparse_q(state, Z.rows(), L.size());
     if (mu0new.rows() != Xnew.rows() || mu0new.cols() != L.size())
       throw std::invalid_argument("mu0new must be an nnew x q matrix");
     Eigen::MatrixXd mean, var;
@@ -297,7 +279,7 @@ List sparse_marginals_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
     augp::SparseData data;
     make_data(as_map(X, "X"), as_map(mu0, "mu0"), lik, block_size, data, false);
     const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
-    const augp::SparseQ qs = make_q(state, Z.rows(), data.q);
+    const augp::SparseQ qs = augp::unwrap_sparse_q(state, Z.rows(), data.q);
     Eigen::MatrixXd mean, var;
     const double elbo = augp::sparse_marginals(g, qs, data, make_pf(threads), mean, var);
     return List::create(Rcpp::Named("elbo") = elbo, Rcpp::Named("mean") = mean,
