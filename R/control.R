@@ -162,7 +162,7 @@
 #'   fitted in full batches (`inducing`, up to `full_batch_max` observations) use the
 #'   same profiled search, each evaluation re-using the best \eqn{q(u)} found
 #'   so far. Its cost is linear in n (q n m^2 per sweep with m inducing
-#'   points), so from n >= 2 max(3000, m) (and `hyper_polish = 0`) it runs
+#'   points), so from n >= 2 max(2000, m) (and `hyper_polish = 0`) it runs
 #'   on evenly spaced subsets halving from n/4 (n/2 below twice that limit)
 #'   down to that size, each level
 #'   starting from the previous one's optimum and \eqn{q(u)}; the full data then run the

@@ -222,7 +222,7 @@ sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_
 # matters for the same likelihoods: logistic-softmax CAVI from the prior at a large
 # kernel variance can settle in a poor fixed point near the uniform fit, far below the
 # one reached by following the kernel from a small variance.
-SPARSE_LEVEL_WORK <- 3000
+SPARSE_LEVEL_WORK <- 2000
 SPARSE_LEVEL_TOL <- 0.05
 sparse_level_min <- function(m) max(SPARSE_LEVEL_WORK, m)
 
