@@ -17,6 +17,14 @@
     .Call(`_augmentedGP_pg_frac_const_cpp`, b)
 }
 
+.design_col_stats_cpp <- function(x) {
+    .Call(`_augmentedGP_design_col_stats`, x)
+}
+
+.design_standardise_cpp <- function(x, cols, centre, scale) {
+    .Call(`_augmentedGP_design_standardise`, x, cols, centre, scale)
+}
+
 .go_em_cpp <- function(data, control) {
     .Call(`_augmentedGP_go_em_cpp`, data, control)
 }

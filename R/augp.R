@@ -156,7 +156,7 @@ augp <- function(formula, data, likelihood = NULL, kernel = kernel_se(),
 
 # Predictor matrix checks shared by augp() and augp_fit(); `arg` names the
 # argument the user should look at.
-check_design <- function(x, arg) {
+check_design <- function(x, arg, names = colnames(x)) {
   if (!is.numeric(x)) {
     stop(sprintf("`%s`: predictors must be numeric (or factors in a formula).", arg),
          call. = FALSE)
@@ -165,8 +165,10 @@ check_design <- function(x, arg) {
     stop(sprintf("`%s` has %d usable row(s): need at least 2 observations.", arg,
                  nrow(x)), call. = FALSE)
   }
-  # column by column (no n x p logical matrix for large designs)
-  bad <- colnames(x)[vapply(seq_len(ncol(x)), function(j) !all(is.finite(x[, j])), TRUE)]
+  # column by column in C++ (no n x p logical matrix, no column copies)
+  finite <- if (is.double(x)) .design_col_stats_cpp(x)$finite else
+    vapply(seq_len(ncol(x)), function(j) all(is.finite(x[, j])), TRUE)
+  bad <- names[!finite]
   if (length(bad)) {
     stop(sprintf("`%s`: predictor(s) %s contain NA, NaN or Inf (after na.action).",
                  arg, paste(sQuote(bad, FALSE), collapse = ", ")), call. = FALSE)

@@ -42,12 +42,13 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   }
   seed <- check_seed(seed)
   x <- as_design_matrix(x)
+  x_names <- design_names(x)
   n_y <- if (is.matrix(y) || is.data.frame(y)) nrow(y) else length(y)
   if (n_y != nrow(x)) {
     stop(sprintf("`y` has %d observations but `x` has %d rows.", n_y, nrow(x)),
          call. = FALSE)
   }
-  check_design(x, "x")
+  check_design(x, "x", x_names)
   offset <- check_offset(offset, nrow(x))
   likelihood <- check_likelihood(likelihood, y)
   if (is.null(control$hyper_objective)) control$hyper_objective <- lik_hyper_objective(likelihood)
@@ -70,12 +71,12 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   prior_weights <- prior_weights[kept]
   if (!is.null(offset)) offset <- offset[kept]
 
-  std <- standardise_design(x, control$standardise)
+  std <- standardise_design(x, control$standardise, x_names)
   col_scales <- lik_column_scales(likelihood, resp)
   kernel_std <- if (is.null(col_scales)) {
-    fit_kernel_std(kernel, std, colnames(x), lik_latent_scale(likelihood, resp))
+    fit_kernel_std(kernel, std, x_names, lik_latent_scale(likelihood, resp))
   } else {
-    new_kernel_list(lapply(col_scales, function(s) fit_kernel_std(kernel, std, colnames(x), s)))
+    new_kernel_list(lapply(col_scales, function(s) fit_kernel_std(kernel, std, x_names, s)))
   }
   mean0 <- lik_prior_mean(likelihood, resp)
   spec <- engine_lik_spec(likelihood, resp)
@@ -92,7 +93,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   if (!is.null(inducing)) {
     inducing_info <- list(placement = if (is.matrix(inducing) || is.data.frame(inducing)) "user"
                           else control$inducing_method, learned = control$learn_inducing)
-    inducing <- sparse_front_inducing(inducing, std, colnames(x))
+    inducing <- sparse_front_inducing(inducing, std, x_names)
   }
   learn_params <- lik_learns_params(likelihood)
   if (!is.null(prior) || control$sample_hyper) {
@@ -124,7 +125,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
     kernel = kernel_in_sd_units(if (!is.null(eng$kernel)) eng$kernel else kernel_std),
     kernel_init = kernel,
     engine = eng, y = response_data(likelihood, resp), trials = resp$trials,
-    levels = resp$levels, q = spec$q, x = std$x, x_raw = x, centre = std$centre,
+    levels = resp$levels, q = spec$q, x = std$x, x_raw = x, x_names = x_names, centre = std$centre,
     scale = std$scale, dropped = std$dropped, mean0 = mean0, control = control,
     seed = seed, weighted = !is.null(weights), kept = kept,
     time = proc.time()[["elapsed"]] - t0
@@ -231,13 +232,13 @@ offset_prior_mean <- function(mean0, offset, n, q) {
 #' `na.action` and `model`.
 #' @noRd
 new_augp_fit <- function(call, method, likelihood, kernel, kernel_init, engine, y, trials,
-                         levels, q, x, x_raw, centre, scale, dropped, mean0, control, seed,
-                         weighted, kept, time) {
+                         levels, q, x, x_raw, x_names = colnames(x_raw), centre, scale, dropped,
+                         mean0, control, seed, weighted, kept, time) {
   fit <- structure(list(
     call = call, method = method, likelihood = likelihood, kernel = kernel,
     kernel_init = kernel_init, engine = engine, y = y, trials = as.numeric(trials),
     levels = levels, q = as.integer(q), n = nrow(x), x = x, x_raw = x_raw,
-    x_names = colnames(x_raw), centre = centre, scale = scale, dropped = dropped,
+    x_names = x_names, centre = centre, scale = scale, dropped = dropped,
     mean0 = mean0, control = control, seed = seed, weighted = weighted, kept = kept,
     time = time
   ), class = "augp")
@@ -282,35 +283,42 @@ as_design_matrix <- function(x) {
     stop("`x` must be a numeric matrix or a data frame of numeric columns.", call. = FALSE)
   }
   if (!is.double(x)) storage.mode(x) <- "double"
-  if (is.null(colnames(x))) colnames(x) <- paste0("x", seq_len(ncol(x)))
   x
 }
 
-# Centre and scale; zero-variance columns are dropped with a warning.
-standardise_design <- function(x, standardise = TRUE) {
-  # column by column (apply() would copy the whole design first)
-  sds <- stats::setNames(vapply(seq_len(ncol(x)), function(j) stats::sd(x[, j]), 0), colnames(x))
-  flat <- !is.finite(sds) | sds < 1e-12 * pmax(1, abs(colMeans(x)))
-  dropped <- colnames(x)[flat]
+# The predictor names of a design: its column names, or x1, x2, ... without them (kept
+# apart from the matrix: naming the caller's matrix would copy it).
+design_names <- function(x) {
+  if (is.null(colnames(x))) paste0("x", seq_len(ncol(x))) else colnames(x)
+}
+
+# Centre and scale; zero-variance columns are dropped with a warning. `names`: the
+# predictor names (the columns of x may have none). The statistics and the standardised
+# copy come from C++ in one pass per column each (.design_col_stats_cpp(),
+# .design_standardise_cpp()): the returned x is the only copy of the design made.
+standardise_design <- function(x, standardise = TRUE, names = design_names(x)) {
+  if (!is.double(x)) storage.mode(x) <- "double"
+  st <- .design_col_stats_cpp(x)
+  sds <- stats::setNames(st$sd, names)
+  flat <- !is.finite(sds) | sds < 1e-12 * pmax(1, abs(st$mean))
+  dropped <- names[flat]
   if (length(dropped)) {
     if (all(flat)) {
       stop("`x`/`data`: every predictor is constant; nothing to learn from.", call. = FALSE)
     }
     warning(sprintf("Predictor(s) %s have zero variance and were dropped.",
                     paste(sQuote(dropped, FALSE), collapse = ", ")), call. = FALSE)
-    x <- x[, !flat, drop = FALSE]
-    sds <- sds[!flat]
   }
+  keep <- which(!flat)
   if (standardise) {
-    centre <- colMeans(x)
-    scale <- sds
+    centre <- stats::setNames(st$mean[keep], names[keep])
+    scale <- sds[keep]
   } else {
-    centre <- stats::setNames(rep(0, ncol(x)), colnames(x))
-    scale <- stats::setNames(rep(1, ncol(x)), colnames(x))
+    centre <- stats::setNames(rep(0, length(keep)), names[keep])
+    scale <- stats::setNames(rep(1, length(keep)), names[keep])
   }
-  # column by column into one new matrix (large designs: one copy, not two)
-  xs <- x
-  for (j in seq_len(ncol(x))) xs[, j] <- (x[, j] - centre[[j]]) / scale[[j]]
+  xs <- .design_standardise_cpp(x, keep, unname(centre), unname(scale))
+  colnames(xs) <- names[keep]
   list(x = xs, centre = centre, scale = scale, dropped = dropped)
 }
 

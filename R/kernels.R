@@ -279,9 +279,9 @@ kernel_as_matrix <- function(x, arg) {
   if (is.null(dim(x))) x <- matrix(x, ncol = 1)
   if (!is.numeric(x)) stop(sprintf("`%s` must be a numeric matrix.", arg), call. = FALSE)
   if (!is.double(x)) storage.mode(x) <- "double"
-  # checked without copies of x (large designs)
+  # checked without copies of x (large designs; range() would copy it)
   if (anyNA(x)) stop(sprintf("`%s` must not contain NA or NaN.", arg), call. = FALSE)
-  if (length(x) && any(is.infinite(range(x)))) {
+  if (length(x) && !all(.design_col_stats_cpp(x)$finite)) {
     stop(sprintf("`%s` must be finite (found Inf).", arg), call. = FALSE)
   }
   x

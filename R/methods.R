@@ -340,6 +340,7 @@ model.frame.augp <- function(formula, ...) {
 #' @export
 model.matrix.augp <- function(object, ...) {
   X <- object$x_raw
+  if (is.null(colnames(X))) colnames(X) <- object$x_names
   if (!is.null(object$contrasts)) attr(X, "contrasts") <- object$contrasts
   X
 }

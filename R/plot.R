@@ -175,8 +175,8 @@ band_label <- function(level) sprintf("%g%% credible", 100 * level)
 # some), `all` every input.
 plot_inputs <- function(object) {
   if (is.null(object$terms)) {
-    xr <- as.data.frame(object$x_raw)
-    vars <- colnames(object$x_raw)
+    xr <- stats::setNames(as.data.frame(object$x_raw), object$x_names)
+    vars <- object$x_names
     kind <- stats::setNames(rep("numeric", length(vars)), vars)
     return(list(vars = vars, all = vars, kind = kind, levels = list(), data = xr))
   }

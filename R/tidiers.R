@@ -123,7 +123,7 @@ augment.augp <- function(x, data = NULL, newdata = NULL, se_fit = FALSE,
   if (training) {
     if (is.null(data)) {
       data <- if (!is.null(x$model)) x$model[x$kept, , drop = FALSE] else
-        as.data.frame(x$x_raw)
+        stats::setNames(as.data.frame(x$x_raw), x$x_names)
     }
     data <- as.data.frame(data)
     if (nrow(data) != x$n) {

@@ -67,6 +67,31 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// design_col_stats
+List design_col_stats(SEXP x);
+RcppExport SEXP _augmentedGP_design_col_stats(SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    rcpp_result_gen = Rcpp::wrap(design_col_stats(x));
+    return rcpp_result_gen;
+END_RCPP
+}
+// design_standardise
+Rcpp::NumericMatrix design_standardise(SEXP x, Rcpp::IntegerVector cols, Rcpp::NumericVector centre, Rcpp::NumericVector scale);
+RcppExport SEXP _augmentedGP_design_standardise(SEXP xSEXP, SEXP colsSEXP, SEXP centreSEXP, SEXP scaleSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type cols(colsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type centre(centreSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type scale(scaleSEXP);
+    rcpp_result_gen = Rcpp::wrap(design_standardise(x, cols, centre, scale));
+    return rcpp_result_gen;
+END_RCPP
+}
 // go_em_cpp
 List go_em_cpp(List data, List control);
 RcppExport SEXP _augmentedGP_go_em_cpp(SEXP dataSEXP, SEXP controlSEXP) {
@@ -890,6 +915,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_dpg_cpp", (DL_FUNC) &_augmentedGP_dpg_cpp, 7},
     {"_augmentedGP_pg_moments_cpp", (DL_FUNC) &_augmentedGP_pg_moments_cpp, 2},
     {"_augmentedGP_pg_frac_const_cpp", (DL_FUNC) &_augmentedGP_pg_frac_const_cpp, 1},
+    {"_augmentedGP_design_col_stats", (DL_FUNC) &_augmentedGP_design_col_stats, 1},
+    {"_augmentedGP_design_standardise", (DL_FUNC) &_augmentedGP_design_standardise, 4},
     {"_augmentedGP_go_em_cpp", (DL_FUNC) &_augmentedGP_go_em_cpp, 2},
     {"_augmentedGP_go_estep_cpp", (DL_FUNC) &_augmentedGP_go_estep_cpp, 4},
     {"_augmentedGP_gp_kernel_matrix_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_matrix_cpp, 4},

@@ -1,0 +1,41 @@
+# The design's column statistics and standardisation (C++, one pass per column).
+ds_ns <- asNamespace("augmentedGP")
+
+test_that("column statistics and the standardised design match R's", {
+  set.seed(5)
+  x <- cbind(stats::rnorm(50), 1e6 + stats::runif(50), 3, seq_len(50))
+  st <- ds_ns$.design_col_stats_cpp(x)
+  expect_true(all(st$finite))
+  expect_equal(st$mean, unname(colMeans(x)), tolerance = 1e-12)
+  expect_equal(st$sd, unname(apply(x, 2, stats::sd)), tolerance = 1e-9)
+  x2 <- x
+  x2[3, 2] <- NA
+  x2[7, 4] <- Inf
+  expect_identical(ds_ns$.design_col_stats_cpp(x2)$finite, c(TRUE, FALSE, TRUE, FALSE))
+  s <- suppressWarnings(ds_ns$standardise_design(x, TRUE, c("a", "b", "c", "d")))
+  expect_identical(s$dropped, "c")
+  expect_identical(colnames(s$x), c("a", "b", "d"))
+  ref <- scale(x[, -3])
+  expect_equal(unname(s$x), unname(ref[, ]), tolerance = 1e-9)
+  expect_equal(unname(s$centre), unname(attr(ref, "scaled:center")), tolerance = 1e-12)
+  expect_warning(ds_ns$standardise_design(x, TRUE, letters[1:4]), "'c' have zero variance")
+  expect_error(ds_ns$.design_standardise_cpp(x, 5L, 0, 1), "out of range")
+})
+
+test_that("an unnamed design keeps its data and gets the names x1, x2, ...", {
+  set.seed(6)
+  x <- matrix(stats::rnorm(120), 60, 2)
+  y <- as.integer(x[, 1] + stats::rnorm(60) > 0)
+  fit <- augp_fit(x, y, likelihood = bernoulli_logit(),
+                  control = augp_control(threads = 2))
+  expect_null(colnames(x))
+  expect_identical(fit$x_names, c("x1", "x2"))
+  expect_identical(colnames(fit$x), c("x1", "x2"))
+  expect_identical(colnames(model.matrix(fit)), c("x1", "x2"))
+  expect_equal(unname(model.matrix(fit)), x)
+  p1 <- predict(fit, newdata = x[1:3, ], type = "response")
+  p2 <- predict(fit, newdata = `colnames<-`(x[1:3, ], c("x1", "x2")), type = "response")
+  expect_equal(p1, p2)
+  expect_error(augp_fit(cbind(x, c(NA, x[-1, 1])), y, likelihood = bernoulli_logit()),
+               "x3")
+})
