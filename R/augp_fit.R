@@ -84,6 +84,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   choice <- choose_inference(inducing, nrow(x), spec$q, method, likelihood, kernel, control,
                              per_latent_kernels = !is.null(col_scales))
   inducing <- choice$inducing
+  # exact GPs take the standardised design as a matrix; sparse ones read it in place
+  if (is.null(inducing)) std$x <- as.matrix(std$x)
   if (!is.null(col_scales) && !is.null(inducing)) {
     stop(sprintf(paste0("`inducing`: sparse GPs share one kernel among the latent functions, but ",
                         "the %s likelihood has one kernel per latent function; fit it without ",
@@ -257,7 +259,7 @@ validate_augp_fit <- function(fit) {
     is.list(fit$engine), is.list(fit$engine$lik),
     is.integer(fit$q), length(fit$q) == 1L, fit$q >= 1L,
     identical(as.integer(fit$engine$lik$q), fit$q),
-    is.matrix(fit$x), nrow(fit$x) == fit$n,
+    is.matrix(fit$x) || inherits(fit$x, "augp_design"), nrow(fit$x) == fit$n,
     NROW(fit$y) == fit$n, length(fit$trials) == fit$n,
     is.character(fit$levels),
     length(latent_names(fit$likelihood, fit$levels, fit$q)) == fit$q,
@@ -293,9 +295,10 @@ design_names <- function(x) {
 }
 
 # Centre and scale; zero-variance columns are dropped with a warning. `names`: the
-# predictor names (the columns of x may have none). The statistics and the standardised
-# copy come from C++ in one pass per column each (.design_col_stats_cpp(),
-# .design_standardise_cpp()): the returned x is the only copy of the design made.
+# predictor names (the columns of x may have none). The statistics come from C++ in one
+# pass per column (.design_col_stats_cpp()); the standardised design is returned as an
+# augp_design (std_design()), which copies nothing: as.matrix() makes the standardised
+# copy where a matrix is needed (exact GPs), the sparse engine reads it in place.
 standardise_design <- function(x, standardise = TRUE, names = design_names(x)) {
   if (!is.double(x)) storage.mode(x) <- "double"
   st <- .design_col_stats_cpp(x)
@@ -317,10 +320,44 @@ standardise_design <- function(x, standardise = TRUE, names = design_names(x)) {
     centre <- stats::setNames(rep(0, length(keep)), names[keep])
     scale <- stats::setNames(rep(1, length(keep)), names[keep])
   }
-  xs <- .design_standardise_cpp(x, keep, unname(centre), unname(scale))
-  colnames(xs) <- names[keep]
-  list(x = xs, centre = centre, scale = scale, dropped = dropped)
+  list(x = std_design(x, keep, unname(centre), unname(scale), names[keep]),
+       centre = centre, scale = scale, dropped = dropped)
 }
+
+# A standardised design kept as the raw matrix x and its standardisation: input j is
+# (x[, cols[j]] - centre[j]) / scale[j]. nrow(), ncol() and colnames() describe the
+# standardised design; `[` and as.matrix() return standardised copies (of the rows
+# asked for); the sparse engine's C++ reads it in place, standardising each block of
+# rows as it reads them, so that a large design is not copied.
+std_design <- function(x, cols, centre, scale, names) {
+  structure(list(x = x, cols = as.integer(cols), centre = as.numeric(centre),
+                 scale = as.numeric(scale), names = names), class = "augp_design")
+}
+
+#' @export
+dim.augp_design <- function(x) c(nrow(x$x), length(x$cols))
+
+#' @export
+dimnames.augp_design <- function(x) list(NULL, x$names)
+
+#' @export
+as.matrix.augp_design <- function(x, ...) {
+  out <- .design_standardise_cpp(x$x, x$cols, x$centre, x$scale)
+  colnames(out) <- x$names
+  out
+}
+
+#' @export
+`[.augp_design` <- function(x, i, j, drop = FALSE) {
+  rows <- if (missing(i)) x$x else x$x[i, , drop = FALSE]
+  out <- .design_standardise_cpp(rows, x$cols, x$centre, x$scale)
+  colnames(out) <- x$names
+  if (!missing(j)) out <- out[, j, drop = FALSE]
+  if (drop) drop(out) else out
+}
+
+# A design as a plain matrix (augp_design: its standardised copy).
+design_matrix <- function(X) if (inherits(X, "augp_design")) as.matrix(X) else X
 
 # Call the engine with the augp_control object. With control$verbose, the fit reports
 # its progress (R/progress.R: a header, then a cli progress bar in interactive

@@ -86,7 +86,7 @@ latent_draws <- function(object, newdata = NULL, S = 200) {
   eng <- object$engine
   q <- object$q
   if (is.null(newdata)) {
-    X <- object$x
+    X <- design_matrix(object$x)
     ok <- rep(TRUE, nrow(X))
     rn <- NULL
   } else {

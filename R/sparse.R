@@ -66,8 +66,8 @@ sparse_inducing <- function(inducing, X, method = "kmeans") {
   # k-means on at most max(20 m, 5000) distinct rows, drawn from a random subsample
   # (distinct rows of all the data only when the subsample has too few)
   nsub <- max(20 * m, 5000)
-  ux <- unique(if (n > 2 * nsub) X[sample.int(n, 2 * nsub), , drop = FALSE] else X)
-  if (nrow(ux) <= m && n > 2 * nsub) ux <- unique(X)
+  ux <- unique(if (n > 2 * nsub) X[sample.int(n, 2 * nsub), , drop = FALSE] else design_matrix(X))
+  if (nrow(ux) <= m && n > 2 * nsub) ux <- unique(design_matrix(X))
   if (nrow(ux) <= m) return(unname(X[sort(sample.int(n, m)), , drop = FALSE]))
   sub <- if (nrow(ux) > nsub) ux[sample.int(nrow(ux), nsub), , drop = FALSE] else ux
   cl <- tryCatch(suppressWarnings(stats::kmeans(sub, centers = m, iter.max = 30)),
@@ -128,13 +128,13 @@ lik_with_params <- function(lik, sub) {
 # the starting q(u), whitened under (kernel, Z, jitter) (NULL: the prior).
 sparse_full <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z,
                         levels = TRUE, step = 1, direct = FALSE, final = TRUE, state = NULL) {
-  if (!is.double(X)) storage.mode(X) <- "double"
+  if (is.matrix(X) && !is.double(X)) storage.mode(X) <- "double"
   if (!is.double(mu0)) storage.mode(mu0) <- "double"
   if (levels && (learn_hyper || learn_z) && ctl$hyper_maxit > 0 && ctl$hyper_polish < 1 &&
       nrow(X) >= 2 * sparse_level_min(nrow(Z))) {
     return(sparse_full_levels(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, direct))
   }
-  model <- .model_sparse_new(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel),
+  model <- .model_sparse_new(design_matrix(X), mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel),
                              as.integer(ctl$threads))
   th0 <- kernel_get_params(kernel)
   # One sweep from `state` or the prior: the starting q(u) (and the jitter K_mm needs).
@@ -280,7 +280,8 @@ sparse_direct_ladder <- function(X, mu0, lik, kernel, Z, jitter, ctl, state, run
     if (is.null(res) || !length(res$elbo) || res$jitter != jitter) {
       return(list(value = -Inf, state = NULL))
     }
-    pr <- .sparse_predict_cpp(kernel_flatten(k), Z, jitter, res$state, X, mu0, as.integer(ctl$threads))
+    pr <- .sparse_predict_cpp(kernel_flatten(k), Z, jitter, res$state, design_matrix(X), mu0,
+                              as.integer(ctl$threads))
     list(value = engine_direct_elbo(lik, pr$mean, pr$var, res$state$kl), state = res$state)
   }
   direct_ladder(kernel, state, rung)
@@ -447,7 +448,8 @@ sparse_pick_start <- function(kernel, X, mu0, lik, Z, jitter, ctl) {
 # without it a binomial likelihood is built from y and trials.
 augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, control = list(),
                                seed = NULL, mean0 = 0, lik = NULL, learn_lik = NULL) {
-  X <- kernel_as_matrix(X, "X")
+  # a standardised augp_design (the front end's) is read in place and was checked there
+  if (!inherits(X, "augp_design")) X <- kernel_as_matrix(X, "X")
   n <- nrow(X)
   if (is.list(lik) && !is.null(lik$type) && is.null(lik$q)) {
     lik$q <- if (is.matrix(lik$y)) ncol(lik$y) else 1L
@@ -467,7 +469,7 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
                 "shared_hyper = TRUE."), call. = FALSE)
   }
   mu0 <- sparse_mean0(mean0, n, q)
-  if (!is.double(X)) storage.mode(X) <- "double"
+  if (is.matrix(X) && !is.double(X)) storage.mode(X) <- "double"
   if (!is.double(mu0)) storage.mode(mu0) <- "double"
   seeds <- new_seed(seed)
   rng_seed <- seeds[1]

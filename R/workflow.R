@@ -366,7 +366,7 @@ workflow_draws <- function(object, newdata = NULL, ndraws = NULL, draw_ids = NUL
 # of newdata, with which rows have complete inputs (and offsets); `full`: the whole new
 # design with its attributes (the offsets of its rows), for engine_predict_new().
 workflow_inputs <- function(object, newdata) {
-  if (is.null(newdata)) return(list(X = object$x, ok = rep(TRUE, object$n), new = FALSE))
+  if (is.null(newdata)) return(list(X = design_matrix(object$x), ok = rep(TRUE, object$n), new = FALSE))
   X <- new_design(object, newdata)
   ok <- stats::complete.cases(X) & (if (is.null(attr(X, "ok"))) TRUE else attr(X, "ok"))
   list(X = X[ok, , drop = FALSE], ok = ok, new = TRUE, full = X)

@@ -163,8 +163,19 @@ ProfileResult DenseModel::evaluate(const std::vector<double>& theta, const std::
 
 void make_sparse_data(const Eigen::Ref<const Eigen::MatrixXd>& X,
                       const Eigen::Ref<const Eigen::MatrixXd>& mu0, const Likelihood& lik,
-                      int block_size, SparseData& data, bool copy, const std::vector<int>* order) {
+                      int block_size, SparseData& data, bool copy, const std::vector<int>* order,
+                      const DesignStd* std) {
   const int n = X.rows();
+  if (std) {
+    const std::size_t k = std->cols.size();
+    if (k == 0 || std->centre.size() != k || std->scale.size() != k)
+      throw std::invalid_argument("the design's standardisation needs one centre and scale per column");
+    for (std::size_t j = 0; j < k; ++j) {
+      if (std->cols[j] < 0 || std->cols[j] >= X.cols()) throw std::invalid_argument("the design's column index is out of range");
+      if (!(std->scale[j] > 0) || !std::isfinite(std->scale[j]) || !std::isfinite(std->centre[j]))
+        throw std::invalid_argument("the design's scale must be positive and finite");
+    }
+  }
   if (lik.n_obs() != n) throw std::invalid_argument("the likelihood data and X differ in their number of rows");
   if (block_size < 1) throw std::invalid_argument("block_size must be >= 1");
   data.q = lik.n_latent();
@@ -191,7 +202,14 @@ void make_sparse_data(const Eigen::Ref<const Eigen::MatrixXd>& X,
     data.m0 = mu0.data();
   }
   data.n = n;
-  data.d = X.cols();
+  data.d_raw = X.cols();
+  if (std) {
+    data.std = *std;
+    data.d = static_cast<int>(std->cols.size());
+  } else {
+    data.std = DesignStd();
+    data.d = X.cols();
+  }
   data.blocks.clear();
   for (int b = 0; b < n; b += block_size) {
     SparseBlock blk;

@@ -95,7 +95,7 @@ class DenseModel {
 void make_sparse_data(const Eigen::Ref<const Eigen::MatrixXd>& X,
                       const Eigen::Ref<const Eigen::MatrixXd>& mu0, const Likelihood& lik,
                       int block_size, SparseData& data, bool copy = true,
-                      const std::vector<int>* order = nullptr);
+                      const std::vector<int>* order = nullptr, const DesignStd* std = nullptr);
 
 // The profiled sparse ELBO: qs (whitened under `from`) re-expressed under `to` (q(u)
 // unchanged), CAVI with SQUAREM to tol or maxit sweeps, then one pass at the final

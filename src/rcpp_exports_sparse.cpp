@@ -29,21 +29,41 @@ namespace {
 // blocks (0-based), or NULL.
 void make_data(const Eigen::Ref<const Eigen::MatrixXd>& X, const Eigen::Ref<const Eigen::MatrixXd>& mu0,
                const List& lik, int block_size, augp::SparseData& data, bool copy = true,
-               Rcpp::Nullable<Rcpp::IntegerVector> order = R_NilValue) {
+               Rcpp::Nullable<Rcpp::IntegerVector> order = R_NilValue,
+               const augp::DesignStd* std = nullptr) {
   const std::unique_ptr<augp::Likelihood> full = augp::likelihood_from_list(lik);
   if (order.isNull()) {
-    augp::make_sparse_data(X, mu0, *full, block_size, data, copy);
+    augp::make_sparse_data(X, mu0, *full, block_size, data, copy, nullptr, std);
     return;
   }
   const Rcpp::IntegerVector o(order.get());
   const std::vector<int> ord(o.begin(), o.end());
-  augp::make_sparse_data(X, mu0, *full, block_size, data, copy, &ord);
+  augp::make_sparse_data(X, mu0, *full, block_size, data, copy, &ord, std);
 }
 
 // A double matrix argument viewed in place (an error naming it otherwise).
 Eigen::Map<Eigen::MatrixXd> as_map(SEXP x, const char* what) {
   if (!Rf_isMatrix(x) || TYPEOF(x) != REALSXP) throw std::invalid_argument(std::string(what) + " must be a double matrix");
   return Eigen::Map<Eigen::MatrixXd>(REAL(x), Rf_nrows(x), Rf_ncols(x));
+}
+
+// The data of the sparse driver from X in place: a double matrix, or a standardised
+// design (an R list x, cols (1-based), centre, scale: input j is (x[, cols[j]] -
+// centre[j]) / scale[j], computed as each block's rows are read, so that the
+// standardised copy of a large design is never made).
+void make_data_in_place(SEXP X, SEXP mu0, const List& lik, int block_size, augp::SparseData& data,
+                        Rcpp::Nullable<Rcpp::IntegerVector> order = R_NilValue) {
+  if (TYPEOF(X) != VECSXP) {
+    make_data(as_map(X, "X"), as_map(mu0, "mu0"), lik, block_size, data, false, order);
+    return;
+  }
+  const List d(X);
+  augp::DesignStd std;
+  const Rcpp::IntegerVector cols = d["cols"];
+  for (int c : cols) std.cols.push_back(c - 1);
+  std.centre = Rcpp::as<std::vector<double>>(d["centre"]);
+  std.scale = Rcpp::as<std::vector<double>>(d["scale"]);
+  make_data(as_map(d["x"], "X"), as_map(mu0, "mu0"), lik, block_size, data, false, order, &std);
 }
 
 augp::SparseGeom make_geom(const List& spec, const Eigen::MatrixXd& Z, double jitter, bool strict) {
@@ -115,7 +135,7 @@ List sparse_cavi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
                      double tol, int threads, bool accelerate = false) {
   try {
     augp::SparseData data;
-    make_data(as_map(X, "X"), as_map(mu0, "mu0"), lik, block_size, data, false);
+    make_data_in_place(X, mu0, lik, block_size, data);
     const augp::SparseGeom g = make_geom(spec, Z, jitter, false);
     augp::SparseQ qs = augp::unwrap_sparse_q(state, Z.rows(), data.q);
     const augp::ParallelFor pf = make_pf(threads);
@@ -189,7 +209,7 @@ List sparse_svi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
                     Rcpp::Nullable<Rcpp::IntegerVector> order = R_NilValue) {
   try {
     augp::SparseData data;
-    make_data(as_map(X, "X"), as_map(mu0, "mu0"), lik, block_size, data, false, order);
+    make_data_in_place(X, mu0, lik, block_size, data, order);
     augp::SparseGeom g = make_geom(spec, Z, jitter, false);
     augp::SparseQ qs = augp::unwrap_sparse_q(state, Z.rows(), data.q);
     augp::SviOptions opt;
@@ -277,7 +297,7 @@ List sparse_marginals_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
                           double jitter, List state, int threads) {
   try {
     augp::SparseData data;
-    make_data(as_map(X, "X"), as_map(mu0, "mu0"), lik, block_size, data, false);
+    make_data_in_place(X, mu0, lik, block_size, data);
     const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
     const augp::SparseQ qs = augp::unwrap_sparse_q(state, Z.rows(), data.q);
     Eigen::MatrixXd mean, var;

@@ -95,7 +95,18 @@ bool sparse_rewhiten(const SparseGeom& from, const SparseGeom& to, SparseQ& qs) 
 
 void SparseData::gather(const SparseBlock& blk, Eigen::MatrixXd& Xb, Eigen::MatrixXd& mu0b) const {
   const int nb = blk.end - blk.begin;
-  const Eigen::Map<const Eigen::MatrixXd> X(x, n, d), M(m0, n, q);
+  const Eigen::Map<const Eigen::MatrixXd> X(x, n, d_raw), M(m0, n, q);
+  if (!std.cols.empty()) {
+    // the same arithmetic as the standardised copy R would make: (x - centre) / scale
+    Xb.resize(nb, d);
+    mu0b.resize(nb, q);
+    for (int i = 0; i < nb; ++i) {
+      const int r = order.empty() ? blk.begin + i : order[blk.begin + i];
+      for (int j = 0; j < d; ++j) Xb(i, j) = (X(r, std.cols[j]) - std.centre[j]) / std.scale[j];
+      mu0b.row(i) = M.row(r);
+    }
+    return;
+  }
   if (order.empty()) {
     Xb = X.middleRows(blk.begin, nb);
     mu0b = M.middleRows(blk.begin, nb);

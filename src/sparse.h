@@ -43,6 +43,13 @@ struct SparseBlock {
 // matrices of one call) or held in own_X / own_mu0. The blocks cover the rows in the
 // order `order` (a permutation of 0..n-1; empty: 0..n-1), so that minibatches of
 // shuffled rows need no shuffled copy of X.
+// Standardisation applied to the rows of a raw design as they are read: input j is
+// column cols[j] (0-based) of the raw design, (x - centre[j]) / scale[j].
+struct DesignStd {
+  std::vector<int> cols;
+  std::vector<double> centre, scale;
+};
+
 struct SparseData {
   const double* x = nullptr;
   const double* m0 = nullptr;
@@ -50,7 +57,9 @@ struct SparseData {
   std::vector<int> order;
   std::vector<SparseBlock> blocks;
   int n = 0, d = 0, q = 1;
-  // The block's rows of X and mu0 (nb x d and nb x q).
+  int d_raw = 0;   // columns of the design x points to
+  DesignStd std;   // empty cols: x is the design itself (d_raw == d)
+  // The block's rows of X (standardised, if std is set) and mu0 (nb x d and nb x q).
   void gather(const SparseBlock& blk, Eigen::MatrixXd& Xb, Eigen::MatrixXd& mu0b) const;
 };
 

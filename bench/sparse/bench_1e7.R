@@ -28,7 +28,8 @@ latent <- function(X) {
 }
 sim <- function(n, seed) {
   set.seed(seed)
-  X <- matrix(stats::rnorm(n * 28), n, 28)
+  X <- stats::rnorm(n * 28)
+  dim(X) <- c(n, 28)  # (matrix() would hold a second copy for a moment)
   f <- latent(X)
   list(X = X, y = as.integer(stats::runif(n) < stats::plogis(f)), p = stats::plogis(f))
 }

@@ -16,7 +16,12 @@ test_that("column statistics and the standardised design match R's", {
   expect_identical(s$dropped, "c")
   expect_identical(colnames(s$x), c("a", "b", "d"))
   ref <- scale(x[, -3])
-  expect_equal(unname(s$x), unname(ref[, ]), tolerance = 1e-9)
+  expect_s3_class(s$x, "augp_design")
+  expect_equal(dim(s$x), c(50L, 3L))
+  expect_identical(colnames(s$x), c("a", "b", "d"))
+  expect_equal(unname(as.matrix(s$x)), unname(ref[, ]), tolerance = 1e-9)
+  expect_identical(s$x[c(2, 9), ], as.matrix(s$x)[c(2, 9), ])
+  expect_identical(s$x[4:6, 2, drop = TRUE], as.matrix(s$x)[4:6, 2])
   expect_equal(unname(s$centre), unname(attr(ref, "scaled:center")), tolerance = 1e-12)
   expect_warning(ds_ns$standardise_design(x, TRUE, letters[1:4]), "'c' have zero variance")
   expect_error(ds_ns$.design_standardise_cpp(x, 5L, 0, 1), "out of range")
@@ -38,4 +43,31 @@ test_that("an unnamed design keeps its data and gets the names x1, x2, ...", {
   expect_equal(p1, p2)
   expect_error(augp_fit(cbind(x, c(NA, x[-1, 1])), y, likelihood = bernoulli_logit()),
                "x3")
+})
+
+test_that("sparse fits read a standardised design in place exactly as its copy", {
+  # The C++ engine standardises each block's rows as it reads them; the result must be
+  # the fit of the standardised copy, bit for bit, in full batches and minibatches.
+  set.seed(8)
+  raw <- cbind(stats::rnorm(300, 5, 2), 7, stats::runif(300, -1, 3))
+  y <- as.integer(raw[, 1] - 5 + raw[, 3] + stats::rnorm(300) > 1)
+  d <- suppressWarnings(ds_ns$standardise_design(raw, TRUE, c("u", "v", "w")))$x
+  k <- kernel_se(lengthscale = 1)
+  for (bs in list(NULL, 64)) {
+    ctl <- augp_control(threads = 2, batch_size = bs, svi_iter = 40, hyper_maxit = 5)
+    a <- ds_ns$augp_sparse_engine(d, y, rep(1, 300), kernel = k, inducing = 12, control = ctl, seed = 3)
+    b <- ds_ns$augp_sparse_engine(as.matrix(d), y, rep(1, 300), kernel = k, inducing = 12,
+                                  control = ctl, seed = 3)
+    expect_identical(a$elbo, b$elbo)
+    expect_identical(a$state, b$state)
+    expect_identical(a$Z, b$Z)
+  }
+  expect_warning(fit <- augp_fit(raw, y, likelihood = bernoulli_logit(), inducing = 12, seed = 3,
+                                 control = augp_control(threads = 2)), "'x2' have zero variance")
+  expect_s3_class(fit$x, "augp_design")
+  expect_identical(colnames(fit$x), c("x1", "x3"))
+  p_train <- predict(fit, type = "response")
+  p_new <- predict(fit, newdata = raw, type = "response")
+  expect_equal(unname(p_train), unname(p_new), tolerance = 1e-10)
+  expect_equal(dim(simulate(fit, nsim = 2, seed = 1)), c(300L, 2L))
 })
