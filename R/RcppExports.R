@@ -25,6 +25,10 @@
     .Call(`_augmentedGP_design_standardise`, x, cols, centre, scale)
 }
 
+.release_memory_cpp <- function() {
+    .Call(`_augmentedGP_release_memory`)
+}
+
 .go_em_cpp <- function(data, control) {
     .Call(`_augmentedGP_go_em_cpp`, data, control)
 }

@@ -103,6 +103,9 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
                        latent_scale = if (is.null(col_scales)) lik_latent_scale(likelihood, resp) else col_scales,
                        lik_prior = if (control$sample_hyper) lik_prior_table(likelihood, resp, prior))
   }
+  # Large data: release the front end's temporaries (copies of the response, checks)
+  # before the engine allocates its own, so that they do not add to the peak memory.
+  if (as.numeric(nrow(x)) * ncol(x) >= LARGE_DESIGN) invisible(gc(verbose = FALSE))
   eng <- if (learn_params && !is.null(inducing)) {
     # sparse: the parameters are learned inside the sparse engine (R/sparse.R)
     e <- run_engine(std$x, spec, kernel_std, method, control, seed, eng_mean0, inducing,
@@ -120,6 +123,10 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
       (!inherits(eng, "augp_sparse_engine") && isTRUE(eng$jitter > control$jitter * (1 + 1e-8)))) {
     warning(sprintf(paste0("The kernel matrix was nearly singular (duplicate or very close ",
                            "inputs?): jitter raised to %.3g."), eng$jitter), call. = FALSE)
+  }
+  if (as.numeric(nrow(x)) * ncol(x) >= LARGE_DESIGN) {
+    invisible(gc(verbose = FALSE))
+    .release_memory_cpp()
   }
   fit <- new_augp_fit(
     call = match.call(), method = method,
@@ -287,6 +294,12 @@ as_design_matrix <- function(x) {
   if (!is.double(x)) storage.mode(x) <- "double"
   x
 }
+
+# Designs with at least this many values (n x p) count as large for memory: the fit
+# collects the garbage between its stages (R would only when its heap trigger is hit,
+# which lets garbage of the size of the design accumulate) and, after the engine, hands
+# the C++ heap's freed memory back to the system (.release_memory_cpp()).
+LARGE_DESIGN <- 5e7
 
 # The predictor names of a design: its column names, or x1, x2, ... without them (kept
 # apart from the matrix: naming the caller's matrix would copy it).

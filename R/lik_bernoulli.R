@@ -11,6 +11,7 @@ encode_response.augp_bernoulli <- function(likelihood, y, weights = NULL) {
          "binomial_logit() for cbind(successes, failures).", call. = FALSE)
   }
   if (anyNA(y)) stop("`y` (the response) contains NA.", call. = FALSE)
+  if (!length(y)) stop("`y` (the response) has no observations.", call. = FALSE)
   if (is.character(y)) y <- factor(y)
   if (is.factor(y)) {
     y <- droplevels(y)
@@ -25,7 +26,9 @@ encode_response.augp_bernoulli <- function(likelihood, y, weights = NULL) {
     lev <- c("FALSE", "TRUE")
     s <- as.numeric(y)
   } else if (is.numeric(y)) {
-    if (any(!is.finite(y)) || any(!(y %in% c(0, 1)))) {
+    # (integer 0/1 by its range; large responses: no temporaries of their length)
+    ok <- if (is.integer(y)) min(y) >= 0L && max(y) <= 1L else all(y == 0 | y == 1)
+    if (!isTRUE(ok)) {
       stop("`y` (the response) must be 0/1, logical or a two-level factor for ",
            "bernoulli_logit().", call. = FALSE)
     }
@@ -35,14 +38,16 @@ encode_response.augp_bernoulli <- function(likelihood, y, weights = NULL) {
     stop(sprintf("`y` (the response) has an unsupported type: %s.", class(y)[1]),
          call. = FALSE)
   }
-  if (length(unique(s)) < 2L) {
+  if (min(s) == max(s)) {
     stop(sprintf("`y` (the response) has only one class ('%s'): need at least two classes.",
                  if (is.factor(y)) as.character(y[1]) else as.character(s[1])),
          call. = FALSE)
   }
-  trials <- rep(1, length(s))
+  if (is.null(weights)) {
+    return(list(y = s, trials = rep(1, length(s)), levels = lev, keep = rep(TRUE, length(s))))
+  }
   w <- check_weights(weights, length(s))
-  list(y = s * w, trials = trials * w, levels = lev, keep = w > 0)
+  list(y = s * w, trials = w, levels = lev, keep = w > 0)
 }
 
 #' @export

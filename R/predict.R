@@ -175,7 +175,10 @@ latent_posterior <- function(object, newdata = NULL, offset = NULL) {
     }
   }
   r <- sum(ok)
-  list(mean = matrix(pr$mean, r, q), var = pmax(matrix(pr$var, r, q), 0),
+  as_rq <- function(a) if (is.double(a) && identical(dim(a), c(r, q))) a else matrix(as.double(a), r, q)
+  v <- as_rq(pr$var)
+  if (any(v < 0, na.rm = TRUE)) v <- pmax(v, 0)
+  list(mean = as_rq(pr$mean), var = v,
        draws = if (gibbs && r > 0) latent_draw_array(pr$draws, r, q), ok = ok, rownames = rn)
 }
 

@@ -64,3 +64,19 @@ random_directions <- function(d, k, seed) {
   W <- matrix(stats::rnorm(d * k), d, k)
   sweep(W, 2, sqrt(colSums(W^2)), "/")
 }
+
+# The resident-set peak of this process from now on: fit_peak_start() resets the
+# kernel's high-water mark (Linux /proc/self/clear_refs), fit_peak_mb() reads it (MB);
+# NA where /proc does not allow it. Measures a fit's peak with the data it holds, apart
+# from what generating the data cost.
+fit_peak_start <- function() {
+  gc()
+  invisible(tryCatch({ writeLines("5", "/proc/self/clear_refs"); TRUE }, error = function(e) FALSE,
+                     warning = function(w) FALSE))
+}
+fit_peak_mb <- function() {
+  st <- tryCatch(readLines("/proc/self/status"), error = function(e) character(0))
+  hwm <- grep("^VmHWM:", st, value = TRUE)
+  if (!length(hwm)) return(NA_real_)
+  as.numeric(gsub("[^0-9]", "", hwm)) / 1024
+}

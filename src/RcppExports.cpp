@@ -92,6 +92,16 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// release_memory
+bool release_memory();
+RcppExport SEXP _augmentedGP_release_memory() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(release_memory());
+    return rcpp_result_gen;
+END_RCPP
+}
 // go_em_cpp
 List go_em_cpp(List data, List control);
 RcppExport SEXP _augmentedGP_go_em_cpp(SEXP dataSEXP, SEXP controlSEXP) {
@@ -346,14 +356,14 @@ BEGIN_RCPP
 END_RCPP
 }
 // lik_response_cpp
-List lik_response_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::MatrixXd Z, double level, int threads);
+List lik_response_cpp(List lik, Eigen::Map<Eigen::MatrixXd> m, Eigen::Map<Eigen::MatrixXd> v, Eigen::MatrixXd Z, double level, int threads);
 RcppExport SEXP _augmentedGP_lik_response_cpp(SEXP likSEXP, SEXP mSEXP, SEXP vSEXP, SEXP ZSEXP, SEXP levelSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< List >::type lik(likSEXP);
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type m(mSEXP);
-    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Eigen::Map<Eigen::MatrixXd> >::type m(mSEXP);
+    Rcpp::traits::input_parameter< Eigen::Map<Eigen::MatrixXd> >::type v(vSEXP);
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
     Rcpp::traits::input_parameter< double >::type level(levelSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
@@ -917,6 +927,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_pg_frac_const_cpp", (DL_FUNC) &_augmentedGP_pg_frac_const_cpp, 1},
     {"_augmentedGP_design_col_stats", (DL_FUNC) &_augmentedGP_design_col_stats, 1},
     {"_augmentedGP_design_standardise", (DL_FUNC) &_augmentedGP_design_standardise, 4},
+    {"_augmentedGP_release_memory", (DL_FUNC) &_augmentedGP_release_memory, 0},
     {"_augmentedGP_go_em_cpp", (DL_FUNC) &_augmentedGP_go_em_cpp, 2},
     {"_augmentedGP_go_estep_cpp", (DL_FUNC) &_augmentedGP_go_estep_cpp, 4},
     {"_augmentedGP_gp_kernel_matrix_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_matrix_cpp, 4},

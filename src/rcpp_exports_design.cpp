@@ -4,6 +4,10 @@
 
 #include <Rcpp.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -92,4 +96,16 @@ Rcpp::NumericMatrix design_standardise(SEXP x, Rcpp::IntegerVector cols, Rcpp::N
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
+}
+
+// Give the memory the C++ heap holds but no longer uses back to the system (glibc's
+// malloc_trim; a no-op elsewhere). The sparse engine's per-block data are many small
+// allocations, which free() keeps in the process after a pass over a large data set.
+// [[Rcpp::export(name = ".release_memory_cpp")]]
+bool release_memory() {
+#if defined(__GLIBC__)
+  return malloc_trim(0) != 0;
+#else
+  return false;
+#endif
 }

@@ -82,42 +82,38 @@ NumericVector lik_response_mean_draws_cpp(List lik, NumericVector draws) {
   }
 }
 
-// Summary of the response mean under independent Gaussian marginals (m, v: r x q);
-// Z: S x q standard normals for the likelihoods that average over draws; level <= 0:
-// no interval. Blocks of rows run in parallel with identical results for any
-// thread count.
+// Summary of the response mean under independent Gaussian marginals (m, v: r x q,
+// read in place); Z: S x q standard normals for the likelihoods that average over
+// draws; level <= 0: no interval (lwr, upr 0 x 0). Blocks of rows run in parallel with
+// identical results for any thread count, each writing its rows straight into the
+// result matrices (allocated here, before the workers start; no R API in them).
 // [[Rcpp::export(name = ".lik_response_cpp")]]
-List lik_response_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::MatrixXd Z,
-                      double level, int threads = 1) {
+List lik_response_cpp(List lik, Eigen::Map<Eigen::MatrixXd> m, Eigen::Map<Eigen::MatrixXd> v,
+                      Eigen::MatrixXd Z, double level, int threads = 1) {
   try {
     std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik)->subset({});
     const int r = m.rows(), q = L->n_latent(), R = L->n_response();
     if (m.cols() != q || v.rows() != r || v.cols() != q)
       throw std::invalid_argument("m and v do not conform: they must be r x q, one column per latent function");
+    const bool iv = level > 0;
+    Rcpp::NumericMatrix mean(r, R), sd(r, R), lwr(iv ? r : 0, iv ? R : 0), upr(iv ? r : 0, iv ? R : 0);
+    Eigen::Map<Eigen::MatrixXd> om(mean.begin(), r, R), os(sd.begin(), r, R),
+        ol(lwr.begin(), iv ? r : 0, iv ? R : 0), ou(upr.begin(), iv ? r : 0, iv ? R : 0);
     const int block = 64;
     const int nb = (r + block - 1) / block;
-    std::vector<augp::ResponseSummary> parts(nb);
     augp::parallel_items(nb, std::max(1, threads), [&](int b) {
       const int i0 = b * block, len = std::min(r, i0 + block) - i0;
-      L->response_summary(m.middleRows(i0, len), v.middleRows(i0, len), Z, level, parts[b]);
-    });
-    augp::ResponseSummary out;
-    out.mean.resize(r, R);
-    out.sd.resize(r, R);
-    if (level > 0) {
-      out.lwr.resize(r, R);
-      out.upr.resize(r, R);
-    }
-    for (int b = 0; b < nb; ++b) {
-      const int i0 = b * block, len = parts[b].mean.rows();
-      out.mean.middleRows(i0, len) = parts[b].mean;
-      out.sd.middleRows(i0, len) = parts[b].sd;
-      if (level > 0) {
-        out.lwr.middleRows(i0, len) = parts[b].lwr;
-        out.upr.middleRows(i0, len) = parts[b].upr;
+      augp::ResponseSummary part;
+      L->response_summary(m.middleRows(i0, len), v.middleRows(i0, len), Z, level, part);
+      om.middleRows(i0, len) = part.mean;
+      os.middleRows(i0, len) = part.sd;
+      if (iv) {
+        ol.middleRows(i0, len) = part.lwr;
+        ou.middleRows(i0, len) = part.upr;
       }
-    }
-    return wrap_summary(out);
+    });
+    return List::create(Rcpp::Named("mean") = mean, Rcpp::Named("sd") = sd, Rcpp::Named("lwr") = lwr,
+                        Rcpp::Named("upr") = upr);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }

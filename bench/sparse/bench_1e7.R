@@ -40,12 +40,13 @@ one_run <- function(n, method, threads) {
   if (method == "sub1e5") n <- 1e5
   tr <- sim(n, 100 + n %% 997)
   data_mb <- 8 * length(tr$X) / 2^20
-  gc()
+  fit_peak_start()
   t0 <- proc.time()[["elapsed"]]
   if (method == "ranger") {
     df <- data.frame(tr$X, y = factor(tr$y))
     rf <- ranger::ranger(y ~ ., df, probability = TRUE, num.threads = threads, seed = 1)
     el <- proc.time()[["elapsed"]] - t0
+    fit_mb <- fit_peak_mb()
     p <- predict(rf, data.frame(te$X), num.threads = threads)$predictions[, "1"]
     extra <- sprintf("n=%d", n)
   } else {
@@ -55,16 +56,18 @@ one_run <- function(n, method, threads) {
     fit <- augp_fit(tr$X, tr$y, likelihood = bernoulli_logit(),
                     inducing = if (method == "sub1e5") 100 else "auto", seed = 1, control = ctl)
     el <- proc.time()[["elapsed"]] - t0
+    fit_mb <- fit_peak_mb()
     p <- predict(fit, newdata = te$X, type = "response")
     extra <- sprintf("n=%d m=%d", n, nrow(fit$engine$Z))
   }
   p <- pmin(pmax(as.numeric(p), 1e-12), 1 - 1e-12)
   c(fit_s = el, error = mean((p > 0.5) != (te$y == 1)),
     logloss = -mean(te$y * log(p) + (1 - te$y) * log(1 - p)),
-    bayes_error = mean((te$p > 0.5) != (te$y == 1)), data_mb = data_mb, extra = extra)
+    bayes_error = mean((te$p > 0.5) != (te$y == 1)), data_mb = data_mb, fit_peak_mb = fit_mb,
+    extra = extra)
 }
 
 tab <- bench_main(args, "bench/sparse/bench_1e7.R", one_run, 1e7, c("sparse", "sub1e5", "ranger"),
-                  c("fit_s", "error", "logloss", "bayes_error", "data_mb", "note"))
+                  c("fit_s", "error", "logloss", "bayes_error", "data_mb", "fit_peak_mb", "note"))
 utils::write.csv(tab, "bench/sparse/results_1e7.csv", row.names = FALSE)
 print(tab)
