@@ -71,3 +71,21 @@ test_that("sparse fits read a standardised design in place exactly as its copy",
   expect_equal(unname(p_train), unname(p_new), tolerance = 1e-10)
   expect_equal(dim(simulate(fit, nsim = 2, seed = 1)), c(300L, 2L))
 })
+
+test_that("Bernoulli responses are checked without copies and give clear errors", {
+  enc <- ds_ns$encode_response
+  lk <- bernoulli_logit()
+  r <- enc(lk, c(0L, 1L, 1L))
+  expect_identical(r$y, c(0, 1, 1))
+  expect_identical(r$trials, c(1, 1, 1))
+  expect_identical(r$keep, rep(TRUE, 3))
+  rw <- enc(lk, c(0, 1, 1), weights = c(2, 0, 1))
+  expect_identical(rw$y, c(0, 0, 1))
+  expect_identical(rw$trials, c(2, 0, 1))
+  expect_identical(rw$keep, c(TRUE, FALSE, TRUE))
+  expect_error(enc(lk, c(0L, 2L, 1L)), "must be 0/1")
+  expect_error(enc(lk, c(0, 0.5, 1)), "must be 0/1")
+  expect_error(enc(lk, c(0, Inf, 1)), "must be 0/1")
+  expect_error(enc(lk, c(1L, 1L)), "only one class")
+  expect_error(enc(lk, integer(0)), "no observations")
+})
