@@ -266,7 +266,7 @@ plot_predictive_counts <- function(object, inp, dat, grid, level) {
     object, inp, dat, grid, level, "rate",
     labels_2d = list(title = title, subtitle = "Posterior mean rate"),
     labels_1d = list(title = title,
-                     subtitle = sprintf("Line: posterior mean rate; bands: %s interval of the rate and of a new count",
+                     subtitle = sprintf("Line: posterior mean rate\nBands: %s interval of the rate (dark) and of a new count (light)",
                                         band_label(level))),
     inducing_y = 0)
 }

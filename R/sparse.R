@@ -305,8 +305,30 @@ sparse_learn_lik_params <- function(fit, X, mu0, lik, ctl, max_rounds = ctl$maxi
   spec <- kernel_flatten(fit$kernel)
   converged <- FALSE
   rounds <- 0L
+  cavi_at <- function(l, st) {
+    .sparse_cavi_cpp(X, mu0, l, as.integer(ctl$block_size), spec, fit$Z, fit$jitter,
+                     st[c("Lam", "h")], as.integer(ctl$maxit), ctl$tol, as.integer(ctl$threads), TRUE)
+  }
+  hist <- list()
   for (r in seq_len(max_rounds)) {
     rounds <- r
+    if (length(hist) == PARAM_EXTRAPOLATE_EVERY) {
+      # a jump to the extrapolated limit of the parameters (param_extrapolate(),
+      # R/lik_params.R), kept if it raises the ELBO
+      jump <- param_extrapolate(hist)
+      hist <- list()
+      lj <- lik
+      for (nm in names(jump)) lj[[nm]] <- jump[[nm]]
+      rj <- if (length(jump)) tryCatch(cavi_at(lj, state), error = function(e) NULL)
+      ej <- if (is.null(rj) || !length(rj$elbo)) -Inf else rj$elbo[length(rj$elbo)]
+      if (is.finite(ej) && ej > e_cur) {
+        lik <- lj
+        state <- rj$state
+        trace <- c(trace, rj$elbo[rj$elbo > e_cur])
+        e_cur <- ej
+        fit$converged <- rj$converged
+      }
+    }
     pr <- sparse_marginals(X, mu0, lik, fit$kernel, fit$Z, fit$jitter, state, ctl)
     step <- .lik_learn_params_cpp(lik, pr$mean, pr$var)
     gain <- max(step$gain, 0)
@@ -315,9 +337,8 @@ sparse_learn_lik_params <- function(fit, X, mu0, lik, ctl, max_rounds = ctl$maxi
       break
     }
     for (nm in names(step$params)) lik[[nm]] <- as.numeric(step$params[[nm]])
-    res <- .sparse_cavi_cpp(X, mu0, lik, as.integer(ctl$block_size), spec, fit$Z, fit$jitter,
-                            state[c("Lam", "h")], as.integer(ctl$maxit), ctl$tol,
-                            as.integer(ctl$threads), TRUE)
+    hist <- c(hist, list(step$params))
+    res <- cavi_at(lik, state)
     state <- res$state
     e_new <- res$elbo[length(res$elbo)]
     trace <- c(trace, e_cur + gain, res$elbo)

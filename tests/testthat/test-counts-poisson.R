@@ -294,3 +294,34 @@ test_that("the effects plot takes its y scale from the likelihood (rates, means 
     expect_gt(max(lines$y), 1)
   }
 })
+
+test_that("the parameter extrapolation finds the limit of a linearly converging sequence", {
+  pe <- asNamespace("augmentedGP")$param_extrapolate
+  # positive values: geometric convergence on the log scale; others: on the raw scale
+  h <- lapply(1:3, function(k) list(lambda = exp(log(3) + 0.9^k), cut = c(-1 + 0.9^k, 2 - 0.9^k)))
+  out <- pe(h)
+  expect_equal(out$lambda, 3, tolerance = 1e-12)
+  expect_equal(out$cut, c(-1, 2), tolerance = 1e-12)
+  # steps that grow, change direction or vanish: no jump
+  expect_length(pe(lapply(1:3, function(k) list(lambda = exp(k^2)))), 0)
+  expect_length(pe(lapply(c(1, 2, 1), function(k) list(lambda = k))), 0)
+  expect_length(pe(lapply(1:3, function(k) list(lambda = 4))), 0)
+  expect_length(pe(h[1:2]), 0)
+})
+
+test_that("the maximal rate converges in a few rounds to the optimum of a long alternation", {
+  set.seed(1)
+  d <- data.frame(x = stats::runif(150, 0, 6))
+  d$y <- stats::rpois(150, 8 * stats::plogis(2 * sin(d$x)))
+  # without the extrapolation this alternation crept (step ratio 0.991) past 200 rounds
+  expect_no_warning(f <- augp(y ~ x, d, likelihood = poisson_logistic(), seed = 1,
+                              control = augp_control(threads = 2)))
+  expect_lt(f$engine$param_rounds, 30)
+  tight <- augp(y ~ x, d, likelihood = poisson_logistic(), seed = 1,
+                control = augp_control(threads = 2, tol = 1e-11, maxit = 5000))
+  expect_true(tight$engine$param_converged)
+  expect_lt(tight$engine$param_rounds, 60)
+  expect_equal(tight$likelihood$lambda, 16.96, tolerance = 0.01)
+  expect_gt(elbo(f), elbo(tight) - 0.02)
+  expect_true(all(diff(f$engine$elbo) >= -1e-8 * abs(elbo(f))))
+})
