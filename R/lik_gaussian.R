@@ -361,7 +361,7 @@ plot_predictive_mean <- function(object, inp, dat, grid, level, response, labels
     do.call(labs, c(list(x = v, y = ylab), labels_1d))
   if (!is.null(Zd <- plot_inducing(object, v))) {
     Zd$y <- inducing_y
-    Zd$what <- sprintf("inducing points (m = %d)", nrow(Zd))
+    Zd$what <- inducing_label(nrow(Zd))
     p <- p + inducing_layer(Zd, aes(x = .data[[v]], y = .data$y, shape = .data$what))
   }
   p + theme_augp()

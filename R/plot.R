@@ -370,9 +370,12 @@ plot_inducing <- function(object, vars) {
   Zd
 }
 
+# The legend label of m inducing points (short: it shares a bottom legend row).
+inducing_label <- function(m) sprintf("inducing (m = %d)", m)
+
 # Inducing points: white triangles with a black outline, labelled with their number.
 inducing_layer <- function(Zd, mapping) {
-  lab <- sprintf("inducing points (m = %d)", nrow(Zd))
+  lab <- inducing_label(nrow(Zd))
   list(geom_point(data = Zd, mapping = mapping, inherit.aes = FALSE,
                   colour = "black", fill = "white", size = 2.4, stroke = 0.8),
        scale_shape_manual(values = stats::setNames(24, lab), name = NULL,
@@ -433,14 +436,14 @@ add_inducing_1d <- function(p, object, v) {
   Zd <- plot_inducing(object, v)
   if (is.null(Zd)) return(p)
   Zd$y <- -0.04
-  Zd$what <- sprintf("inducing points (m = %d)", nrow(Zd))
+  Zd$what <- inducing_label(nrow(Zd))
   p + inducing_layer(Zd, aes(x = .data[[v]], y = .data$y, shape = .data$what))
 }
 
 add_inducing_2d <- function(p, object, vars) {
   Zd <- plot_inducing(object, vars)
   if (is.null(Zd)) return(p)
-  Zd$what <- sprintf("inducing points (m = %d)", nrow(Zd))
+  Zd$what <- inducing_label(nrow(Zd))
   p + inducing_layer(Zd, aes(x = .data[[vars[1]]], y = .data[[vars[2]]], shape = .data$what))
 }
 
