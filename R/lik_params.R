@@ -118,17 +118,13 @@ engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = eng$contro
   for (r in seq_len(max_rounds)) {
     rounds <- r
     if (length(hist) == PARAM_EXTRAPOLATE_EVERY) {
-      jump <- param_extrapolate(hist)
+      j <- param_jump(hist, spec, e_cur, function(sp) cavi_at(sp, m, v))
       hist <- list()
-      sp <- spec
-      for (nm in names(jump)) sp[[nm]] <- jump[[nm]]
-      rj <- if (length(jump)) tryCatch(cavi_at(sp, m, v), error = function(e) NULL)
-      ej <- if (is.null(rj) || !length(rj$elbo)) -Inf else rj$elbo[length(rj$elbo)]
-      if (is.finite(ej) && ej > e_cur) {
-        spec <- sp
-        res <- rj
-        trace <- c(trace, rj$elbo[rj$elbo > e_cur])
-        e_cur <- ej
+      if (!is.null(j)) {
+        spec <- j$lik
+        res <- j$res
+        trace <- c(trace, res$elbo[res$elbo > e_cur])
+        e_cur <- j$elbo
         m <- as.matrix(res$m)
         v <- as.matrix(res$v)
       }
@@ -219,6 +215,21 @@ param_extrapolate <- function(hist) {
     at <- at + len
   }
   out
+}
+
+# One extrapolated jump of the likelihood parameters (param_extrapolate() of `hist`):
+# `lik` (an engine likelihood list) with the jumped values, and cavi(lik), a function
+# that runs CAVI at them from the current q. list(lik, res = cavi's result, elbo), or
+# NULL when there is no jump, CAVI fails or its final ELBO is not above e_cur.
+param_jump <- function(hist, lik, e_cur, cavi) {
+  jump <- param_extrapolate(hist)
+  if (!length(jump)) return(NULL)
+  for (nm in names(jump)) lik[[nm]] <- jump[[nm]]
+  res <- tryCatch(cavi(lik), error = function(e) NULL)
+  if (is.null(res) || !length(res$elbo)) return(NULL)
+  e <- res$elbo[length(res$elbo)]
+  if (!(is.finite(e) && e > e_cur)) return(NULL)
+  list(lik = lik, res = res, elbo = e)
 }
 
 # A fit whose likelihood learns parameters (augp_fit): a variational fit at the

@@ -313,20 +313,16 @@ sparse_learn_lik_params <- function(fit, X, mu0, lik, ctl, max_rounds = ctl$maxi
   for (r in seq_len(max_rounds)) {
     rounds <- r
     if (length(hist) == PARAM_EXTRAPOLATE_EVERY) {
-      # a jump to the extrapolated limit of the parameters (param_extrapolate(),
+      # a jump to the extrapolated limit of the parameters (param_jump(),
       # R/lik_params.R), kept if it raises the ELBO
-      jump <- param_extrapolate(hist)
+      j <- param_jump(hist, lik, e_cur, function(l) cavi_at(l, state))
       hist <- list()
-      lj <- lik
-      for (nm in names(jump)) lj[[nm]] <- jump[[nm]]
-      rj <- if (length(jump)) tryCatch(cavi_at(lj, state), error = function(e) NULL)
-      ej <- if (is.null(rj) || !length(rj$elbo)) -Inf else rj$elbo[length(rj$elbo)]
-      if (is.finite(ej) && ej > e_cur) {
-        lik <- lj
-        state <- rj$state
-        trace <- c(trace, rj$elbo[rj$elbo > e_cur])
-        e_cur <- ej
-        fit$converged <- rj$converged
+      if (!is.null(j)) {
+        lik <- j$lik
+        state <- j$res$state
+        trace <- c(trace, j$res$elbo[j$res$elbo > e_cur])
+        e_cur <- j$elbo
+        fit$converged <- j$res$converged
       }
     }
     pr <- sparse_marginals(X, mu0, lik, fit$kernel, fit$Z, fit$jitter, state, ctl)

@@ -324,4 +324,10 @@ test_that("the maximal rate converges in a few rounds to the optimum of a long a
   expect_equal(tight$likelihood$lambda, 16.96, tolerance = 0.01)
   expect_gt(elbo(f), elbo(tight) - 0.02)
   expect_true(all(diff(f$engine$elbo) >= -1e-8 * abs(elbo(f))))
+  # the sparse engine's alternation takes the same jumps
+  expect_no_warning(fs <- augp(y ~ x, d, likelihood = poisson_logistic(), inducing = 15, seed = 1,
+                               control = augp_control(threads = 2)))
+  expect_lt(fs$engine$param_rounds, 30)
+  expect_equal(fs$likelihood$lambda, f$likelihood$lambda, tolerance = 0.1)
+  expect_true(all(diff(fs$engine$elbo) >= -1e-8 * abs(elbo(fs))))
 })
