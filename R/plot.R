@@ -666,15 +666,16 @@ plot_elbo <- function(object) {
   if (is_svi_engine(object$engine)) return(plot_elbo_svi(object))
   df <- data.frame(iteration = seq_along(e), elbo = as.numeric(e))
   searched <- isTRUE(object$control$learn_hyper) && isTRUE(object$control$hyper_maxit > 0)
-  title <- if (object$method != "vi") {
-    "ELBO trace (hyperparameter search before sampling)"
+  steps <- if (object$method != "vi") {
+    "Hyperparameter search before sampling"
   } else if (searched) {
-    "ELBO trace (hyperparameter search, then CAVI sweeps)"
-  } else "ELBO trace (CAVI sweeps)"
+    "Hyperparameter search, then CAVI sweeps"
+  } else "CAVI sweeps"
+  # (a short title: the plot is often one panel of several)
   ggplot(df, aes(x = .data$iteration, y = .data$elbo)) +
     geom_line(colour = AUGP_LINE) + geom_point(size = 1, colour = AUGP_LINE) +
-    labs(x = "Step", y = "ELBO", title = title,
-         subtitle = sprintf("Final ELBO: %s", format(e[length(e)], digits = 6))) +
+    labs(x = "Step", y = "ELBO", title = "ELBO trace",
+         subtitle = sprintf("%s\nFinal ELBO: %s", steps, format(e[length(e)], digits = 6))) +
     theme_augp()
 }
 
@@ -705,14 +706,15 @@ plot_elbo_svi <- function(object) {
                                                              breaks = function(l) pretty(l))) +
     scale_colour_manual(values = stats::setNames(c("grey40", "#0072B2", "#D55E00"),
                                                  c(raw, run, fin)),
-                        breaks = c(raw, run, if (is.finite(full)) fin), name = NULL)
+                        breaks = c(raw, run, if (is.finite(full)) fin), name = NULL,
+                        guide = ggplot2::guide_legend(nrow = 2, byrow = TRUE))
   if (is.finite(full)) {
     p <- p + geom_hline(aes(yintercept = full, colour = fin), linetype = "dashed") +
       ggplot2::annotate("point", x = n_it, y = full, colour = "#D55E00", size = 2.5)
   }
   p + labs(x = "Iteration (minibatch)", y = "ELBO",
-           title = "ELBO trace (minibatch estimates, scaled to the full data)",
-           subtitle = sprintf("%s; dotted lines: epochs", vi_status(eng))) +
+           title = "ELBO trace (minibatch estimates)",
+           subtitle = sprintf("Scaled to the full data; dotted lines: epochs\n%s", vi_status(eng))) +
     theme_augp()
 }
 

@@ -253,7 +253,7 @@ test_that("the SVI ELBO plot smooths the minibatch estimates and marks the full-
   # full-batch sparse and exact fits: the plain trace, titled by what it holds
   ex <- autoplot(augp(y ~ x1, d[1:60, ], control = augp_quick()), type = "elbo")
   expect_builds(ex)
-  expect_match(ex$labels$title, "hyperparameter search, then CAVI")
+  expect_match(ex$labels$subtitle, "Hyperparameter search, then CAVI")
   expect_equal(sum(plot_geoms(ex) == "GeomLine"), 1L)
 })
 
@@ -279,5 +279,5 @@ test_that("latent, trace and ELBO plots for Gibbs fits", {
                                     hyper_maxit = 20)))
   eg <- autoplot(g2, type = "elbo")
   expect_builds(eg)
-  expect_match(eg$labels$title, "before sampling")
+  expect_match(eg$labels$subtitle, "before sampling")
 })
