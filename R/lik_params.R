@@ -180,9 +180,9 @@ engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = eng$contro
 # The limit of a linearly converging sequence of parameter values: `hist`, the
 # parameters (named lists of numeric vectors, as .lik_learn_params_cpp() returns them)
 # of the last PARAM_EXTRAPOLATE_EVERY alternation rounds. The alternation of the
-# parameter step and CAVI converges linearly when the parameters and f are strongly
-# coupled (the maximal rate of the Poisson-logistic likelihood against the level of f:
-# step ratios of 0.99 were seen), so the steps d_k shrink by a common ratio
+# parameter step and CAVI converges linearly, slowly when the parameters and f are
+# strongly coupled (the maximal rate of the Poisson-logistic likelihood trades off
+# against the level of f), so the steps d_k shrink by a common ratio
 # rho = <d_k, d_(k-1)> / |d_(k-1)|^2 and their sum beyond the last value is
 # d_k rho / (1 - rho) (Aitken's extrapolation with one rate for all parameters). Values
 # that stayed positive are extrapolated on the log scale (they stay positive); the

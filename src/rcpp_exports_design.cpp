@@ -1,6 +1,6 @@
-// Column statistics and standardisation of a design matrix in one pass per column,
-// without the temporaries (one column copy per statistic) that R code makes: for large
-// designs the R-side loops left several designs' worth of garbage between collections.
+// Memory-lean helpers for large designs: column statistics and standardisation in one
+// pass per column with no temporaries (R code would copy each column for each
+// statistic), and returning the C++ heap's freed memory to the system.
 
 #include <Rcpp.h>
 

@@ -96,9 +96,9 @@ test_that("autoplot builds ELBO, predictive and latent plots for sparse fits", {
 test_that("the subset-level search keeps large multi-class fits accurate", {
   # 7 classes, 10 inputs, class probabilities a softmax of smooth functions of three
   # directions. Searching the kernel on subsets of a few hundred rows, or starting a
-  # level's CAVI from the prior at the large kernel variance a smaller level chose,
-  # once ended this fit at a poor fixed point near the uniform one (test error 0.79
-  # against a Bayes error of 0.55).
+  # level's CAVI from the prior at the large kernel variance a smaller level chose, ends
+  # this fit at a poor fixed point near the uniform one (test error near 0.79, Bayes
+  # error 0.55): the levels must be large enough and pass q(u) up.
   K <- 7
   set.seed(77)
   dirs <- matrix(stats::rnorm(30), 10, 3)
