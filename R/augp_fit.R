@@ -78,8 +78,11 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   } else {
     new_kernel_list(lapply(col_scales, function(s) fit_kernel_std(kernel, std, x_names, s)))
   }
-  mean0 <- lik_prior_mean(likelihood, resp)
-  spec <- engine_lik_spec(likelihood, resp)
+  # the starting values of a likelihood with a log-linear mean read the offset (exposure)
+  resp_start <- resp
+  resp_start$offset <- offset
+  mean0 <- lik_prior_mean(likelihood, resp_start)
+  spec <- engine_lik_spec(likelihood, resp_start)
   eng_mean0 <- offset_prior_mean(mean0, offset, nrow(x), spec$q)
   choice <- choose_inference(inducing, nrow(x), spec$q, method, likelihood, kernel, control,
                              per_latent_kernels = !is.null(col_scales))

@@ -113,16 +113,24 @@ encode_response.augp_negative_binomial <- function(likelihood, y, weights = NULL
 #' @export
 response_data.augp_negative_binomial <- function(likelihood, resp) resp$y
 
-# The starting dispersion: the fixed value, or the moment estimate mu^2 / excess, the
-# excess variance var - mu taken as half the observed one (the other half left to the
-# latent function), clamped to [0.1, 1000].
+# Exposures of the rows relative to their geometric mean: exp(offset - mean(offset)), or
+# all 1 without an offset (resp$offset, set by augp_fit() for the starting values).
+nb_exposure <- function(resp) {
+  if (is.null(resp$offset)) rep(1, length(resp$y)) else exp(resp$offset - mean(resp$offset))
+}
+
+# The starting dispersion: the fixed value, or a moment estimate. With exposures e_i the
+# rows have means m_i = m e_i (m = sum(w y) / sum(w e)) and NB variances
+# m_i + m_i^2 / r, so r = sum(w m_i^2) / sum(w ((y - m_i)^2 - m_i)); half of the excess
+# variance is left to the latent function. Clamped to [0.1, 1000].
 lik_r_start <- function(likelihood, resp) {
   if (!is.null(likelihood$r)) return(likelihood$r)
   w <- resp$trials / sum(resp$trials)
-  mu <- sum(w * resp$y)
-  excess <- 0.5 * (sum(w * (resp$y - mu)^2) - mu)
+  e <- nb_exposure(resp)
+  m <- sum(w * resp$y) / sum(w * e) * e
+  excess <- 0.5 * sum(w * ((resp$y - m)^2 - m))
   if (!(excess > 0)) return(1000)
-  min(max(mu^2 / excess, 0.1), 1000)
+  min(max(sum(w * m^2) / excess, 0.1), 1000)
 }
 
 #' @export
@@ -137,10 +145,11 @@ lik_param_spec.augp_negative_binomial <- function(likelihood) {
   scalar_param_spec(likelihood, "negative_binomial", 1L, list(r = 1), learn = "r")
 }
 
-# The log of the (weighted) mean count.
+# The log of the (weighted) mean count at the geometric-mean exposure (the offset enters
+# the prior mean centred).
 #' @export
 lik_prior_mean.augp_negative_binomial <- function(likelihood, resp) {
-  log(sum(resp$trials * resp$y) / sum(resp$trials))
+  log(sum(resp$trials * resp$y) / sum(resp$trials * nb_exposure(resp)))
 }
 
 #' @export

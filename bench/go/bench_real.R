@@ -132,7 +132,7 @@ pasted <- function(terms) data.frame(go_id = terms$go_id, name = terms$name,
 raw <- function(terms) terms[, c("go_id", "name", "definition")]
 # the seed model's settings (before the real-text changes)
 seed_model <- list(background = 0, author_pseudocount = 0, definition_weight = 1,
-                   name_weight = 0, normalize = FALSE)
+                   name_weight = 0, normalize = FALSE, stem = FALSE, hierarchy_weight = 0)
 with_seed <- function(...) utils::modifyList(seed_model, list(...))
 configs <- list(
   # seed model, the user pastes the name into the definition (the issue's setting)
@@ -163,12 +163,34 @@ configs <- list(
   "nw 4, bg 0.5, apc 10, dw 10" = list(defs = raw, args = with_seed(
     name_weight = 4, background = 0.5, author_pseudocount = 10, definition_weight = 10)),
   # package defaults (name_weight 4, normalize, background 0.5, author_pseudocount 1,
-  # definition_weight 10, corpus_pseudocount 1)
+  # definition_weight 10, corpus_pseudocount 1, stem, hierarchy_weight 0.3)
   "defaults" = list(defs = raw, args = list()),
-  "defaults, stem" = list(defs = raw, args = list(stem = TRUE)),
+  "defaults, stem = FALSE" = list(defs = raw, args = list(stem = FALSE)),
+  "defaults, hierarchy_weight = 0" = list(defs = raw, args = list(hierarchy_weight = 0)),
+  "defaults, stem = FALSE, hierarchy_weight = 0" = list(defs = raw, args = list(
+    stem = FALSE, hierarchy_weight = 0)),
   "defaults, author_pseudocount 10" = list(defs = raw, args = list(author_pseudocount = 10))
 )
-if (!is.null(which_cfg)) configs <- configs[which_cfg]
+# the GO graph is given to every fit (the package defaults smooth over it; the
+# seed model's settings set hierarchy_weight = 0); predictions are scored with
+# propagate = FALSE
+with_hierarchy <- function(args) list(hierarchy = go$hierarchy)
+# a configuration not named above may be given as "key=value, key=value": package
+# defaults plus those go_annotator() arguments (numbers or TRUE/FALSE)
+parse_config <- function(cn) {
+  kv <- strsplit(trimws(strsplit(cn, ",", fixed = TRUE)[[1]]), "=", fixed = TRUE)
+  if (!all(lengths(kv) == 2)) stop("unknown configuration: ", cn)
+  vals <- lapply(kv, function(p) {
+    v <- trimws(p[2])
+    if (v %in% c("TRUE", "FALSE")) as.logical(v) else as.numeric(v)
+  })
+  list(defs = raw, args = stats::setNames(vals, trimws(vapply(kv, `[`, "", 1))))
+}
+if (!is.null(which_cfg)) {
+  configs <- lapply(stats::setNames(which_cfg, which_cfg), function(cn) {
+    if (cn %in% names(configs)) configs[[cn]] else parse_config(cn)
+  })
+}
 
 term_tokens <- function(fit, d, args) {
   tk <- fit$tokenizer
@@ -191,7 +213,7 @@ for (cn in names(configs)) {
     t0 <- proc.time()[["elapsed"]]
     fit <- do.call(go_annotator, c(list(sentences, authors, d, max_iter = iters, tol = 0,
                                         truncate = trunc, threads = threads, seed = 1),
-                                   cfg$args))
+                                   cfg$args, with_hierarchy(cfg$args)))
     list(fit = fit, sec = proc.time()[["elapsed"]] - t0)
   }
   f1 <- call_fit(1L)

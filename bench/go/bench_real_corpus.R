@@ -1,7 +1,7 @@
 # Real text in a realistic corpus: authors write about a few related GO terms,
 # every sentence is one of GO's own curated synonyms of one of their terms.
 #
-# Rscript bench/go/bench_real_corpus.R [n_authors] [em_iterations] [truncate]
+# Rscript bench/go/bench_real_corpus.R [n_authors] [em_iterations] [truncate] [configs]
 #
 # Data: GO.db's GO.sqlite (BP terms and synonyms as in bench_real.R: GO ids and
 # synonyms equal to their own term's name left out). The model sees the names and
@@ -26,6 +26,7 @@ args <- commandArgs(trailingOnly = TRUE)
 n_auth <- if (length(args) >= 1) as.integer(args[1]) else 200L
 em_iter <- if (length(args) >= 2) as.integer(args[2]) else 20L
 trunc <- if (length(args) >= 3) as.numeric(args[3]) else 1e-4
+which_cfg <- if (length(args) >= 4) strsplit(args[4], ";", fixed = TRUE)[[1]] else NULL
 threads <- 2L
 path <- system.file("extdata", "GO.sqlite", package = "GO.db")
 if (!nzchar(path)) stop("GO.db is not installed.")
@@ -116,12 +117,36 @@ pasted <- data.frame(go_id = terms$go_id, name = terms$name,
                      definition = paste(terms$name, terms$definition))
 raw <- terms[, c("go_id", "name", "definition")]
 seed_model <- list(background = 0, author_pseudocount = 0, definition_weight = 1,
-                   name_weight = 0, normalize = FALSE)
+                   name_weight = 0, normalize = FALSE, stem = FALSE, hierarchy_weight = 0)
 configs <- list(
   "seed model, name pasted" = list(defs = pasted, args = seed_model),
   "defaults" = list(defs = raw, args = list()),
+  "defaults, stem = FALSE" = list(defs = raw, args = list(stem = FALSE)),
+  "defaults, hierarchy_weight = 0" = list(defs = raw, args = list(hierarchy_weight = 0)),
+  "defaults, stem = FALSE, hierarchy_weight = 0" = list(defs = raw, args = list(
+    stem = FALSE, hierarchy_weight = 0)),
   "defaults, author_pseudocount 10" = list(defs = raw, args = list(author_pseudocount = 10))
 )
+# the GO graph is given to every fit (the package defaults smooth over it; the
+# seed model's settings set hierarchy_weight = 0); predictions are scored with
+# propagate = FALSE
+with_hierarchy <- function(args) list(hierarchy = go$hierarchy)
+# a configuration not named above may be given as "key=value, key=value": package
+# defaults plus those go_annotator() arguments (numbers or TRUE/FALSE)
+parse_config <- function(cn) {
+  kv <- strsplit(trimws(strsplit(cn, ",", fixed = TRUE)[[1]]), "=", fixed = TRUE)
+  if (!all(lengths(kv) == 2)) stop("unknown configuration: ", cn)
+  vals <- lapply(kv, function(p) {
+    v <- trimws(p[2])
+    if (v %in% c("TRUE", "FALSE")) as.logical(v) else as.numeric(v)
+  })
+  list(defs = raw, args = stats::setNames(vals, trimws(vapply(kv, `[`, "", 1))))
+}
+if (!is.null(which_cfg)) {
+  configs <- lapply(stats::setNames(which_cfg, which_cfg), function(cn) {
+    if (cn %in% names(configs)) configs[[cn]] else parse_config(cn)
+  })
+}
 docs_all <- unique(sent$document)
 test_docs <- docs_all[seq(5, length(docs_all), by = 5)]
 tr <- !sent$document %in% test_docs
@@ -132,7 +157,8 @@ for (cn in names(configs)) {
     t0 <- proc.time()[["elapsed"]]
     f <- do.call(go_annotator, c(list(s[, c("document", "text")], au, cfg$defs,
                                       max_iter = iters, tol = 0, truncate = trunc,
-                                      threads = threads, seed = 1), cfg$args))
+                                      threads = threads, seed = 1),
+                                 cfg$args, with_hierarchy(cfg$args)))
     list(fit = f, sec = proc.time()[["elapsed"]] - t0)
   }
   f1 <- fit_it(sent, authors, 1L)

@@ -162,6 +162,31 @@ test_that("an offset multiplies the mean by exp(offset)", {
   expect_equal(unname(log(rate)), 0.5 + c(0.2, 0.8), tolerance = 0.15)
 })
 
+test_that("the starting dispersion and prior mean read the exposures", {
+  set.seed(9)
+  n <- 4000
+  expo <- exp(stats::runif(n, -2, 2))
+  y <- stats::rnbinom(n, mu = 3 * expo, size = 4)
+  lik <- negative_binomial()
+  resp <- list(y = y, trials = rep(1, n))
+  r_plain <- augmentedGP:::lik_r_start(lik, resp)
+  resp$offset <- log(expo)
+  r_expo <- augmentedGP:::lik_r_start(lik, resp)
+  # with the exposures the moment estimate sees the NB excess variance only (half of it
+  # is left to the latent function: about 2 r); without them the exposures' spread
+  # counts as overdispersion
+  expect_equal(r_expo, 2 * 4, tolerance = 0.25)
+  expect_lt(r_plain, 2)
+  # the prior mean is the log mean count at the geometric-mean exposure, so that with
+  # the centred offset (a constant added to the offset cancels) the log mean of row i
+  # is log(3) + log(expo_i)
+  resp$offset <- log(expo) + 1.5
+  expect_equal(augmentedGP:::lik_prior_mean(lik, resp), log(3) + mean(log(expo)),
+               tolerance = 0.03)
+  # without an offset the estimates are those of the plain counts
+  expect_equal(augmentedGP:::lik_r_start(lik, list(y = y, trials = rep(1, n))), r_plain)
+})
+
 test_that("counts select negative_binomial(); 0/1 stays Bernoulli, non-integers Gaussian", {
   d <- nb_data(60, 3, 3)
   dat <- data.frame(count = d$y, x = d$x)

@@ -200,6 +200,16 @@ test_that("stemming is an option of the tokenizer and of the fit", {
   f1 <- fit_q(s, a, defs, stem = TRUE)
   expect_true(f1$stem)
   expect_false(f0$stem)
+  # the package default stems text, and quietly leaves count matrices as they are
+  expect_true(go_annotator(s, a, defs, max_iter = 1, threads = 1, seed = 1)$stem)
+  Xs <- Matrix::sparseMatrix(i = 1, j = 1, x = 1, dims = c(1, 1), dimnames = list(NULL, "cell"))
+  Os <- Matrix::sparseMatrix(i = 1, j = 1, x = 1, dims = c(1, 1),
+                             dimnames = list("GO:0000001", "cell"))
+  fm <- go_annotator(Xs, data.frame(document = "d", author = "x"), Os, documents = "d",
+                     max_iter = 1, threads = 1, seed = 1)
+  expect_false(fm$stem)
+  expect_error(go_annotator(Xs, data.frame(document = "d", author = "x"), Os, documents = "d",
+                            stem = TRUE), "`stem = TRUE` applies to text")
   expect_lt(length(f1$vocabulary), length(f0$vocabulary))
   expect_true("regul" %in% f1$vocabulary || "process" %in% f1$vocabulary)
   expect_false(any(c("regulation", "processes") %in% f1$vocabulary))
