@@ -22,6 +22,9 @@ suppressPackageStartupMessages({
   library(augmentedGP)
   library(Matrix)
 })
+# select_configs()
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1])),
+                 "real_common.R"))
 args <- commandArgs(trailingOnly = TRUE)
 n_auth <- if (length(args) >= 1) as.integer(args[1]) else 200L
 em_iter <- if (length(args) >= 2) as.integer(args[2]) else 20L
@@ -127,26 +130,9 @@ configs <- list(
     stem = FALSE, hierarchy_weight = 0)),
   "defaults, author_pseudocount 10" = list(defs = raw, args = list(author_pseudocount = 10))
 )
-# the GO graph is given to every fit (the package defaults smooth over it; the
-# seed model's settings set hierarchy_weight = 0); predictions are scored with
-# propagate = FALSE
-with_hierarchy <- function(args) list(hierarchy = go$hierarchy)
-# a configuration not named above may be given as "key=value, key=value": package
-# defaults plus those go_annotator() arguments (numbers or TRUE/FALSE)
-parse_config <- function(cn) {
-  kv <- strsplit(trimws(strsplit(cn, ",", fixed = TRUE)[[1]]), "=", fixed = TRUE)
-  if (!all(lengths(kv) == 2)) stop("unknown configuration: ", cn)
-  vals <- lapply(kv, function(p) {
-    v <- trimws(p[2])
-    if (v %in% c("TRUE", "FALSE")) as.logical(v) else as.numeric(v)
-  })
-  list(defs = raw, args = stats::setNames(vals, trimws(vapply(kv, `[`, "", 1))))
-}
-if (!is.null(which_cfg)) {
-  configs <- lapply(stats::setNames(which_cfg, which_cfg), function(cn) {
-    if (cn %in% names(configs)) configs[[cn]] else parse_config(cn)
-  })
-}
+# every fit gets the GO graph (the package defaults smooth over it; the seed model's
+# settings set hierarchy_weight = 0); predictions are scored with propagate = FALSE
+configs <- select_configs(configs, which_cfg, raw)
 docs_all <- unique(sent$document)
 test_docs <- docs_all[seq(5, length(docs_all), by = 5)]
 tr <- !sent$document %in% test_docs
@@ -157,8 +143,8 @@ for (cn in names(configs)) {
     t0 <- proc.time()[["elapsed"]]
     f <- do.call(go_annotator, c(list(s[, c("document", "text")], au, cfg$defs,
                                       max_iter = iters, tol = 0, truncate = trunc,
-                                      threads = threads, seed = 1),
-                                 cfg$args, with_hierarchy(cfg$args)))
+                                      threads = threads, seed = 1, hierarchy = go$hierarchy),
+                                 cfg$args))
     list(fit = f, sec = proc.time()[["elapsed"]] - t0)
   }
   f1 <- fit_it(sent, authors, 1L)
