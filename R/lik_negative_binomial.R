@@ -20,16 +20,16 @@
 #' non-negative whole numbers that are not all 0/1. An `offset` (e.g. the log of
 #' an exposure, `offset(log(time))` in a formula) adds to the log mean, as in
 #' [stats::glm()] with a log link. The prior mean of the latent function is the
-#' log of the (weighted) mean count. Frequency `weights` count repeated
-#' observations.
+#' log of the (weighted) mean count (at the geometric-mean exposure with an
+#' offset). Frequency `weights` count repeated observations.
 #'
 #' With `r = NULL` the dispersion is learned by maximising the ELBO over
 #' \eqn{\log r} (a one-dimensional search in \eqn{[10^{-3}, 10^5]} with
 #' \eqn{q(f)} fixed, alternating with CAVI as for [gaussian_noise()]'s
-#' \eqn{\sigma}); the kernel hyperparameters are learned first at the starting
-#' value, a moment estimate from the counts, and searched again (from their
-#' starting values) at the learned \eqn{r}, up to two more times while the ELBO
-#' rises, since a poor starting \eqn{r} can lead the first search to a poor kernel.
+#' \eqn{\sigma}); the kernel hyperparameters are learned at the starting
+#' value, a moment estimate from the counts and their exposures (each row's
+#' mean taken as a common rate times its exposure, half of the excess
+#' variance left to the latent function), and kept while \eqn{r} is learned.
 #' The augmented ELBO is looser for
 #' large \eqn{r} when the latent function is uncertain, so the learned value
 #' leans towards more overdispersion in that case. With `method = "gibbs"` the
@@ -272,10 +272,6 @@ lik_fit_stats.augp_negative_binomial <- function(likelihood, object) {
   fitted_mean_stats(object$y, mu, object$trials,
                     unit_deviance = lik_nb_unit_deviance(object$y, object$trials, mu, likelihood$r))
 }
-
-# The starting r is a rough moment estimate: search the kernel again at the learned r.
-#' @export
-lik_hyper_passes.augp_negative_binomial <- function(likelihood) 3L
 
 #' @export
 lik_learns_params.augp_negative_binomial <- function(likelihood) isTRUE(likelihood$learn_r)
