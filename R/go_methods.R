@@ -247,6 +247,10 @@ print.go_annotator <- function(x, ...) {
               x$n[["words"]]))
   cat(sprintf("  objective: %.6g -> %.6g\n", x$objective[1], x$objective[length(x$objective)]))
   if (isTRUE(x$stem)) cat("  words are Snowball stems\n")
+  if (isTRUE(x$hierarchy_weight > 0)) {
+    cat(sprintf("  term words smoothed over the hierarchy (hierarchy_weight %s)\n",
+                format(x$hierarchy_weight)))
+  }
   invisible(x)
 }
 

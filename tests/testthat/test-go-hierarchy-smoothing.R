@@ -32,6 +32,13 @@ test_that("hierarchy smoothing equals fitting the smoothed definition counts", {
   expect_equal(as.matrix(fitted(fit_h)), as.matrix(fitted(fit_s)), tolerance = 1e-12)
   expect_equal(fit_h$objective, fit_s$objective, tolerance = 1e-12)
   expect_identical(fit_h$hierarchy_weight, w)
+  expect_output(print(fit_h), "smoothed over the hierarchy \\(hierarchy_weight 0.7\\)")
+  # with a hierarchy the default weight is 0.3, without one 0
+  fit_d <- go_annotator(g$X, g$authors, g$O, documents = g$docs, hierarchy = g$h,
+                        max_iter = 1, threads = 1, seed = 1)
+  expect_identical(fit_d$hierarchy_weight, 0.3)
+  expect_identical(go_annotator(g$X, g$authors, g$O, documents = g$docs, max_iter = 1,
+                                threads = 1, seed = 1)$hierarchy_weight, 0)
   # the smoothing changes the fit (the test would not pass with the weight ignored)
   fit_0 <- go_annotator(g$X, g$authors, g$O, documents = g$docs, hierarchy = g$h,
                         max_iter = 6, tol = 0, threads = 1, seed = 1)
