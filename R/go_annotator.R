@@ -131,9 +131,11 @@
 #' @param authors Data frame with columns `document` and `author`, one row per
 #'   (document, author) pair.
 #' @param definitions Either a data frame with columns `go_id`, `definition`
-#'   and optionally `name` (e.g. `go_subset$terms`), or a sparse term x word
+#'   and optionally `name` and `synonyms` (e.g. `go_subset$terms`, or
+#'   `read_go_sqlite(synonyms = TRUE)$terms`), or a sparse term x word
 #'   count matrix (`Matrix::dgCMatrix` with GO ids as row names and words as
-#'   column names).
+#'   column names). `synonyms` holds each term's synonyms as one text (for
+#'   example joined by " | "; `NA` or "" for none).
 #' @param em `"soft"` (default) or `"hard"` EM.
 #' @param pseudocount Positive Dirichlet pseudocount added to every word of
 #'   every term's definition counts (without background) or of the background
@@ -159,6 +161,11 @@
 #'   from 0.250 to 0.309 (see `bench/go/` in the package sources); it can cost
 #'   a little when sentences use exactly the definitions' own word forms, since
 #'   it merges words that tell terms apart.
+#' @param synonym_weight Non-negative weight of the term synonyms (column
+#'   `synonyms` of `definitions`) as words of their terms: every token of a
+#'   term's synonyms is added to its definition counts with this weight. 0
+#'   leaves them out. The default 1 was best among 0.5, 1 and 4 on GO's
+#'   biological-process synonyms (see `bench/go/` in the package sources).
 #' @param hierarchy_weight Non-negative weight of the hierarchy smoothing (see
 #'   Hierarchy): every term's definition counts gain this weight times the mean
 #'   of its direct parents' counts. Default 0.3 when a `hierarchy` is given,
@@ -246,7 +253,8 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
                          truncate = 0, author_pseudocount = 1, seed = NULL, stem = TRUE,
                          name_weight = 4, normalize = TRUE, background = 0.5,
                          corpus_pseudocount = 1, definition_weight = 10,
-                         hierarchy_weight = if (is.null(hierarchy)) 0 else 0.3) {
+                         hierarchy_weight = if (is.null(hierarchy)) 0 else 0.3,
+                         synonym_weight = 1) {
   em <- match.arg(em)
   stem_asked <- !missing(stem)
   pseudocount <- go_check_scalar(pseudocount, "pseudocount", lower = 0, open = TRUE)
@@ -261,6 +269,7 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
   stem <- check_flag(stem, "stem")
   normalize <- check_flag(normalize, "normalize")
   name_weight <- go_check_scalar(name_weight, "name_weight", lower = 0)
+  synonym_weight <- go_check_scalar(synonym_weight, "synonym_weight", lower = 0)
   background <- go_check_scalar(background, "background", lower = 0)
   corpus_pseudocount <- go_check_scalar(corpus_pseudocount, "corpus_pseudocount", lower = 0)
   definition_weight <- go_check_scalar(definition_weight, "definition_weight", lower = 0,
@@ -287,7 +296,7 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
     tokenizer <- go_stemming(tokenizer)
   }
 
-  defs <- go_prepare_definitions(definitions, tokenizer, name_weight)
+  defs <- go_prepare_definitions(definitions, tokenizer, name_weight, synonym_weight)
   corp <- go_prepare_sentences(sentences, documents, tokenizer)
   if (length(corp$doc) == 0) stop("`sentences` has no rows.", call. = FALSE)
   vocab <- sort(unique(c(defs$words, corp$words)))
@@ -344,7 +353,8 @@ go_annotator <- function(sentences, authors, definitions, em = c("soft", "hard")
     em = em, pseudocount = pseudocount, author_pseudocount = author_pseudocount,
     truncate = truncate, tol = tol, seed = control$seed,
     ancestors = ancestors, tokenizer = tokenizer, stem = stem, normalize = normalize,
-    name_weight = name_weight, background = background, hierarchy_weight = hierarchy_weight,
+    name_weight = name_weight, synonym_weight = synonym_weight, background = background,
+    hierarchy_weight = hierarchy_weight,
     background_weight = if (background > 0) res$phi$lambda else 0,
     n = c(sentences = S, documents = length(auth$doc_levels), authors = A, terms = K,
           words = length(vocab)),
@@ -475,7 +485,7 @@ go_check_count_matrix <- function(m, arg, dim_names) {
   m
 }
 
-go_prepare_definitions <- function(definitions, tokenizer, name_weight = 0) {
+go_prepare_definitions <- function(definitions, tokenizer, name_weight = 0, synonym_weight = 0) {
   out <- if (is.data.frame(definitions)) {
     go_check_df(definitions, "definitions", c("go_id", "definition"))
     if (nrow(definitions) == 0) stop("`definitions` has no rows.", call. = FALSE)
@@ -484,14 +494,18 @@ go_prepare_definitions <- function(definitions, tokenizer, name_weight = 0) {
     nm <- if ("name" %in% names(definitions)) go_check_text(definitions$name, "definitions$name") else id
     nm[is.na(nm)] <- id[is.na(nm)]
     tok <- go_tokens(tokenizer, txt, "definitions")
-    wt <- NULL
-    if (name_weight > 0 && "name" %in% names(definitions)) {
-      # the name's tokens count as words of the term, each with weight name_weight
-      ntxt <- go_check_text(definitions$name, "definitions$name")
-      ntxt[is.na(ntxt)] <- ""
-      ntok <- go_tokens(tokenizer, ntxt, "definitions$name")
-      wt <- Map(function(a, b) c(rep(1, length(a)), rep(name_weight, length(b))), tok, ntok)
-      tok <- Map(c, tok, ntok)
+    wt <- lapply(tok, function(a) rep(1, length(a)))
+    # extra words of a term: its name's and its synonyms' tokens, each with its weight
+    add_words <- function(col, weight) {
+      etxt <- go_check_text(definitions[[col]], paste0("definitions$", col))
+      etxt[is.na(etxt)] <- ""
+      etok <- go_tokens(tokenizer, etxt, paste0("definitions$", col))
+      wt <<- Map(function(a, b) c(a, rep(weight, length(b))), wt, etok)
+      tok <<- Map(c, tok, etok)
+    }
+    if (name_weight > 0 && "name" %in% names(definitions)) add_words("name", name_weight)
+    if (synonym_weight > 0 && "synonyms" %in% names(definitions)) {
+      add_words("synonyms", synonym_weight)
     }
     list(go_id = id, name = nm, tokens = tok, weights = wt, matrix = NULL,
          words = unique(unlist(tok, use.names = FALSE)))

@@ -29,9 +29,13 @@
 #' @param path Path to `GO.sqlite`. `NULL` looks for it in an installed GO.db
 #'   (`extdata/GO.sqlite`).
 #' @param ontology Which ontologies to read (`"BP"`, `"MF"`, `"CC"`).
+#' @param synonyms If `TRUE`, `terms` gains a column `synonyms`: each term's
+#'   text synonyms (exact, broad, narrow and related; not alternative GO ids)
+#'   joined by `" | "`, `""` for none. [go_annotator()] counts their words
+#'   with weight `synonym_weight`.
 #' @return A list with data frames `terms` (`go_id`, `name`, `definition`,
-#'   `ontology`) and `hierarchy` (`child`, `parent`, `relationship`), in the
-#'   format of [go_subset].
+#'   `ontology`, and `synonyms` if asked) and `hierarchy` (`child`, `parent`,
+#'   `relationship`), in the format of [go_subset].
 #' @examples
 #' path <- system.file("extdata", "GO.sqlite", package = "GO.db")
 #' if (nzchar(path) && requireNamespace("RSQLite", quietly = TRUE)) {
@@ -39,8 +43,9 @@
 #'   nrow(go$terms)
 #' }
 #' @export
-read_go_sqlite <- function(path = NULL, ontology = c("BP", "MF", "CC")) {
+read_go_sqlite <- function(path = NULL, ontology = c("BP", "MF", "CC"), synonyms = FALSE) {
   ontology <- match.arg(ontology, several.ok = TRUE)
+  synonyms <- check_flag(synonyms, "synonyms")
   if (is.null(path)) {
     path <- system.file("extdata", "GO.sqlite", package = "GO.db")
     if (!nzchar(path)) {
@@ -74,7 +79,17 @@ read_go_sqlite <- function(path = NULL, ontology = c("BP", "MF", "CC")) {
                           relationship = links$relationship, stringsAsFactors = FALSE)
   hierarchy <- hierarchy[!is.na(hierarchy$child) & !is.na(hierarchy$parent), , drop = FALSE]
   terms$definition[is.na(terms$definition)] <- ""
-  terms <- terms[order(terms$go_id), c("go_id", "name", "definition", "ontology")]
+  cols <- c("go_id", "name", "definition", "ontology")
+  if (synonyms) {
+    # text synonyms only (not the alternative GO ids), joined by " | " per term
+    syn <- DBI::dbGetQuery(con, "SELECT _id AS id, synonym FROM go_synonym WHERE like_go_id = 0")
+    syn <- syn[syn$id %in% terms$id, , drop = FALSE]
+    joined <- tapply(syn$synonym, syn$id, paste, collapse = " | ")
+    terms$synonyms <- unname(as.character(joined[as.character(terms$id)]))
+    terms$synonyms[is.na(terms$synonyms)] <- ""
+    cols <- c(cols, "synonyms")
+  }
+  terms <- terms[order(terms$go_id), cols]
   rownames(terms) <- NULL
   rownames(hierarchy) <- NULL
   list(terms = terms, hierarchy = hierarchy)

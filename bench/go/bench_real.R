@@ -133,6 +133,16 @@ vm_hwm <- function() {
 pasted <- function(terms) data.frame(go_id = terms$go_id, name = terms$name,
                                      definition = paste(terms$name, terms$definition))
 raw <- function(terms) terms[, c("go_id", "name", "definition")]
+# the synonyms a user would have: every usable BP synonym except the two held-out samples
+held_keys <- paste(c(held$go_id, held2$go_id), c(held$synonym, held2$synonym))
+known_syn <- syn[!paste(syn$go_id, syn$synonym) %in% held_keys, ]
+with_synonyms <- function(terms) {
+  d <- raw(terms)
+  joined <- tapply(known_syn$synonym, known_syn$go_id, paste, collapse = " | ")
+  d$synonyms <- unname(as.character(joined[d$go_id]))
+  d$synonyms[is.na(d$synonyms)] <- ""
+  d
+}
 # the seed model's settings (before the real-text changes)
 seed_model <- list(background = 0, author_pseudocount = 0, definition_weight = 1,
                    name_weight = 0, normalize = FALSE, stem = FALSE, hierarchy_weight = 0)
@@ -172,7 +182,13 @@ configs <- list(
   "defaults, hierarchy_weight = 0" = list(defs = raw, args = list(hierarchy_weight = 0)),
   "defaults, stem = FALSE, hierarchy_weight = 0" = list(defs = raw, args = list(
     stem = FALSE, hierarchy_weight = 0)),
-  "defaults, author_pseudocount 10" = list(defs = raw, args = list(author_pseudocount = 10))
+  "defaults, author_pseudocount 10" = list(defs = raw, args = list(author_pseudocount = 10)),
+  # the other synonyms of the terms (not the held-out ones) as words
+  "defaults, synonyms" = list(defs = with_synonyms, args = list()),
+  "defaults, synonyms, synonym_weight 0.5" = list(defs = with_synonyms,
+                                                  args = list(synonym_weight = 0.5)),
+  "defaults, synonyms, synonym_weight 4" = list(defs = with_synonyms,
+                                                args = list(synonym_weight = 4))
 )
 # every fit gets the GO graph (the package defaults smooth over it; the seed model's
 # settings set hierarchy_weight = 0); predictions are scored with propagate = FALSE
@@ -181,14 +197,15 @@ configs <- select_configs(configs, which_cfg, raw)
 term_tokens <- function(fit, d, args) {
   tk <- fit$tokenizer
   tok <- tk(d$definition)
-  nw <- if (is.null(fit$name_weight)) 0 else fit$name_weight
-  if (nw > 0 && "name" %in% names(d)) {
-    ntok <- tk(d$name)
-    list(tok = c(tok, ntok), weight = c(rep(1, length(tok)), rep(nw, length(ntok))),
-         row = c(seq_along(tok), seq_along(ntok)))
-  } else {
-    list(tok = tok, weight = rep(1, length(tok)), row = seq_along(tok))
+  out <- list(tok = tok, weight = rep(1, length(tok)), row = seq_along(tok))
+  extra <- function(out, col, w) {
+    if (is.null(w) || w <= 0 || !col %in% names(d)) return(out)
+    etok <- tk(d[[col]])
+    list(tok = c(out$tok, etok), weight = c(out$weight, rep(w, length(etok))),
+         row = c(out$row, seq_along(etok)))
   }
+  out <- extra(out, "name", fit$name_weight)
+  extra(out, "synonyms", fit$synonym_weight)
 }
 
 rows <- list()

@@ -311,3 +311,34 @@ test_that("term names count as words of their terms with weight name_weight", {
   expect_error(ga0(s, au, d, name_weight = -1), "`name_weight` must be >= 0")
   expect_error(ga0(s, au, d, name_weight = "a"), "`name_weight` must be a single")
 })
+
+test_that("term synonyms count as words of their terms with weight synonym_weight", {
+  d <- data.frame(go_id = c("GO:1", "GO:2"),
+                  name = c("astrocyte differentiation", "glial cell migration"),
+                  definition = c("the process of becoming an astrocyte",
+                                 "the movement of a glial cell"),
+                  synonyms = c("astrocyte cell differentiation | astrocytogenesis", NA))
+  s <- data.frame(document = "d", text = c("astrocytogenesis", "glial migration"))
+  au <- data.frame(document = "d", author = "x")
+  f0 <- ga0(s, au, d, max_iter = 1, threads = 1, seed = 1, synonym_weight = 0)
+  f2 <- ga0(s, au, d, max_iter = 1, threads = 1, seed = 1, synonym_weight = 2)
+  expect_equal(f2$synonym_weight, 2)
+  C0 <- as.matrix(coef(f0, type = "words"))
+  C2 <- as.matrix(coef(f2, type = "words"))
+  # definition counts plus 2 per synonym token; a missing synonym adds nothing
+  expect_equal(C2["GO:1", "astrocytogenesis"], 2)
+  expect_equal(C2["GO:1", "astrocyte"], C0["GO:1", "astrocyte"] + 2)
+  expect_equal(C2["GO:1", "cell"], C0["GO:1", "cell"] + 2)
+  expect_equal(sum(C2["GO:2", ]), sum(C0["GO:2", ]))
+  expect_equal(sum(C2), sum(C0) + 2 * 4)
+  expect_identical(f2$assignment[1], "GO:1")
+  # the default weight 1; without a synonyms column the weight changes nothing
+  expect_equal(go_annotator(s, au, d, max_iter = 1, threads = 1, seed = 1)$synonym_weight, 1)
+  d_plain <- d[, c("go_id", "name", "definition")]
+  expect_equal(ga0(s, au, d_plain, max_iter = 1, threads = 1, seed = 1, synonym_weight = 3)$objective,
+               ga0(s, au, d_plain, max_iter = 1, threads = 1, seed = 1, synonym_weight = 0)$objective)
+  expect_error(ga0(s, au, d, synonym_weight = -1), "`synonym_weight` must be >= 0")
+  bad <- d
+  bad$synonyms <- c(1, 2)
+  expect_error(ga0(s, au, bad), "definitions\\$synonyms")
+})
