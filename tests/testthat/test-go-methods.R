@@ -57,6 +57,40 @@ test_that("read_go_sqlite errors clearly and reads GO.db when installed", {
   expect_true(all(go$hierarchy$child %in% go$terms$go_id))
 })
 
+test_that("read_go_sqlite reads terms, links and synonyms from a GO.db-shaped file", {
+  skip_if_not_installed("RSQLite")
+  skip_if_not_installed("DBI")
+  path <- tempfile(fileext = ".sqlite")
+  con <- DBI::dbConnect(RSQLite::SQLite(), path)
+  DBI::dbWriteTable(con, "go_term", data.frame(
+    `_id` = 1:3, go_id = c("GO:0000001", "GO:0000002", "GO:0000003"),
+    term = c("cell growth", "growth", "cell division"),
+    definition = c("growth of a cell", "increase in size", NA), ontology = "BP",
+    check.names = FALSE))
+  DBI::dbWriteTable(con, "go_bp_parents", data.frame(
+    `_id` = 1L, `_parent_id` = 2L, relationship_type = "is_a", check.names = FALSE))
+  DBI::dbWriteTable(con, "go_synonym", data.frame(
+    `_id` = c(1L, 1L, 1L, 3L), synonym = c("cellular growth", "GO:0099999", "growth of cell",
+                                           "cytokinesis and karyokinesis"),
+    like_go_id = c(0L, 1L, 0L, 0L), check.names = FALSE))
+  DBI::dbDisconnect(con)
+  go <- read_go_sqlite(path, ontology = "BP")
+  expect_named(go$terms, c("go_id", "name", "definition", "ontology"))
+  expect_identical(go$terms$definition[3], "")
+  expect_identical(go$hierarchy$child, "GO:0000001")
+  expect_identical(go$hierarchy$parent, "GO:0000002")
+  gs <- read_go_sqlite(path, ontology = "BP", synonyms = TRUE)
+  # text synonyms joined by " | " (the alternative GO id left out), "" for none
+  expect_identical(gs$terms$synonyms, c("cellular growth | growth of cell", "",
+                                        "cytokinesis and karyokinesis"))
+  expect_error(read_go_sqlite(path, synonyms = NA), "`synonyms` must be TRUE or FALSE")
+  # the synonyms are words of their terms in the fit
+  fit <- go_annotator(data.frame(document = "d", text = "cytokinesis"),
+                      data.frame(document = "d", author = "a"), gs$terms,
+                      max_iter = 1, threads = 1, seed = 1)
+  expect_identical(fit$assignment, "GO:0000003")
+})
+
 test_that("the shipped GO subset is consistent", {
   expect_named(go_subset, c("terms", "hierarchy"))
   expect_false(anyDuplicated(go_subset$terms$go_id) > 0)
