@@ -22,6 +22,9 @@ const double kTargetAccept = 0.3;
 // mean of the second half of the warmup draws, scale kIndScale times their covariance.
 const double kIndDf = 4.0;
 const double kIndScale = 1.2;
+// The largest number of input pairs whose squared distances a block caches (8 bytes
+// each).
+const long kMaxCachedPairs = 2500000;
 }  // namespace
 
 double hyper_log_prior(const HyperPrior& p, double theta) {
@@ -120,7 +123,27 @@ HyperBlock::HyperBlock(const KernelSpec& spec, const std::vector<HyperPrior>& pr
   if (!has_sum && spec_.n_params() > 0 && priors_[0].family != HyperPrior::FIXED &&
       priors_[0].on_sd)
     scale_index_ = 0;
-  K_ = kernel_matrix_jitter(spec_, X_, block_jitter(spec_.theta));
+  const long n = X_.rows(), d = X_.cols(), pairs = n * (n + 1) / 2;
+  if (spec_.code.size() == 1 && spec_.code[0] == K_SE &&
+      (spec_.nls[0] == 1 || spec_.nls[0] == d) && pairs * spec_.nls[0] <= kMaxCachedPairs) {
+    // one block of pairs per lengthscale: the squared distance, or the squared
+    // difference in each input for one lengthscale per input
+    const long nb = spec_.nls[0];
+    d2_.resize(pairs * nb);
+    long k = 0;
+    for (long j = 0; j < n; ++j)
+      for (long i = j; i < n; ++i, ++k) {
+        if (nb == 1) {
+          d2_[k] = (X_.row(i) - X_.row(j)).squaredNorm();
+        } else {
+          for (long c = 0; c < d; ++c) {
+            const double t = X_(i, c) - X_(j, c);
+            d2_[c * pairs + k] = t * t;
+          }
+        }
+      }
+  }
+  kernel_at(spec_.theta, K_);
   if (!chol_lower(K_, LK_))
     throw std::runtime_error("the starting kernel matrix is not positive definite");
   cur_.resize(cols_.size());
@@ -220,6 +243,7 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
                       std::vector<Rng>& col_rngs, int warmup_it) {
   const int p = static_cast<int>(free_.size());
   double cur = log_marginal(K_, kappa, omega, mu0, cur_);
+  n_chol_ += static_cast<long>(cols_.size());
   if (!std::isfinite(cur)) return false;
   for (int m = 0; m < (p > 0 ? moves_ : 0); ++m) {
     Eigen::VectorXd z(p);
@@ -242,12 +266,19 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
     double log_ratio = kNegInf, val = kNegInf;
     const double lp_prop = log_prior(prop.theta);
     if (std::isfinite(lp_prop)) {
-      Kp_ = kernel_matrix_jitter(prop, X_, block_jitter(prop.theta));
-      val = Kp_.allFinite() ? log_marginal(Kp_, kappa, omega, mu0, prop_) : kNegInf;
+      kernel_at(prop.theta, Kp_);
+      if (Kp_.allFinite()) {
+        val = log_marginal(Kp_, kappa, omega, mu0, prop_);
+        n_chol_ += static_cast<long>(cols_.size());
+      }
       if (std::isfinite(val)) log_ratio = val + lp_prop - cur - log_prior(spec_.theta) + log_q;
     }
     const double accept_prob = std::isfinite(log_ratio) ? std::exp(std::min(0.0, log_ratio)) : 0.0;
-    const bool accept = std::log(u) < log_ratio && chol_lower(Kp_, LKp_);
+    bool accept = std::log(u) < log_ratio;
+    if (accept) {
+      ++n_chol_;
+      accept = chol_lower(Kp_, LKp_);
+    }
     if (accept) {
       spec_.theta = prop.theta;
       K_.swap(Kp_);
@@ -299,6 +330,27 @@ void HyperBlock::scale_move(const Likelihood& lik, Eigen::MatrixXd& f, const Eig
   // K = v (C + jitter I) scales with v as a whole, and so does its factor
   K_ *= s * s;
   LK_ *= s;
+}
+
+void HyperBlock::kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const {
+  if (d2_.size() == 0) {
+    K = kernel_matrix_jitter(KernelSpec{spec_.code, spec_.nls, theta}, X_, block_jitter(theta));
+    return;
+  }
+  const long n = X_.rows(), pairs = n * (n + 1) / 2, nb = spec_.nls[0];
+  const double v = std::exp(theta[0]);
+  // the exponent -sum_c d2_c / (2 l_c^2), then v exp(.) in one vectorised pass
+  kv_ = -0.5 * std::exp(-2.0 * theta[1]) * d2_.head(pairs);
+  for (long c = 1; c < nb; ++c)
+    kv_ -= 0.5 * std::exp(-2.0 * theta[1 + c]) * d2_.segment(c * pairs, pairs);
+  kv_ = kv_.exp() * v;
+  K.resize(n, n);
+  long k = 0;
+  for (long j = 0; j < n; ++j) {
+    for (long i = j; i < n; ++i) K(i, j) = kv_[k++];
+    for (long i = j + 1; i < n; ++i) K(j, i) = K(i, j);
+  }
+  K.diagonal().array() += block_jitter(theta);
 }
 
 double HyperBlock::block_jitter(const std::vector<double>& theta) const {

@@ -98,6 +98,22 @@ test_that("full-Bayes Gibbs agrees with quadrature of the un-augmented model", {
   expect_true(all(fit$accept > 0.2 & fit$accept < 0.95))
 })
 
+test_that("a sweep costs 2 Cholesky factorisations plus one per accepted proposal", {
+  # per sweep: B at the current hyperparameters (new auxiliaries), B at the proposal, and
+  # K at an accepted proposal; the counter covers warmup, whose acceptance differs, so a
+  # long run after a short warmup pins it to 2 + the acceptance rate after warmup
+  X <- matrix(seq(-2, 2, length.out = 12), ncol = 1)
+  y <- c(0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 0, 0)
+  fit <- fb_ns$augp_engine(X, y, rep(1, 12), kernel_se(lengthscale = 1, variance = 1),
+                           "gibbs", mean0 = 0, seed = 5, prior = fb_prior,
+                           control = list(sample_hyper = TRUE, learn_hyper = FALSE, chains = 2,
+                                          iter = 4000, warmup = 100, threads = 1))
+  cps <- fit$chol_per_sweep
+  expect_length(cps, 2)
+  expect_true(all(cps >= 1 & cps <= 3))
+  expect_equal(cps, 2 + fit$accept[, 1], tolerance = 0.03)
+})
+
 # Simulation-based calibration (Talts et al. 2018): theta and f drawn from the prior, y
 # from the likelihood, the sampler run on y; the rank of each true value among L thinned
 # draws is uniform on 0..L when the sampler targets the posterior. Returns chi-square
