@@ -11,7 +11,8 @@
 # and agreement of the posteriors (predictive probabilities within Monte Carlo error,
 # hyperparameter quantiles).
 #
-# Run: Rscript bench/fullbayes/pima_brms.R [lib] [--augp-only]   (needs brms and rstan)
+# Run: Rscript bench/fullbayes/pima_brms.R [lib] [--augp-only]   (needs brms and rstan,
+# except with --augp-only)
 # --augp-only runs augp alone and compares it with the brms run recorded in pima_brms.rds
 # (saved by a full run); its results go to pima_augp.rds. The ratios are then across
 # runs, under whatever load each run saw.
