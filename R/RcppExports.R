@@ -241,3 +241,7 @@
     .Call(`_augmentedGP_lik_param_sweeps_cpp`, lik, f, prior, S, seed)
 }
 
+.hyper_block_chain_cpp <- function(spec, X, prior, kappa, omega, jitter, warmup, iter, seed) {
+    .Call(`_augmentedGP_hyper_block_chain_cpp`, spec, X, prior, kappa, omega, jitter, warmup, iter, seed)
+}
+

@@ -459,14 +459,14 @@ engine_gibbs_chains <- function(kernel, X, lik, mean0, init_mean, init_sd, ctl, 
 # variational fit's, so that split R-hat can see chains that have not mixed.
 HYPER_INIT_SD <- 0.3
 
-# Metropolis proposals for the kernel hyperparameters per Gibbs sweep. A sweep factors
-# B = I + W^1/2 K W^1/2 at the current hyperparameters (the auxiliaries changed; the same
-# factor serves the draw of f when the proposal is rejected), B at each proposal, and K
-# at an accepted one (the draw of f needs a square root of K): 1 + moves + (accepted
-# proposals) factorisations of the n x n matrix. After warmup the proposal is an
-# independence proposal fitted to the warmup draws, typically accepted in most sweeps, so a second
-# proposal raises the effective sample size per sweep by less than the factorisations
-# it adds: one gives the most effective draws per unit of work.
+# Metropolis-Hastings steps for the kernel hyperparameters per Gibbs sweep. A step
+# factors B = I + W^1/2 K W^1/2 at the current hyperparameters (the auxiliaries changed;
+# the same factor serves the draw of f when nothing is accepted), B at its proposal and,
+# after warmup, B at a second, delayed-rejection proposal when the first is rejected,
+# and K at an accepted proposal (the draw of f needs a square root of K): between 2 and
+# 4 factorisations of the n x n matrix per step (src/hyper_sampler.h). The second stage
+# gives most of what a second full step would add to the effective sample size per
+# sweep, for fewer factorisations.
 HYPER_MOVES <- 1L
 
 # Gibbs chains. With ctl$sample_hyper the kernel hyperparameters are sampled too, under

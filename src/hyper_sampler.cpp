@@ -245,53 +245,85 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
   double cur = log_marginal(K_, kappa, omega, mu0, cur_);
   n_chol_ += static_cast<long>(cols_.size());
   if (!std::isfinite(cur)) return false;
-  for (int m = 0; m < (p > 0 ? moves_ : 0); ++m) {
+  const bool indep = warmup_it == 0 && have_ind_;
+  // a proposal: the independence t after warmup, else the adaptive random walk
+  auto propose = [&]() {
     Eigen::VectorXd z(p);
-    const bool indep = warmup_it == 0 && have_ind_;
     for (int k = 0; k < p; ++k) z[k] = rng.norm();
-    KernelSpec prop = spec_;
-    double log_q = 0.0;  // log q(theta) - log q(theta') for independence proposals
+    std::vector<double> th = spec_.theta;
     if (indep) {
       const double g = 2.0 * (rng.exp1() + rng.exp1());  // chi-square with 4 df
       Eigen::VectorXd t = ind_chol_.triangularView<Eigen::Lower>() * z;
       t *= std::sqrt(kIndDf / g);
-      for (int k = 0; k < p; ++k) prop.theta[free_[k]] = lmean_[k] + t[k];
-      log_q = ind_log_density(spec_.theta) - ind_log_density(prop.theta);
+      for (int k = 0; k < p; ++k) th[free_[k]] = lmean_[k] + t[k];
     } else {
       Eigen::VectorXd step = prop_chol_.triangularView<Eigen::Lower>() * z;
       step *= std::exp(log_s_);
-      for (int k = 0; k < p; ++k) prop.theta[free_[k]] += step[k];
+      for (int k = 0; k < p; ++k) th[free_[k]] += step[k];
     }
+    return th;
+  };
+  // log p(theta | aux) up to a constant (the marginal into prop_, its K into Kp_), or
+  // -Inf; *marg receives the log marginal alone
+  auto log_target = [&](const std::vector<double>& th, double* marg) {
+    *marg = kNegInf;
+    const double lp = log_prior(th);
+    if (!std::isfinite(lp)) return kNegInf;
+    kernel_at(th, Kp_);
+    if (!Kp_.allFinite()) return kNegInf;
+    *marg = log_marginal(Kp_, kappa, omega, mu0, prop_);
+    n_chol_ += static_cast<long>(cols_.size());
+    return std::isfinite(*marg) ? *marg + lp : kNegInf;
+  };
+  // moves to th (log marginal marg, factors in Kp_ / prop_) once K has a factor there
+  auto move_to = [&](const std::vector<double>& th, double marg) {
+    ++n_chol_;
+    if (!chol_lower(Kp_, LKp_)) return false;
+    spec_.theta = th;
+    K_.swap(Kp_);
+    LK_.swap(LKp_);
+    std::swap(cur_, prop_);
+    cur = marg;
+    return true;
+  };
+  for (int m = 0; m < (p > 0 ? moves_ : 0); ++m) {
+    const double lt_x = cur + log_prior(spec_.theta);
+    // log weights w = target / proposal density of the independence proposal
+    const double lq_x = indep ? ind_log_density(spec_.theta) : 0.0;
+    const std::vector<double> y1 = propose();
     const double u = rng.unif();
-    double log_ratio = kNegInf, val = kNegInf;
-    const double lp_prop = log_prior(prop.theta);
-    if (std::isfinite(lp_prop)) {
-      kernel_at(prop.theta, Kp_);
-      if (Kp_.allFinite()) {
-        val = log_marginal(Kp_, kappa, omega, mu0, prop_);
-        n_chol_ += static_cast<long>(cols_.size());
-      }
-      if (std::isfinite(val)) log_ratio = val + lp_prop - cur - log_prior(spec_.theta) + log_q;
-    }
+    double marg1;
+    const double lt1 = log_target(y1, &marg1);
+    const double lq1 = indep ? ind_log_density(y1) : 0.0;
+    const double log_ratio = std::isfinite(lt1) ? (lt1 - lq1) - (lt_x - lq_x) : kNegInf;
     const double accept_prob = std::isfinite(log_ratio) ? std::exp(std::min(0.0, log_ratio)) : 0.0;
-    bool accept = std::log(u) < log_ratio;
-    if (accept) {
-      ++n_chol_;
-      accept = chol_lower(Kp_, LKp_);
-    }
-    if (accept) {
-      spec_.theta = prop.theta;
-      K_.swap(Kp_);
-      LK_.swap(LKp_);
-      std::swap(cur_, prop_);
-      cur = val;
-    }
+    const bool mh_accept = std::log(u) < log_ratio;
+    const bool accept = mh_accept && move_to(y1, marg1);
     if (warmup_it > 0) {
       adapt(spec_.theta, accept_prob, warmup_it);
-    } else {
-      ++proposed_;
-      if (accept) ++accepted_;
+      continue;
     }
+    ++proposed_;
+    if (accept) ++accepted_;
+    if (mh_accept || !indep) continue;
+    // Delayed rejection (Tierney and Mira 1999) after a rejected independence proposal:
+    // a second draw y2 from the same proposal, accepted with probability
+    //   min(1, w(y2) / w(x) (1 - min(1, w(y1) / w(y2))) / (1 - min(1, w(y1) / w(x)))),
+    // w = p(theta | aux) / q(theta), which keeps detailed balance for the two-stage
+    // move. It needs no target value beyond those at x, y1 and y2, and a rejected
+    // stage costs only the factor of B at its proposal.
+    const std::vector<double> y2 = propose();
+    const double u2 = rng.unif();
+    double marg2;
+    const double lt2 = log_target(y2, &marg2);
+    ++proposed_;
+    if (!std::isfinite(lt2)) continue;
+    const double lw_x = lt_x - lq_x, lw1 = std::isfinite(lt1) ? lt1 - lq1 : kNegInf;
+    const double lw2 = lt2 - ind_log_density(y2);
+    if (!(lw2 > lw1)) continue;  // 1 - min(1, w(y1) / w(y2)) = 0
+    const double log_ratio2 = (lw2 - lw_x) + std::log1p(-std::exp(lw1 - lw2)) -
+                              std::log1p(-std::exp(lw1 - lw_x));
+    if (std::log(u2) < log_ratio2 && move_to(y2, marg2)) ++accepted_;
   }
   for (std::size_t k = 0; k < cols_.size(); ++k) {
     const int j = cols_[k];

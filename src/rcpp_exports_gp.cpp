@@ -337,8 +337,8 @@ List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::Matr
 // moves = Metropolis proposals per sweep, default 1).
 // One block per spec (one spec: all latent columns; q specs: column j). The result then
 // also has theta, an array [iter, length(chain_ids), P] of the log parameters, and
-// accept, a length(chain_ids) x (number of blocks) matrix of acceptance rates after
-// warmup, and chol_per_sweep, the Cholesky factorisations of n x n matrices per sweep
+// accept, a length(chain_ids) x (number of blocks) matrix of acceptance rates per
+// proposal after warmup (delayed-rejection stages counted as proposals), and chol_per_sweep, the Cholesky factorisations of n x n matrices per sweep
 // (warmup included) of each chain.
 // lik_prior (NULL: the likelihood's parameters stay fixed) samples elements of the
 // likelihood's parameters (param_sampler.h): list(name = character P, index = integer P
