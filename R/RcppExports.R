@@ -121,6 +121,10 @@
     .Call(`_augmentedGP_lik_predictive_interval_cpp`, lik, m, v, level, seed)
 }
 
+.mcmc_rhat_ess_cpp <- function(draws) {
+    .Call(`_augmentedGP_mcmc_rhat_ess_cpp`, draws)
+}
+
 .model_dense_new <- function(X, lik, mu0, jitter, specs, maxit, tol, threads) {
     .Call(`_augmentedGP_model_dense_new`, X, lik, mu0, jitter, specs, maxit, tol, threads)
 }
@@ -235,5 +239,9 @@
 
 .lik_param_sweeps_cpp <- function(lik, f, prior, S, seed) {
     .Call(`_augmentedGP_lik_param_sweeps_cpp`, lik, f, prior, S, seed)
+}
+
+.hyper_block_chain_cpp <- function(spec, X, prior, kappa, omega, jitter, warmup, iter, seed) {
+    .Call(`_augmentedGP_hyper_block_chain_cpp`, spec, X, prior, kappa, omega, jitter, warmup, iter, seed)
 }
 

@@ -60,8 +60,10 @@
 #'   priors of [augp_prior()], instead of holding them at the values the
 #'   variational fit learned. Each sweep draws them from their conditional
 #'   given the auxiliary variables with the latent functions integrated out
-#'   (an adaptive random-walk Metropolis step on the log scale, tuned during
-#'   warm-up), then the latent functions given them. Predictions then
+#'   (a Metropolis-Hastings step on the log scale: an adaptive random walk
+#'   during warm-up, then an independence proposal fitted to the warm-up
+#'   draws, with a delayed-rejection second try when it is rejected), then
+#'   the latent functions given them. Predictions then
 #'   average over the hyperparameters; [hyper_draws()] returns their draws.
 #'   Likelihood parameters (class weights, noise scales) stay at their
 #'   learned values.

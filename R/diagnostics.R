@@ -160,18 +160,18 @@ mcmc_diagnostics <- function(x, max_vars = 200L, tail = TRUE) {
   nq <- d[3]
   rhat <- ess_bulk <- ess_tail <- rep(NA_real_, nq)
   if (reliable) {
-    for (k in seq_len(nq)) {
-      m <- matrix(draws[, , k], d[1], d[2])
-      # constant quantities (e.g. a probability at 0 or 1 to double precision) have
-      # no defined R-hat or ESS: left NA
-      if (!(diff(range(m)) > 0)) next
-      # posterior warns when it caps an ESS estimate at S log10(S) (short chains); the
-      # capped value is what is reported
-      suppressWarnings({
-        rhat[k] <- posterior::rhat(m)
-        ess_bulk[k] <- posterior::ess_bulk(m)
-        if (tail) ess_tail[k] <- posterior::ess_tail(m)
-      })
+    # R-hat and bulk ESS as posterior::rhat() and posterior::ess_bulk() define them, all
+    # quantities in one C++ pass; constant quantities (e.g. a probability at 0 or 1 to
+    # double precision) have no defined R-hat or ESS: NA. An ESS estimate is capped at
+    # S log10(S) for short chains, as posterior does.
+    storage.mode(draws) <- "double"
+    re <- .mcmc_rhat_ess_cpp(draws)
+    rhat <- re[, 1]
+    ess_bulk <- re[, 2]
+    if (tail) {
+      for (k in which(!is.na(ess_bulk))) {
+        suppressWarnings(ess_tail[k] <- posterior::ess_tail(matrix(draws[, , k], d[1], d[2])))
+      }
     }
   }
   structure(data.frame(point = point, rhat = rhat, ess_bulk = ess_bulk, ess_tail = ess_tail),

@@ -459,17 +459,23 @@ engine_gibbs_chains <- function(kernel, X, lik, mean0, init_mean, init_sd, ctl, 
 # variational fit's, so that split R-hat can see chains that have not mixed.
 HYPER_INIT_SD <- 0.3
 
-# Metropolis proposals for the kernel hyperparameters per Gibbs sweep: each costs one
-# Cholesky factorisation (two when accepted). The hyperparameters' mixing is limited by
-# these proposals more than by the auxiliaries they condition on, so a second proposal
-# per sweep raises the effective sample size per sweep nearly in proportion.
-HYPER_MOVES <- 2L
+# Metropolis-Hastings steps for the kernel hyperparameters per Gibbs sweep. A step
+# factors B = I + W^1/2 K W^1/2 at the current hyperparameters (the auxiliaries changed;
+# the same factor serves the draw of f when nothing is accepted), B at its proposal and,
+# after warmup, B at a second, delayed-rejection proposal when the first is rejected,
+# and K at an accepted proposal (the draw of f needs a square root of K): between 2 and
+# 4 factorisations of the n x n matrix per step (src/hyper_sampler.h). The second stage
+# gives most of what a second full step would add to the effective sample size per
+# sweep, for fewer factorisations.
+HYPER_MOVES <- 1L
 
 # Gibbs chains. With ctl$sample_hyper the kernel hyperparameters are sampled too, under
 # `prior` (an augp_prior or NULL for the defaults; its attribute "latent_scale" is the
 # unit of the sd prior): the result then also has theta (the draws of the log
 # parameters, [iterations, chains, parameters] named as engine_get_params()), accept
-# (acceptance rates, chains x blocks) and prior_table (hyper_prior_table()); its kernel
+# (acceptance rates, chains x blocks), chol_per_sweep (Cholesky factorisations of n x n
+# matrices per sweep, warmup included, one per chain) and prior_table
+# (hyper_prior_table()); its kernel
 # is the one at the posterior medians of the log parameters.
 # With ctl$sample_hyper and attr(prior, "lik_prior") (lik_prior_table()), the likelihood's
 # parameters are sampled too: lik_draws holds their draws [iterations, chains, elements]
@@ -540,8 +546,8 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
        converged = if (is.null(vi)) TRUE else vi$converged,
        hyper_converged = if (is.null(vi)) NA else vi$hyper_converged,
        jitter = max(res$jitter, if (is.null(vi)) 0 else vi$jitter), seed = seeds,
-       theta = theta, accept = res$accept, prior_table = ptab, lik = lik, lik_draws = lik_draws,
-       lik_prior = lik_prior)
+       theta = theta, accept = res$accept, chol_per_sweep = res$chol_per_sweep,
+       prior_table = ptab, lik = lik, lik_draws = lik_draws, lik_prior = lik_prior)
 }
 
 # Fit the latent GP(s). `lik`: an engine likelihood list (type, q, data); without
@@ -576,7 +582,8 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
               mean0 = if (q == 1 && length(mean0_in) %in% c(1, n)) as.numeric(mean0_in) else mean0,
               alpha = fit$alpha, omega = fit$omega, kl = fit$kl, control = ctl,
               hyper_evals = fit$hyper_evals, shared_hyper = !is_kernel_list(fit$kernel),
-              theta = fit$theta, accept = fit$accept, prior_table = fit$prior_table,
+              theta = fit$theta, accept = fit$accept, chol_per_sweep = fit$chol_per_sweep,
+              prior_table = fit$prior_table,
               lik_draws = fit$lik_draws, lik_prior = fit$lik_prior)
   if (!is.null(fit$lik_draws)) out$lik <- fit$lik
   if (own) progress_finish()

@@ -452,6 +452,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// mcmc_rhat_ess_cpp
+Rcpp::NumericMatrix mcmc_rhat_ess_cpp(Rcpp::NumericVector draws);
+RcppExport SEXP _augmentedGP_mcmc_rhat_ess_cpp(SEXP drawsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type draws(drawsSEXP);
+    rcpp_result_gen = Rcpp::wrap(mcmc_rhat_ess_cpp(draws));
+    return rcpp_result_gen;
+END_RCPP
+}
 // model_dense_new
 SEXP model_dense_new(Eigen::MatrixXd X, List lik, Eigen::MatrixXd mu0, double jitter, List specs, int maxit, double tol, int threads);
 RcppExport SEXP _augmentedGP_model_dense_new(SEXP XSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP jitterSEXP, SEXP specsSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP threadsSEXP) {
@@ -919,6 +930,25 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// hyper_block_chain_cpp
+Rcpp::NumericMatrix hyper_block_chain_cpp(List spec, Eigen::MatrixXd X, Rcpp::NumericMatrix prior, Eigen::MatrixXd kappa, Eigen::MatrixXd omega, double jitter, int warmup, int iter, NumericVector seed);
+RcppExport SEXP _augmentedGP_hyper_block_chain_cpp(SEXP specSEXP, SEXP XSEXP, SEXP priorSEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP jitterSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type prior(priorSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type kappa(kappaSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< int >::type warmup(warmupSEXP);
+    Rcpp::traits::input_parameter< int >::type iter(iterSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(hyper_block_chain_cpp(spec, X, prior, kappa, omega, jitter, warmup, iter, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_rpg_cpp", (DL_FUNC) &_augmentedGP_rpg_cpp, 6},
@@ -951,6 +981,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_lik_expected_loglik_cpp", (DL_FUNC) &_augmentedGP_lik_expected_loglik_cpp, 4},
     {"_augmentedGP_lik_learn_params_cpp", (DL_FUNC) &_augmentedGP_lik_learn_params_cpp, 3},
     {"_augmentedGP_lik_predictive_interval_cpp", (DL_FUNC) &_augmentedGP_lik_predictive_interval_cpp, 5},
+    {"_augmentedGP_mcmc_rhat_ess_cpp", (DL_FUNC) &_augmentedGP_mcmc_rhat_ess_cpp, 1},
     {"_augmentedGP_model_dense_new", (DL_FUNC) &_augmentedGP_model_dense_new, 8},
     {"_augmentedGP_model_dense_level", (DL_FUNC) &_augmentedGP_model_dense_level, 3},
     {"_augmentedGP_model_dense_eval", (DL_FUNC) &_augmentedGP_model_dense_eval, 2},
@@ -980,6 +1011,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_numerics_cpp", (DL_FUNC) &_augmentedGP_numerics_cpp, 2},
     {"_augmentedGP_hyper_log_prior_cpp", (DL_FUNC) &_augmentedGP_hyper_log_prior_cpp, 5},
     {"_augmentedGP_lik_param_sweeps_cpp", (DL_FUNC) &_augmentedGP_lik_param_sweeps_cpp, 5},
+    {"_augmentedGP_hyper_block_chain_cpp", (DL_FUNC) &_augmentedGP_hyper_block_chain_cpp, 9},
     {NULL, NULL, 0}
 };
 

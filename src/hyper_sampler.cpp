@@ -22,6 +22,9 @@ const double kTargetAccept = 0.3;
 // mean of the second half of the warmup draws, scale kIndScale times their covariance.
 const double kIndDf = 4.0;
 const double kIndScale = 1.2;
+// The largest number of input pairs whose squared distances a block caches (8 bytes
+// each).
+const long kMaxCachedPairs = 2500000;
 }  // namespace
 
 double hyper_log_prior(const HyperPrior& p, double theta) {
@@ -120,7 +123,27 @@ HyperBlock::HyperBlock(const KernelSpec& spec, const std::vector<HyperPrior>& pr
   if (!has_sum && spec_.n_params() > 0 && priors_[0].family != HyperPrior::FIXED &&
       priors_[0].on_sd)
     scale_index_ = 0;
-  K_ = kernel_matrix_jitter(spec_, X_, block_jitter(spec_.theta));
+  const long n = X_.rows(), d = X_.cols(), pairs = n * (n + 1) / 2;
+  if (spec_.code.size() == 1 && spec_.code[0] == K_SE &&
+      (spec_.nls[0] == 1 || spec_.nls[0] == d) && pairs * spec_.nls[0] <= kMaxCachedPairs) {
+    // one block of pairs per lengthscale: the squared distance, or the squared
+    // difference in each input for one lengthscale per input
+    const long nb = spec_.nls[0];
+    d2_.resize(pairs * nb);
+    long k = 0;
+    for (long j = 0; j < n; ++j)
+      for (long i = j; i < n; ++i, ++k) {
+        if (nb == 1) {
+          d2_[k] = (X_.row(i) - X_.row(j)).squaredNorm();
+        } else {
+          for (long c = 0; c < d; ++c) {
+            const double t = X_(i, c) - X_(j, c);
+            d2_[c * pairs + k] = t * t;
+          }
+        }
+      }
+  }
+  kernel_at(spec_.theta, K_);
   if (!chol_lower(K_, LK_))
     throw std::runtime_error("the starting kernel matrix is not positive definite");
   cur_.resize(cols_.size());
@@ -220,47 +243,87 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
                       std::vector<Rng>& col_rngs, int warmup_it) {
   const int p = static_cast<int>(free_.size());
   double cur = log_marginal(K_, kappa, omega, mu0, cur_);
+  n_chol_ += static_cast<long>(cols_.size());
   if (!std::isfinite(cur)) return false;
-  for (int m = 0; m < (p > 0 ? moves_ : 0); ++m) {
+  const bool indep = warmup_it == 0 && have_ind_;
+  // a proposal: the independence t after warmup, else the adaptive random walk
+  auto propose = [&]() {
     Eigen::VectorXd z(p);
-    const bool indep = warmup_it == 0 && have_ind_;
     for (int k = 0; k < p; ++k) z[k] = rng.norm();
-    KernelSpec prop = spec_;
-    double log_q = 0.0;  // log q(theta) - log q(theta') for independence proposals
+    std::vector<double> th = spec_.theta;
     if (indep) {
       const double g = 2.0 * (rng.exp1() + rng.exp1());  // chi-square with 4 df
       Eigen::VectorXd t = ind_chol_.triangularView<Eigen::Lower>() * z;
       t *= std::sqrt(kIndDf / g);
-      for (int k = 0; k < p; ++k) prop.theta[free_[k]] = lmean_[k] + t[k];
-      log_q = ind_log_density(spec_.theta) - ind_log_density(prop.theta);
+      for (int k = 0; k < p; ++k) th[free_[k]] = lmean_[k] + t[k];
     } else {
       Eigen::VectorXd step = prop_chol_.triangularView<Eigen::Lower>() * z;
       step *= std::exp(log_s_);
-      for (int k = 0; k < p; ++k) prop.theta[free_[k]] += step[k];
+      for (int k = 0; k < p; ++k) th[free_[k]] += step[k];
     }
+    return th;
+  };
+  // log p(theta | aux) up to a constant (the marginal into prop_, its K into Kp_), or
+  // -Inf; *marg receives the log marginal alone
+  auto log_target = [&](const std::vector<double>& th, double* marg) {
+    *marg = kNegInf;
+    const double lp = log_prior(th);
+    if (!std::isfinite(lp)) return kNegInf;
+    kernel_at(th, Kp_);
+    if (!Kp_.allFinite()) return kNegInf;
+    *marg = log_marginal(Kp_, kappa, omega, mu0, prop_);
+    n_chol_ += static_cast<long>(cols_.size());
+    return std::isfinite(*marg) ? *marg + lp : kNegInf;
+  };
+  // moves to th (log marginal marg, factors in Kp_ / prop_) once K has a factor there
+  auto move_to = [&](const std::vector<double>& th, double marg) {
+    ++n_chol_;
+    if (!chol_lower(Kp_, LKp_)) return false;
+    spec_.theta = th;
+    K_.swap(Kp_);
+    LK_.swap(LKp_);
+    std::swap(cur_, prop_);
+    cur = marg;
+    return true;
+  };
+  for (int m = 0; m < (p > 0 ? moves_ : 0); ++m) {
+    const double lt_x = cur + log_prior(spec_.theta);
+    // log weights w = target / proposal density of the independence proposal
+    const double lq_x = indep ? ind_log_density(spec_.theta) : 0.0;
+    const std::vector<double> y1 = propose();
     const double u = rng.unif();
-    double log_ratio = kNegInf, val = kNegInf;
-    const double lp_prop = log_prior(prop.theta);
-    if (std::isfinite(lp_prop)) {
-      Kp_ = kernel_matrix_jitter(prop, X_, block_jitter(prop.theta));
-      val = Kp_.allFinite() ? log_marginal(Kp_, kappa, omega, mu0, prop_) : kNegInf;
-      if (std::isfinite(val)) log_ratio = val + lp_prop - cur - log_prior(spec_.theta) + log_q;
-    }
+    double marg1;
+    const double lt1 = log_target(y1, &marg1);
+    const double lq1 = indep ? ind_log_density(y1) : 0.0;
+    const double log_ratio = std::isfinite(lt1) ? (lt1 - lq1) - (lt_x - lq_x) : kNegInf;
     const double accept_prob = std::isfinite(log_ratio) ? std::exp(std::min(0.0, log_ratio)) : 0.0;
-    const bool accept = std::log(u) < log_ratio && chol_lower(Kp_, LKp_);
-    if (accept) {
-      spec_.theta = prop.theta;
-      K_.swap(Kp_);
-      LK_.swap(LKp_);
-      std::swap(cur_, prop_);
-      cur = val;
-    }
+    const bool mh_accept = std::log(u) < log_ratio;
+    const bool accept = mh_accept && move_to(y1, marg1);
     if (warmup_it > 0) {
       adapt(spec_.theta, accept_prob, warmup_it);
-    } else {
-      ++proposed_;
-      if (accept) ++accepted_;
+      continue;
     }
+    ++proposed_;
+    if (accept) ++accepted_;
+    if (mh_accept || !indep) continue;
+    // Delayed rejection (Tierney and Mira 1999) after a rejected independence proposal:
+    // a second draw y2 from the same proposal, accepted with probability
+    //   min(1, w(y2) / w(x) (1 - min(1, w(y1) / w(y2))) / (1 - min(1, w(y1) / w(x)))),
+    // w = p(theta | aux) / q(theta), which keeps detailed balance for the two-stage
+    // move. It needs no target value beyond those at x, y1 and y2, and a rejected
+    // stage costs only the factor of B at its proposal.
+    const std::vector<double> y2 = propose();
+    const double u2 = rng.unif();
+    double marg2;
+    const double lt2 = log_target(y2, &marg2);
+    ++proposed_;
+    if (!std::isfinite(lt2)) continue;
+    const double lw_x = lt_x - lq_x, lw1 = std::isfinite(lt1) ? lt1 - lq1 : kNegInf;
+    const double lw2 = lt2 - ind_log_density(y2);
+    if (!(lw2 > lw1)) continue;  // 1 - min(1, w(y1) / w(y2)) = 0
+    const double log_ratio2 = (lw2 - lw_x) + std::log1p(-std::exp(lw1 - lw2)) -
+                              std::log1p(-std::exp(lw1 - lw_x));
+    if (std::log(u2) < log_ratio2 && move_to(y2, marg2)) ++accepted_;
   }
   for (std::size_t k = 0; k < cols_.size(); ++k) {
     const int j = cols_[k];
@@ -299,6 +362,27 @@ void HyperBlock::scale_move(const Likelihood& lik, Eigen::MatrixXd& f, const Eig
   // K = v (C + jitter I) scales with v as a whole, and so does its factor
   K_ *= s * s;
   LK_ *= s;
+}
+
+void HyperBlock::kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const {
+  if (d2_.size() == 0) {
+    K = kernel_matrix_jitter(KernelSpec{spec_.code, spec_.nls, theta}, X_, block_jitter(theta));
+    return;
+  }
+  const long n = X_.rows(), pairs = n * (n + 1) / 2, nb = spec_.nls[0];
+  const double v = std::exp(theta[0]);
+  // the exponent -sum_c d2_c / (2 l_c^2), then v exp(.) in one vectorised pass
+  kv_ = -0.5 * std::exp(-2.0 * theta[1]) * d2_.head(pairs);
+  for (long c = 1; c < nb; ++c)
+    kv_ -= 0.5 * std::exp(-2.0 * theta[1 + c]) * d2_.segment(c * pairs, pairs);
+  kv_ = kv_.exp() * v;
+  K.resize(n, n);
+  long k = 0;
+  for (long j = 0; j < n; ++j) {
+    for (long i = j; i < n; ++i) K(i, j) = kv_[k++];
+    for (long i = j + 1; i < n; ++i) K(j, i) = K(i, j);
+  }
+  K.diagonal().array() += block_jitter(theta);
 }
 
 double HyperBlock::block_jitter(const std::vector<double>& theta) const {

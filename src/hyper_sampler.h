@@ -11,19 +11,35 @@
 // A kernel shared by several latent columns sums this over them.
 //
 // One block of hyperparameters (the log parameters theta of one kernel and the latent
-// columns it serves) moves by random-walk Metropolis on this marginal times the prior,
+// columns it serves) moves by Metropolis-Hastings on this marginal times the prior,
 // then those columns' f_j are drawn from N(m, S) at the new theta. The pair is the
 // blocked move (theta, f) | aux: it leaves p(f, theta, aux | y) invariant, and the
-// Cholesky factor of B at the accepted theta is the one the f draw needs. Per sweep a
-// block costs the factors of B at the current and the proposed theta (the
-// auxiliaries changed) and, when the proposal is accepted, the factor of K at it.
+// Cholesky factor of B at the accepted theta (or at the current one, on rejection) is
+// the one the f draw needs. Per sweep a block costs the factor of B at the current
+// theta (the auxiliaries changed), one at each proposal and, when a proposal is
+// accepted, the factor of K at it.
+// The factor of K cannot be avoided when theta changes: a draw from
+// N(m, S), S = (K^-1 + W)^-1, needs a square root of K or of K^-1 besides the factor of
+// B (Matheron's rule takes a prior draw N(0, K); B alone gives only S W^1/2 z, whose
+// covariance S W S falls short of S by S K^-1 S). Nor can the factor of B at the current
+// theta: the Metropolis ratio needs the marginal there at the new auxiliaries. A move
+// needing only the factor of K at the proposal (theta with the whitened f fixed,
+// f = mu0 + LK g) mixes the lengthscales far more slowly on binary data, so the
+// collapsed move stays.
 //
-// The proposal is N(theta, s^2 Sigma) on the sampled coordinates. During warmup s adapts
+// Proposals. During warmup: N(theta, s^2 Sigma) on the sampled coordinates, s adapting
 // toward an acceptance rate of 0.3 (Robbins-Monro on log s with gain 1/sqrt(t), t counted
-// from the last reset) and Sigma becomes the covariance of the warmup draws so far at
-// warmup iterations 50, 100, 200, 400, ... (s then restarts at 2.38 / sqrt(p)); both are
-// frozen after warmup, so the kept draws come from one fixed Markov kernel. Adaptation
-// uses only the chain's own draws, so it depends on the seed alone.
+// from the last reset) and Sigma becoming the covariance of the warmup draws so far at
+// warmup iterations 50, 100, 200, 400, ... (s then restarts at 2.38 / sqrt(p)). After
+// warmup: an independence proposal q, a multivariate t with 4 degrees of freedom centred
+// at the mean of the second half of the warmup draws with 1.2^2 times their covariance;
+// when it is rejected, a second draw from q is tried with the delayed-rejection
+// acceptance of Tierney and Mira (1999), which needs the target only at the current
+// point and the two proposals. A rejected proposal costs one factorisation, so the
+// second stage moves theta in more sweeps for less than a second full step would cost
+// (that would factor K again after two acceptances). Everything is frozen after warmup,
+// so the kept draws come from one fixed Markov kernel; adaptation uses only the chain's
+// own draws, so it depends on the seed alone.
 #ifndef AUGP_HYPER_SAMPLER_H
 #define AUGP_HYPER_SAMPLER_H
 
@@ -67,8 +83,9 @@ class HyperBlock {
   // outlive the block); jitter: added to the diagonal of every kernel matrix.
   // Throws std::invalid_argument on inconsistent sizes and std::runtime_error when the
   // starting kernel matrix has no Cholesky factor.
-  // moves: Metropolis proposals per sweep (each costs the factor of B at the proposal,
-  // and of K when accepted).
+  // moves: Metropolis-Hastings steps per sweep (after warmup each may take a second,
+  // delayed-rejection stage); each proposal costs the factor of B at it, and of K when
+  // accepted.
   HyperBlock(const KernelSpec& spec, const std::vector<HyperPrior>& priors,
              const std::vector<int>& cols, const Eigen::MatrixXd& X, double jitter,
              int moves = 1, int warmup = 0);
@@ -100,6 +117,9 @@ class HyperBlock {
                   Rng& rng);
   bool has_scale() const { return scale_index_ >= 0; }
 
+  // Cholesky factorisations of n x n matrices (B or K) made by step() so far.
+  long factorisations() const { return n_chol_; }
+
   const std::vector<double>& theta() const { return spec_.theta; }
   const std::vector<int>& cols() const { return cols_; }
   const Eigen::MatrixXd& K() const { return K_; }
@@ -125,6 +145,7 @@ class HyperBlock {
   const Eigen::MatrixXd& X_;
   double jitter_;
   int moves_, warmup_;
+  long n_chol_ = 0;
   int scale_index_ = -1;  // the log parameter that scales the whole kernel, or -1
   Eigen::MatrixXd K_, LK_, Kp_, LKp_;
   std::vector<GaussianStep> cur_, prop_;
@@ -147,6 +168,15 @@ class HyperBlock {
   // The diagonal jitter of the kernel matrix at theta: jitter times the overall scale v
   // for kernels that have one (K = v (C + jitter I)), else jitter.
   double block_jitter(const std::vector<double>& theta) const;
+  // The kernel matrix at theta with its jitter (block_jitter) into K. A single squared-
+  // exponential leaf, v exp(-sum_c (x_c - x'_c)^2 / (2 l_c^2)) with one lengthscale or
+  // one per input, is computed from the squared distances (or squared differences per
+  // input) of the pairs cached at construction: the lower triangle packed by columns,
+  // one block per lengthscale, so that a proposal costs one vectorised exp per pair.
+  // d2_ is empty for other kernels (and very large n), which go through kernel_eval.
+  void kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const;
+  Eigen::ArrayXd d2_;
+  mutable Eigen::ArrayXd kv_;
 };
 
 // The kernel matrix k(X, X) + jitter I of spec.

@@ -310,3 +310,42 @@ Eigen::MatrixXd lik_param_sweeps_cpp(List lik, Eigen::MatrixXd f, List prior, in
     Rcpp::stop(e.what());
   }
 }
+
+// The hyperparameter move of one block (HyperBlock::step) repeated with the auxiliaries
+// held fixed: a Metropolis-Hastings chain on p(theta | kappa, omega), which the tests
+// compare with quadrature of that density. spec: one flattened kernel (its theta the
+// start); prior: P x 4 (family, a, b, on_sd) as for .gp_gibbs_cpp; kappa, omega: n x 1.
+// Returns the iter draws of theta after warmup (iter x P) with attribute accept.
+// [[Rcpp::export(name = ".hyper_block_chain_cpp")]]
+Rcpp::NumericMatrix hyper_block_chain_cpp(List spec, Eigen::MatrixXd X, Rcpp::NumericMatrix prior,
+                                          Eigen::MatrixXd kappa, Eigen::MatrixXd omega,
+                                          double jitter, int warmup, int iter, NumericVector seed) {
+  try {
+    const augp::KernelSpec sp = augp::kernel_spec_from_list(spec);
+    std::vector<augp::HyperPrior> pr;
+    for (int k = 0; k < prior.nrow(); ++k) {
+      augp::HyperPrior h;
+      h.family = static_cast<int>(prior(k, 0));
+      h.a = prior(k, 1);
+      h.b = prior(k, 2);
+      h.on_sd = prior(k, 3) != 0.0;
+      pr.push_back(h);
+    }
+    augp::HyperBlock b(sp, pr, std::vector<int>{0}, X, jitter, 1, warmup);
+    const Eigen::MatrixXd mu0 = Eigen::MatrixXd::Zero(X.rows(), 1);
+    Eigen::MatrixXd f = mu0;
+    augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
+    std::vector<augp::Rng> cr{augp::Rng(augp::combine_seed(seed[0], seed[1]), 1)};
+    Rcpp::NumericMatrix out(iter, sp.n_params());
+    for (int it = 0; it < warmup + iter; ++it) {
+      if (!b.step(kappa, omega, mu0, f, rng, cr, it < warmup ? it + 1 : 0))
+        Rcpp::stop("numerical failure");
+      if (it >= warmup)
+        for (int k = 0; k < sp.n_params(); ++k) out(it - warmup, k) = b.theta()[k];
+    }
+    out.attr("accept") = static_cast<double>(b.accepted()) / std::max(1L, b.proposed());
+    return out;
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}

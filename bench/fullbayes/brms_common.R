@@ -1,11 +1,14 @@
 # Shared by the augp-vs-brms benchmarks (bench/fullbayes/*_brms.R, bench/counts/bench_brms.R,
 # bench/ordinal/bench_brms.R): sourced after the script sets `args` (an optional library path).
 if (length(args)) .libPaths(c(args[1], .libPaths()))
+# (a script that sets augp_only = TRUE runs augp alone and needs neither brms nor rstan)
 suppressPackageStartupMessages({
   library(augmentedGP)
-  library(brms)
-  # Debian's BH package relies on the system boost headers
-  if (!nzchar(rstan::rstan_options("boost_lib"))) rstan::rstan_options(boost_lib = "/usr/include")
+  if (!isTRUE(get0("augp_only"))) {
+    library(brms)
+    # Debian's BH package relies on the system boost headers
+    if (!nzchar(rstan::rstan_options("boost_lib"))) rstan::rstan_options(boost_lib = "/usr/include")
+  }
 })
 chains <- 4
 cores <- 2

@@ -237,3 +237,27 @@ test_that("multi-chain Gibbs through future warns once, on the combined draws", 
                                              control = augp_control(threads = 1, iter = 60,
                                                                     chains = 3)))$engine$draws)
 })
+
+test_that("the C++ split R-hat and bulk ESS equal posterior's", {
+  set.seed(4)
+  S <- 301
+  a <- array(stats::rnorm(S * 4 * 5), c(S, 4, 5))
+  a[, , 2] <- apply(a[, , 2], 2, cumsum) / 10              # slow chains
+  a[, , 3] <- round(a[, , 3])                               # ties
+  a[, , 4] <- a[, , 4] + rep(c(0, 0, 0, 2), each = S)       # one chain apart
+  a[, , 5] <- 0.5                                           # constant: NA
+  for (s in c(S, S - 1)) {
+    b <- a[seq_len(s), , , drop = FALSE]
+    out <- cv_ns$.mcmc_rhat_ess_cpp(b)
+    ref <- t(vapply(1:5, function(k) {
+      m <- b[, , k]
+      if (k == 5) return(c(NA_real_, NA_real_))
+      suppressWarnings(c(posterior::rhat(m), posterior::ess_bulk(m)))
+    }, numeric(2)))
+    expect_equal(out, ref, tolerance = 1e-10)
+  }
+  # capped short chains: posterior caps tau at 1 / log10(S M)
+  sh <- array(rep(c(1, -1), 20), c(10, 4, 1)) + array(stats::rnorm(40, 0, 1e-3), c(10, 4, 1))
+  expect_equal(cv_ns$.mcmc_rhat_ess_cpp(sh)[1, 2],
+               suppressWarnings(posterior::ess_bulk(sh[, , 1])), tolerance = 1e-10)
+})

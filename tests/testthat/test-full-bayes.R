@@ -98,6 +98,71 @@ test_that("full-Bayes Gibbs agrees with quadrature of the un-augmented model", {
   expect_true(all(fit$accept > 0.2 & fit$accept < 0.95))
 })
 
+test_that("the factorisations per sweep are counted: 2 plus one per accepted proposal, at most 4", {
+  X <- matrix(seq(-2, 2, length.out = 12), ncol = 1)
+  y <- c(0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 0, 0)
+  run <- function(warmup, iter) {
+    fb_ns$augp_engine(X, y, rep(1, 12), kernel_se(lengthscale = 1, variance = 1),
+                      "gibbs", mean0 = 0, seed = 5, prior = fb_prior,
+                      control = list(sample_hyper = TRUE, learn_hyper = FALSE, chains = 2,
+                                     iter = iter, warmup = warmup, threads = 1))
+  }
+  # no warmup: random-walk proposals only, one per sweep, so per sweep B at the current
+  # hyperparameters, B at the proposal, and K when it is accepted
+  fit <- run(0, 3000)
+  expect_length(fit$chol_per_sweep, 2)
+  expect_equal(fit$chol_per_sweep, 2 + fit$accept[, 1], tolerance = 1e-2)
+  # after warmup a rejected independence proposal gets a second, delayed-rejection stage:
+  # one more factorisation when it comes, never more than 4 per sweep in all
+  fit <- run(200, 3000)
+  a <- fit$accept[, 1]
+  expect_true(all(fit$chol_per_sweep > 2 & fit$chol_per_sweep <= 4))
+  expect_true(all(fit$chol_per_sweep > 2 + a))
+})
+
+test_that("the hyperparameter move leaves p(theta | auxiliaries) invariant (quadrature)", {
+  # The move of one block repeated with the auxiliaries fixed is a Metropolis-Hastings
+  # chain on p(theta | kappa, omega) = prior x N(kappa / omega; 0, K + W^-1) up to a
+  # constant; after warmup it uses the independence proposal and its delayed-rejection
+  # second stage. Reference: that density on a grid, written out here.
+  X <- matrix(c(-1, -0.3, 0.2, 1.1, 2), ncol = 1)
+  kappa <- matrix(c(0.5, -0.5, 0.5, 0.5, -0.5))
+  omega <- matrix(c(0.21, 0.16, 0.24, 0.12, 0.19))
+  jit <- 1e-6
+  pm <- rbind(c(fb_ns$PRIOR_CODES[["half_normal"]], 0, 1.5, 1),
+              c(fb_ns$PRIOR_CODES[["inv_gamma"]], 4, 3, 0))
+  spec <- fb_ns$kernel_flatten(kernel_se(lengthscale = 1, variance = 1))
+  th <- fb_ns$.hyper_block_chain_cpp(spec, X, pm, kappa, omega, jit, 1000L, 40000L, c(3, 9))
+  # quadrature: for each lengthscale, B(v) = I + v A with A = W^1/2 (C + jit I) W^1/2
+  # (the jitter scales with v), diagonalised once
+  tv <- seq(-26, 6, by = 0.04)
+  tl <- seq(-3, 3, by = 0.02)
+  r <- kappa[, 1] / sqrt(omega[, 1])
+  sw <- sqrt(omega[, 1])
+  D2 <- outer(X[, 1], X[, 1], "-")^2
+  lpv <- fb_lp(prior_half_normal(1.5), tv, TRUE)
+  lpl <- fb_lp(prior_inv_gamma(4, 3), tl)
+  lt <- matrix(0, length(tv), length(tl))
+  for (j in seq_along(tl)) {
+    A <- (sw %o% sw) * (exp(-D2 / (2 * exp(2 * tl[j]))) + diag(jit, nrow(X)))
+    e <- eigen(A, symmetric = TRUE)
+    u2 <- drop(crossprod(e$vectors, r))^2
+    den <- 1 + outer(exp(tv), e$values)
+    lt[, j] <- -0.5 * rowSums(log(den)) - 0.5 * rowSums(sweep(1 / den, 2, u2, `*`)) + lpv + lpl[j]
+  }
+  p <- exp(lt - max(lt))
+  p <- p / sum(p)
+  ref <- c(sum(p * tv), sum(p * rep(tl, each = length(tv))))
+  ref2 <- c(sum(p * tv^2), sum(p * rep(tl^2, each = length(tv))))
+  for (k in 1:2) {
+    m <- matrix(th[, k], ncol = 1)
+    expect_lt(abs(mean(m) - ref[k]), 4 * posterior::mcse_mean(m) + 2e-3, label = paste("mean", k))
+    m2 <- matrix(th[, k]^2, ncol = 1)
+    expect_lt(abs(mean(m2) - ref2[k]), 4 * posterior::mcse_mean(m2) + 2e-3, label = paste("second moment", k))
+  }
+  expect_true(attr(th, "accept") > 0.2)
+})
+
 # Simulation-based calibration (Talts et al. 2018): theta and f drawn from the prior, y
 # from the likelihood, the sampler run on y; the rank of each true value among L thinned
 # draws is uniform on 0..L when the sampler targets the posterior. Returns chi-square
