@@ -65,8 +65,10 @@
 #'   draws, with a delayed-rejection second try when it is rejected), then
 #'   the latent functions given them. Predictions then
 #'   average over the hyperparameters; [hyper_draws()] returns their draws.
-#'   Likelihood parameters (class weights, noise scales) stay at their
-#'   learned values.
+#'   Likelihood parameters that the fit learns (noise scales, the
+#'   negative-binomial dispersion, cut points and others) are sampled too,
+#'   given the latent functions, under the priors of [priors]; each
+#'   likelihood's help page says which of its parameters are.
 #' @param iter Number of Gibbs iterations per chain, warm-up included. Each
 #'   chain keeps `floor((iter - warmup) / thin)` draws.
 #' @param warmup Number of warm-up iterations discarded from each chain.
