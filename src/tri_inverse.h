@@ -11,10 +11,16 @@
 //   [A 0; C D]' [A 0; C D] = [A'A + C'C, C'D; D'C, D'D].
 // Only the lower triangle is referenced on input; the strictly upper triangle of the
 // input is ignored (and overwritten by the symmetric result in lower_tri_crossprod).
+// llt_lower(A, threads) is the Cholesky factorisation with the same threading.
 #ifndef AUGP_TRI_INVERSE_H
 #define AUGP_TRI_INVERSE_H
 
 #include <Eigen/Dense>
+
+#include <algorithm>
+#include <vector>
+
+#include "parallel.h"
 
 namespace augp {
 
@@ -76,6 +82,110 @@ inline void lower_tri_invert(Eigen::MatrixXd& L) { tri_detail::invert_rec(L); }
 inline void lower_tri_crossprod(Eigen::MatrixXd& T) {
   tri_detail::crossprod_rec(T);
   T.triangularView<Eigen::StrictlyUpper>() = T.transpose();
+}
+
+// Threaded versions (threads >= 2 and n >= PAR_MIN; otherwise the serial ones), with the
+// same results up to rounding. The top split of each recursion gives two independent
+// halves (one per task) and matrix products whose column blocks are independent tasks;
+// the Cholesky factor is right-looking by blocks of PAR_BLOCK columns, the panel solve
+// split by rows and the trailing update by column blocks. parallel_items() runs the
+// tasks, so no task calls the R API.
+namespace tri_detail {
+
+constexpr int PAR_MIN = 512;
+constexpr int PAR_BLOCK = 128;
+
+// Column ranges [c_k, c_(k+1)) of width at most `width` covering [0, n).
+inline std::vector<int> col_cuts(int n, int width) {
+  std::vector<int> c;
+  for (int j = 0; j < n; j += width) c.push_back(j);
+  c.push_back(n);
+  return c;
+}
+
+}  // namespace tri_detail
+
+inline void lower_tri_invert(Eigen::MatrixXd& L, int threads) {
+  const int n = static_cast<int>(L.rows());
+  if (threads < 2 || n < tri_detail::PAR_MIN) return lower_tri_invert(L);
+  const int h = n / 2, m = n - h;
+  parallel_items(2, threads, [&](int k) {
+    if (k == 0) tri_detail::invert_rec(L.topLeftCorner(h, h));
+    else tri_detail::invert_rec(L.bottomRightCorner(m, m));
+  });
+  // C <- -D^-1 C A^-1, by column blocks J = [j0, j1): A^-1 is lower triangular, so
+  // (C A^-1)[:, J] = C[:, J] A^-1[J, J] + C[:, j1:] A^-1[j1:, J].
+  Eigen::MatrixXd T(m, h);
+  const std::vector<int> cut = tri_detail::col_cuts(h, tri_detail::PAR_BLOCK);
+  parallel_items(static_cast<int>(cut.size()) - 1, threads, [&](int b) {
+    const int j0 = cut[b], w = cut[b + 1] - j0, rest = h - j0 - w;
+    T.middleCols(j0, w).noalias() =
+        L.block(h, j0, m, w) * L.block(j0, j0, w, w).triangularView<Eigen::Lower>();
+    if (rest > 0) T.middleCols(j0, w).noalias() += L.block(h, j0 + w, m, rest) * L.block(j0 + w, j0, rest, w);
+  });
+  parallel_items(static_cast<int>(cut.size()) - 1, threads, [&](int b) {
+    const int j0 = cut[b], w = cut[b + 1] - j0;
+    L.block(h, j0, m, w).noalias() =
+        -(L.bottomRightCorner(m, m).triangularView<Eigen::Lower>() * T.middleCols(j0, w));
+  });
+}
+
+inline void lower_tri_crossprod(Eigen::MatrixXd& T, int threads) {
+  const int n = static_cast<int>(T.rows());
+  if (threads < 2 || n < tri_detail::PAR_MIN) return lower_tri_crossprod(T);
+  const int h = n / 2, m = n - h;
+  // [A 0; C D]' [A 0; C D] = [A'A + C'C, C'D; D'C, D'D]: task 0 makes the top-left block
+  // (reads C), task 1 D'C into a copy, then D'D (reads and overwrites D only).
+  Eigen::MatrixXd DC;
+  parallel_items(2, threads, [&](int k) {
+    if (k == 0) {
+      tri_detail::crossprod_rec(T.topLeftCorner(h, h));
+      T.topLeftCorner(h, h).selfadjointView<Eigen::Lower>().rankUpdate(
+          T.bottomLeftCorner(m, h).transpose());
+    } else {
+      DC.noalias() = T.bottomRightCorner(m, m).triangularView<Eigen::Lower>().transpose() *
+                     T.bottomLeftCorner(m, h);
+      tri_detail::crossprod_rec(T.bottomRightCorner(m, m));
+    }
+  });
+  T.bottomLeftCorner(m, h) = DC;
+  T.triangularView<Eigen::StrictlyUpper>() = T.transpose();
+}
+
+// The lower Cholesky factor of the symmetric positive definite A in place (the strictly
+// upper triangle is left undefined); false when A is not positive definite.
+inline bool llt_lower(Eigen::MatrixXd& A, int threads) {
+  const int n = static_cast<int>(A.rows());
+  if (threads < 2 || n < tri_detail::PAR_MIN) {
+    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(A);
+    return llt.info() == Eigen::Success;
+  }
+  const int nb = tri_detail::PAR_BLOCK;
+  for (int k = 0; k < n; k += nb) {
+    const int kb = std::min(nb, n - k), r = n - k - kb;
+    {
+      Eigen::Ref<Eigen::MatrixXd> A11 = A.block(k, k, kb, kb);
+      Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(A11);
+      if (llt.info() != Eigen::Success) return false;
+    }
+    if (r == 0) break;
+    // A21 <- A21 L11^-T, by row blocks
+    const std::vector<int> rows = tri_detail::col_cuts(r, nb);
+    parallel_items(static_cast<int>(rows.size()) - 1, threads, [&](int b) {
+      Eigen::Ref<Eigen::MatrixXd> P = A.block(k + kb + rows[b], k, rows[b + 1] - rows[b], kb);
+      A.block(k, k, kb, kb).triangularView<Eigen::Lower>().transpose()
+          .solveInPlace<Eigen::OnTheRight>(P);
+    });
+    // A22 <- A22 - A21 A21' (lower triangle, by column blocks; each block also updates
+    // the upper part of its diagonal square, which is never read)
+    const std::vector<int> cols = tri_detail::col_cuts(r, nb);
+    parallel_items(static_cast<int>(cols.size()) - 1, threads, [&](int b) {
+      const int j0 = cols[b], w = cols[b + 1] - j0;
+      A.block(k + kb + j0, k + kb + j0, r - j0, w).noalias() -=
+          A.block(k + kb + j0, k, r - j0, kb) * A.block(k + kb + j0, k, w, kb).transpose();
+    });
+  }
+  return true;
 }
 
 }  // namespace augp
