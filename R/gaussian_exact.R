@@ -1,36 +1,43 @@
 # The exact GP regression fit with the Gaussian likelihood (gaussian_noise()): the
 # kernel hyperparameters and the noise scale sigma are learned together by maximising
 # the exact log marginal likelihood log p(y | theta, sigma) (the ELBO of the variational
-# fit at its optimum) with L-BFGS-B (hyper_optimise()). The maths, the gradient and the
-# posterior live in C++ (src/gaussian_exact.h): a persistent model holds the data, and
-# each evaluation costs one Cholesky factorisation and the inverse from it, with no CAVI
-# sweeps and no n x n derivative matrices. The posterior of the final evaluation is the
-# fit: no further factorisation at the learned values.
+# fit at its optimum). The maths, the gradient and the posterior live in C++
+# (src/gaussian_exact.h): a persistent model holds the data, and each evaluation costs
+# one Cholesky factorisation and the inverse from it, with no CAVI sweeps and no n x n
+# derivative matrices. The posterior at the best evaluation is the fit: no further
+# fit at the learned values.
 #
-# Search (gaussian_exact_search()), on log parameters: the kernel's, then log sigma.
+# Search (gaussian_exact_search()), on log parameters: the kernel's, then log sigma,
+# by the dense quasi-Newton search hyper_bfgs() (R/hyper.R).
 # * Levels: for n >= 2 GAUSS_LEVEL_MIN the search runs first on nested, evenly spaced
 #   subsets of about half the size each (from GAUSS_LEVEL_MIN to 2 GAUSS_LEVEL_MIN rows
-#   upwards), each starting from the previous optimum (an evaluation costs O(m^3) in the
-#   subset size m); the full data then polish the last optimum with at most
-#   GAUSS_POLISH_ITER iterations (or hyper_polish, if larger). The optimum of the log
-#   marginal likelihood moves little between the last subset and all the data, and a
-#   few quasi-Newton iterations there reach it.
+#   upwards), each starting from the previous optimum with the previous inverse-Hessian
+#   estimate scaled by the ratio of the sizes (the log marginal likelihood is a sum over
+#   the rows, so its curvature grows in proportion); an evaluation costs O(m^3) in the
+#   subset size m. The full data then polish the last optimum with GAUSS_POLISH_ITER
+#   quasi-Newton iterations (or hyper_polish, if larger): with the carried curvature the
+#   first step is close to a Newton step.
 # * Iterations: each level other than the polish allows GAUSS_MAXIT_FACTOR x hyper_maxit
-#   L-BFGS-B iterations: an evaluation is exact and costs a fraction of a CAVI fit, and
-#   searches with one lengthscale per input need more iterations than isotropic ones.
+#   iterations: an evaluation is exact and cheap next to a CAVI fit, and searches with
+#   one lengthscale per input need more iterations than isotropic ones.
 # * ARD: kernel leaves marked in `ard` (squared exponential or Matern leaves whose one
 #   lengthscale was left at its default, see gaussian_ard_leaves()) are searched first
-#   with their one lengthscale (isotropic), then with one lengthscale per input, starting
-#   from the isotropic optimum (all the lengthscales at its value: the same kernel, so
-#   the ARD search starts where the isotropic one ended and can only improve on it).
-#   ard_mode "auto" keeps the ARD kernel when its log marginal likelihood beats the
-#   isotropic one's by more than GAUSS_ARD_PENALTY nats per added lengthscale (decided
-#   on the first level); TRUE always keeps it.
+#   with their one lengthscale (isotropic), then, on the first level, with one
+#   lengthscale per input starting from the isotropic optimum (the same kernel). The ARD
+#   search maximises log p(y | theta, sigma) plus a log-normal prior on each ARD
+#   lengthscale, centred at the isotropic optimum l0 with sd GAUSS_ARD_SD on the log
+#   scale (a shrinkage towards the isotropic kernel: ARD adds d - 1 free parameters,
+#   and their maximum-likelihood values overfit small data), and bounds each at
+#   GAUSS_ARD_RANGE times the range of its input (beyond it the kernel is nearly flat
+#   along that input, and the likelihood drifts there without changing the fit). With
+#   ard_mode "auto" the ARD kernel is kept when its leave-one-out log predictive density
+#   (free from alpha and diag(A^-1)) beats the isotropic one's; TRUE always keeps it.
+#   Later levels and the polish search the kernel kept, with the same prior.
 # * Bounds: each kernel log parameter within +-8 of its starting value (as the CAVI
 #   searches); log sigma within [log sd(y) - 9, log sd(y) + 3].
 GAUSS_LEVEL_MIN <- 400
 GAUSS_MAXIT_FACTOR <- 5L
-GAUSS_POLISH_ITER <- 3L
+GAUSS_POLISH_ITER <- 1L
 GAUSS_ARD_SD <- 1
 GAUSS_ARD_RANGE <- 2
 
@@ -90,8 +97,9 @@ gaussian_sd_y <- function(y, w) {
 # be all FALSE); ard_mode: "auto", TRUE or FALSE. Returns list(kernel, sigma, par, value,
 # evals, levels, path (the improving values on all n), hyper_converged, model, ard
 # (list(mode, tried, chosen, gain, params, n): the isotropic/ARD comparison, NULL when
-# no leaf was expanded)).
-gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard, ard_mode) {
+# no leaf was expanded)). level_min: the smallest subset size (gaussian_level_sizes()).
+gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard, ard_mode,
+                                  level_min = GAUSS_LEVEL_MIN) {
   n <- nrow(X)
   d <- ncol(X)
   y <- as.double(spec$y)
@@ -156,7 +164,7 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
       o
     }
   }
-  sizes <- if (learn_kernel) gaussian_level_sizes(n) else n
+  sizes <- if (learn_kernel) gaussian_level_sizes(n, level_min) else n
   polish <- max(GAUSS_POLISH_ITER, ctl$hyper_polish)
   maxit <- GAUSS_MAXIT_FACTOR * ctl$hyper_maxit
   evals <- 0L
