@@ -177,8 +177,9 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
   share <- c(0, cumsum(sizes^3) / sum(sizes^3))
   search <- function(k, par0, maxit, alt = NULL, label = "", H0 = NULL) {
     b <- bounds(k)
+    # sigma alone: a one-dimensional search, converged to the accuracy of the value
     opt <- hyper_bfgs(make_eval(k), par0, b$lower, b$upper, ctl, maxit = maxit, H0 = H0, alt = alt,
-                      label = label, evals = evals)
+                      label = label, evals = evals, tol = if (!learn_kernel) 1e-10)
     evals <<- opt$evals
     opt
   }

@@ -99,9 +99,9 @@ hyper_optimise <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_ma
 # s'y / y'y before the first update (Nocedal and Wright, eq. 6.20). The search stops
 # when an iteration gains less than hyper_stop() nats (converged), when no step
 # improves (converged: at the resolution of the objective), or after maxit iterations
-# (converged FALSE).
+# (converged FALSE). `tol` replaces hyper_stop()'s gain when given.
 hyper_bfgs <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_maxit, H0 = NULL,
-                       alt = NULL, label = "", evals = 0L, step = 1) {
+                       alt = NULL, label = "", evals = 0L, step = 1, tol = NULL) {
   evals0 <- evals
   p <- length(theta0)
   path <- numeric(0)
@@ -136,7 +136,7 @@ hyper_bfgs <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_maxit,
     return(list(par = x, value = -Inf, path = path, evals = evals, code = NA_integer_,
                 converged = TRUE, H = H0))
   }
-  tol <- hyper_stop(ctl, cur$value)
+  if (is.null(tol)) tol <- hyper_stop(ctl, cur$value)
   fresh <- is.null(H0)
   H <- if (fresh) diag(step / max(1, abs(cur$g)), p) else H0
   converged <- FALSE
