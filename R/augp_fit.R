@@ -113,7 +113,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
     e$param_label <- lik_params_label(likelihood)
     engine_check_convergence(e)
   } else if (is.null(inducing) && gaussian_exact_applies(likelihood, spec) &&
-             (learn_params || control$learn_hyper)) {
+             (learn_params || (control$learn_hyper && control$hyper_maxit > 0))) {
     engine_fit_gaussian_exact(std$x, spec, likelihood, kernel_std, method, control, seed, eng_mean0,
                               prior, ard = gaussian_ard_leaves(kernel))
   } else if (learn_params) {

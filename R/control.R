@@ -173,7 +173,9 @@
 #'   one Cholesky factorisation and inverse, no variational updates): from
 #'   n >= 800 on nested subsets as below, each level starting from the
 #'   previous one's optimum and curvature, up to `5 * hyper_maxit` iterations
-#'   per subset level, then `max(1, hyper_polish)` iterations on all the data.
+#'   per subset level, then a polish on all the data of
+#'   `max(1, hyper_polish, floor(8 * (1000 / n)^3))` iterations (8 at
+#'   n = 1000, fewer as an evaluation gets dearer, 1 at n = 2000).
 #'
 #'   Kernel hyperparameters are learned by maximising the profiled
 #'   ELBO (the ELBO at the optimal variational distribution, whose gradient is

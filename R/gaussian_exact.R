@@ -14,9 +14,10 @@
 #   upwards), each starting from the previous optimum with the previous inverse-Hessian
 #   estimate scaled by the ratio of the sizes (the log marginal likelihood is a sum over
 #   the rows, so its curvature grows in proportion); an evaluation costs O(m^3) in the
-#   subset size m. The full data then polish the last optimum with GAUSS_POLISH_ITER
-#   quasi-Newton iterations (or hyper_polish, if larger): with the carried curvature the
-#   first step is close to a Newton step.
+#   subset size m. The full data then polish the last optimum with a few quasi-Newton
+#   iterations, fewer as the data grow (gaussian_polish_iter(): 8 at n = 1000, 1 at
+#   n = 2000; or hyper_polish, if larger): with the carried curvature the first step is
+#   close to a Newton step.
 # * Iterations: each level other than the polish allows GAUSS_MAXIT_FACTOR x hyper_maxit
 #   iterations: an evaluation is exact and cheap next to a CAVI fit, and searches with
 #   one lengthscale per input need more iterations than isotropic ones.
@@ -37,7 +38,8 @@
 #   searches); log sigma within [log sd(y) - 9, log sd(y) + 3].
 GAUSS_LEVEL_MIN <- 400
 GAUSS_MAXIT_FACTOR <- 5L
-GAUSS_POLISH_ITER <- 1L
+GAUSS_POLISH_ITER <- 8L
+GAUSS_POLISH_N <- 1000
 GAUSS_ARD_SD <- 1
 GAUSS_ARD_RANGE <- 2
 
@@ -73,6 +75,13 @@ kernel_expand_ard <- function(kernel, d, leaves) {
     k
   }
   expand(kernel)
+}
+
+# Quasi-Newton iterations of the polish on all n rows: GAUSS_POLISH_ITER at n =
+# GAUSS_POLISH_N, fewer in proportion to the cost of an evaluation (n^3) above it, at
+# least one (and at least hyper_polish).
+gaussian_polish_iter <- function(n, hyper_polish = 0L) {
+  as.integer(max(1L, hyper_polish, floor(GAUSS_POLISH_ITER * (GAUSS_POLISH_N / n)^3)))
 }
 
 # The nested, evenly spaced subsets of 1..n the search runs on: their sizes, each about
@@ -165,8 +174,8 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
     }
   }
   sizes <- if (learn_kernel) gaussian_level_sizes(n, level_min) else n
-  polish <- max(GAUSS_POLISH_ITER, ctl$hyper_polish)
-  maxit <- GAUSS_MAXIT_FACTOR * ctl$hyper_maxit
+  polish <- gaussian_polish_iter(n, ctl$hyper_polish)
+  maxit <- if (learn_kernel) GAUSS_MAXIT_FACTOR * ctl$hyper_maxit else 100L
   evals <- 0L
   path <- numeric(0)
   hyper_converged <- NA
@@ -276,7 +285,7 @@ engine_fit_gaussian_exact <- function(X, spec, likelihood, kernel, method, contr
   ard_mode <- control$ard
   sec <- progress_section(0, if (method == "vi") 1 else 0.25)
   one <- function(k) gaussian_exact_vi(X, spec, k, control, mean0, learn_sigma, ard, ard_mode)
-  fit <- if (control$restarts > 1 && isTRUE(control$learn_hyper)) {
+  fit <- if (control$restarts > 1 && isTRUE(control$learn_hyper) && control$hyper_maxit > 0) {
     future_vi_restarts(one, kernel, control$restarts, new_seed(seed), control$parallel)
   } else {
     one(kernel)
@@ -309,7 +318,9 @@ kernel_search_label <- function(object) {
   eng <- object$engine
   if (!isTRUE(eng$exact_gaussian)) return(NULL)
   a <- eng$ard
-  what <- c(if (isTRUE(object$control$learn_hyper)) "kernel", if (isTRUE(object$likelihood$learn_sigma)) "sigma")
+  ctl <- object$control
+  what <- c(if (isTRUE(ctl$learn_hyper) && ctl$hyper_maxit > 0) "kernel",
+            if (isTRUE(object$likelihood$learn_sigma)) "sigma")
   how <- sprintf("Search: %s by the exact log marginal likelihood", paste(what, collapse = " and "))
   if (is.null(a)) return(how)
   on <- if (a$n < object$n) sprintf(" on %d of the %d rows", a$n, object$n) else ""

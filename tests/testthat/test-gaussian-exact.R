@@ -169,6 +169,14 @@ test_that("fixed sigma, fixed kernel and Gibbs go through the exact search too",
   expect_equal(unname(coef(fk)[1]), 1)
   expect_identical(fk$engine$hyper_evals > 0, TRUE)
   expect_output(print(fk), "Search: sigma by the exact log marginal likelihood")
+  h0 <- augp(y ~ x1 + x2, df, likelihood = gaussian_noise(),
+             control = augp_control(threads = 1, hyper_maxit = 0))
+  expect_equal(unname(coef(h0)[1]), mean((d$y - mean(d$y))^2))
+  expect_gt(sigma(h0), 0.05)
+  rs <- augp(y ~ x1 + x2, df, likelihood = gaussian_noise(), seed = 3,
+             control = augp_control(threads = 1, restarts = 2))
+  expect_length(rs$engine$restarts, 2L)
+  expect_equal(elbo(rs), max(rs$engine$restarts))
   g <- suppressWarnings(augp(y ~ x1 + x2, df, likelihood = gaussian_noise(), method = "gibbs", seed = 1,
                              control = augp_control(threads = 1, iter = 200, chains = 1)))
   expect_equal(dim(g$engine$draws)[3], 40L)
