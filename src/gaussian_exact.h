@@ -58,7 +58,7 @@ class GaussianExactModel {
  public:
   // X: n x d inputs; y, t, mu0: n-vectors (t > 0); spec: the kernel structure (its
   // theta is replaced by each evaluation's); jitter: added to the kernel's diagonal;
-  // threads: for the factorisation and the inverse (tri_inverse.h).
+  // threads: for the inverse from the Cholesky factor (tri_inverse.h).
   GaussianExactModel(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::VectorXd& t,
                      const Eigen::VectorXd& mu0, double jitter, const KernelSpec& spec,
                      int threads = 1);
