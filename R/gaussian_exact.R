@@ -155,18 +155,18 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
     a <- which(is_ard(k))
     rec$best <- -Inf
     rec$exact <- numeric(0)
-    function(par) {
+    function(par, grad = TRUE) {
       u <- unpack(par, k)
-      o <- .gauss_exact_eval(model, c(unname(u$th), u$ls), TRUE)
-      o$gradient <- o$gradient[keep]
+      o <- .gauss_exact_eval(model, c(unname(u$th), u$ls), grad)
+      if (grad) o$gradient <- o$gradient[keep]
       if (!is.finite(o$value)) return(o)
       exact <- o$value
       if (!is.null(shrink_to) && length(a) && learn_kernel) {
         dv <- u$th[a] - shrink_to
         o$value <- o$value - sum(dv^2) / (2 * GAUSS_ARD_SD^2)
-        o$gradient[a] <- o$gradient[a] - dv / GAUSS_ARD_SD^2
+        if (grad) o$gradient[a] <- o$gradient[a] - dv / GAUSS_ARD_SD^2
       }
-      if (o$value > rec$best && all(is.finite(o$gradient))) {
+      if (o$value > rec$best && (!grad || all(is.finite(o$gradient)))) {
         rec$best <- o$value
         rec$exact <- c(rec$exact, exact)
       }

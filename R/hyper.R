@@ -83,10 +83,14 @@ hyper_optimise <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_ma
 
 # A dense quasi-Newton (BFGS) maximiser under box constraints, for smooth exact
 # objectives with few parameters (the exact Gaussian search, R/gaussian_exact.R), whose
-# curvature estimate can be carried from one search to the next. Same evaluation
-# convention, `label`/`evals` progress and return values as hyper_optimise(), plus H,
-# the final inverse-Hessian estimate of the negated objective (to start the next
-# search: on twice the data, where the objective is a sum over the rows, pass H / 2).
+# curvature estimate can be carried from one search to the next. `eval(par, grad)`
+# returns list(value, gradient) as for hyper_optimise(), the gradient only when `grad`
+# is TRUE: trial points of the line search are evaluated without it, the accepted point
+# with it (an objective that keeps its factorisation between the two calls pays for the
+# gradient only where it is used). `label`/`evals` progress and the return values are
+# those of hyper_optimise(), plus H, the final inverse-Hessian estimate of the negated
+# objective (to start the next search: on twice the data, where the objective is a sum
+# over the rows, pass H / 2).
 #
 # Each iteration: the free variables are those not held at a bound by the gradient
 # (at the lower bound with the gradient pointing down, or the upper one with it
@@ -97,21 +101,21 @@ hyper_optimise <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_ma
 # the curvature s'y is positive (s the step, y the decrease of the gradient). Without
 # H0 the first step is scaled to `step` in the largest gradient component, and H to
 # s'y / y'y before the first update (Nocedal and Wright, eq. 6.20). The search stops
-# when an iteration gains less than hyper_stop() nats (converged), when no step
-# improves (converged: at the resolution of the objective), or after maxit iterations
-# (converged FALSE). `tol` replaces hyper_stop()'s gain when given.
+# when an iteration gains less than `tol` nats (default hyper_stop(); converged), when
+# no step improves (converged: at the resolution of the objective), or after maxit
+# iterations (converged FALSE); the last accepted point's gradient is not computed.
 hyper_bfgs <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_maxit, H0 = NULL,
                        alt = NULL, label = "", evals = 0L, step = 1, tol = NULL) {
   evals0 <- evals
   p <- length(theta0)
   path <- numeric(0)
   best_v <- -Inf
-  f <- function(par) {
-    o <- tryCatch(eval(par), error = function(e) NULL)
+  f <- function(par, grad = TRUE) {
+    o <- tryCatch(eval(par, grad), error = function(e) NULL)
     evals <<- evals + 1L
     val <- if (is.null(o)) NA_real_ else as.numeric(o$value)
-    g <- if (is.null(o)) NULL else as.numeric(o$gradient)
-    ok <- length(val) == 1 && is.finite(val) && length(g) == p && all(is.finite(g))
+    g <- if (is.null(o) || !grad) NULL else as.numeric(o$gradient)
+    ok <- length(val) == 1 && is.finite(val) && (!grad || (length(g) == p && all(is.finite(g))))
     if (ok && val > best_v) {
       best_v <<- val
       path <<- c(path, val)
@@ -119,7 +123,7 @@ hyper_bfgs <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_maxit,
     progress_set((evals - evals0) / (maxit + 2),
                  sprintf("%sevaluation %d, ELBO %.6g", if (nzchar(label)) paste0(label, ", ") else "",
                          evals, if (ok) val else NA_real_))
-    list(ok = ok, value = if (ok) val else -Inf, g = if (ok) g else rep(0, p))
+    list(ok = ok, value = if (ok) val else -Inf, g = if (ok) g)
   }
   clip <- function(x) pmin(pmax(x, lower), upper)
   x <- clip(theta0)
@@ -159,26 +163,40 @@ hyper_bfgs <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_maxit,
       d[free] <- H[free, free, drop = FALSE] %*% g[free]
     }
     t <- 1
-    nxt <- NULL
+    xn <- NULL
     for (k in 1:30) {
-      xn <- clip(x + t * d)
-      if (all(xn == x)) break
-      cn <- f(xn)
-      if (cn$ok && cn$value >= cur$value + 1e-4 * sum(g * (xn - x))) {
-        nxt <- list(x = xn, c = cn)
+      xt <- clip(x + t * d)
+      if (all(xt == x)) break
+      ct <- f(xt, grad = FALSE)
+      if (ct$ok && ct$value >= cur$value + 1e-4 * sum(g * (xt - x))) {
+        xn <- xt
         break
       }
       t <- t / 2
     }
-    if (is.null(nxt)) {
+    if (is.null(xn)) {
       converged <- TRUE
       break
     }
-    s <- nxt$x - x
-    yv <- g - nxt$c$g  # the gradient of the negated objective rises by yv
-    gain <- nxt$c$value - cur$value
-    x <- nxt$x
-    cur <- nxt$c
+    gain <- ct$value - cur$value
+    if (gain < tol || it >= maxit) {
+      # the last step: its point is the result, its gradient is not needed
+      converged <- gain < tol
+      x <- xn
+      cur <- ct
+      break
+    }
+    cn <- f(xn)
+    if (!cn$ok) {
+      converged <- TRUE
+      x <- xn
+      cur <- ct
+      break
+    }
+    s <- xn - x
+    yv <- g - cn$g  # the gradient of the negated objective rises by yv
+    x <- xn
+    cur <- cn
     sy <- sum(s * yv)
     if (sy > 1e-12 * sqrt(sum(s^2) * sum(yv^2))) {
       if (fresh) {
@@ -188,10 +206,6 @@ hyper_bfgs <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_maxit,
       rho <- 1 / sy
       Hy <- drop(H %*% yv)
       H <- H - rho * (outer(s, Hy) + outer(Hy, s)) + (rho^2 * sum(yv * Hy) + rho) * outer(s, s)
-    }
-    if (gain < tol) {
-      converged <- TRUE
-      break
     }
   }
   list(par = x, value = cur$value, path = path, evals = evals, code = if (converged) 0L else 1L,

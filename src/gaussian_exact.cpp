@@ -36,6 +36,7 @@ GaussianExactModel::GaussianExactModel(const Eigen::MatrixXd& X, const Eigen::Ve
 void GaussianExactModel::set_kernel(const KernelSpec& spec) {
   spec_ = spec;
   kept_par_.clear();
+  factored_par_.clear();
 }
 
 void GaussianExactModel::set_level(const std::vector<int>& rows) {
@@ -54,6 +55,7 @@ void GaussianExactModel::set_level(const std::vector<int>& rows) {
     mu0s_[k] = mu0_[i];
   }
   kept_par_.clear();
+  factored_par_.clear();
 }
 
 double GaussianExactModel::constant(double sigma2) const {
@@ -84,19 +86,38 @@ bool GaussianExactModel::factor(const std::vector<double>& par, double* sigma2) 
   return std::isfinite(logdet_) && alpha_.allFinite();
 }
 
-GaussianExactEval GaussianExactModel::evaluate(const std::vector<double>& par, bool grad) {
-  GaussianExactEval out;
+bool GaussianExactModel::factor_at(const std::vector<double>& par, double* sigma2, double* value) {
+  if (!factored_par_.empty() && factored_par_ == par) {
+    *sigma2 = factored_s2_;
+    *value = factored_value_;
+    return true;
+  }
+  factored_par_.clear();
   kept_par_.clear();
   double s2 = 0.0;
-  if (!factor(par, &s2)) return out;
+  if (!factor(par, &s2)) return false;
   const int n = level_size();
   const Eigen::VectorXd r = ys_ - mu0s_;
-  out.value = -0.5 * r.dot(alpha_) - 0.5 * logdet_ - 0.5 * n * LOG_2PI - constant(s2);
-  if (!std::isfinite(out.value)) return out;
+  const double v = -0.5 * r.dot(alpha_) - 0.5 * logdet_ - 0.5 * n * LOG_2PI - constant(s2);
+  if (!std::isfinite(v)) return false;
+  factored_par_ = par;
+  factored_s2_ = s2;
+  factored_value_ = v;
+  *sigma2 = s2;
+  *value = v;
+  return true;
+}
+
+GaussianExactEval GaussianExactModel::evaluate(const std::vector<double>& par, bool grad) {
+  GaussianExactEval out;
+  double s2 = 0.0;
+  if (!factor_at(par, &s2, &out.value)) return out;
   if (!grad) {
     out.ok = true;
     return out;
   }
+  const int n = level_size();
+  factored_par_.clear();              // A_ is overwritten below
   lower_tri_invert(A_, threads_);     // L^-1
   lower_tri_crossprod(A_, threads_);  // A^-1 = L^-T L^-1, full
   dinv_ = A_.diagonal();
@@ -123,14 +144,15 @@ GaussianExactPosterior GaussianExactModel::posterior(const std::vector<double>& 
   GaussianExactPosterior p;
   double s2 = std::exp(2.0 * par.back());
   if (kept_par_.empty() || kept_par_ != par) {
-    if (!factor(par, &s2)) throw std::runtime_error("K + sigma^2 I has no Cholesky factor");
-    const Eigen::VectorXd r = ys_ - mu0s_;
-    kept_value_ = -0.5 * r.dot(alpha_) - 0.5 * logdet_ - 0.5 * n * LOG_2PI - constant(s2);
+    double value = 0.0;
+    if (!factor_at(par, &s2, &value)) throw std::runtime_error("K + sigma^2 I has no Cholesky factor");
+    factored_par_.clear();  // A_ is overwritten below
     lower_tri_invert(A_, threads_);
     dinv_.resize(n);
     // (A^-1)_jj = sum_{k >= j} (L^-1)_kj^2: the lower triangle of column j of L^-1
     for (int j = 0; j < n; ++j) dinv_[j] = A_.col(j).tail(n - j).squaredNorm();
     kept_par_ = par;
+    kept_value_ = value;
   }
   p.value = kept_value_;
   p.alpha = alpha_;

@@ -72,12 +72,15 @@ class GaussianExactModel {
   int level_size() const { return static_cast<int>(ys_.size()); }
 
   // par: the kernel's log parameters, then log sigma. With grad, also the gradient; the
-  // evaluation then keeps alpha and diag(A^-1) for posterior() at the same par.
+  // evaluation then keeps alpha and diag(A^-1) for posterior() at the same par. Without
+  // grad it keeps the Cholesky factor, which a following evaluation with the gradient or
+  // posterior() at the same par reuse (a search can ask for the value at trial points
+  // and for the gradient at the accepted one only).
   GaussianExactEval evaluate(const std::vector<double>& par, bool grad);
 
   // The posterior at par on the current level (from the kept pieces when par is the
-  // last evaluation with a gradient, otherwise from a new factorisation). Throws when
-  // A has no Cholesky factor.
+  // last evaluation, otherwise from a new factorisation). Throws when A has no
+  // Cholesky factor.
   GaussianExactPosterior posterior(const std::vector<double>& par);
 
  private:
@@ -91,12 +94,16 @@ class GaussianExactModel {
   KernelSpec spec_;
   double jitter_;
   int threads_;
-  // Workspace and the pieces of the last evaluation with a gradient.
+  // Workspace: A_ holds the Cholesky factor at factored_par_ (empty when A_ holds
+  // something else), with alpha_, logdet_ and its value; kept_par_: the parameters of
+  // the last evaluation with a gradient, whose alpha_ and dinv_ = diag(A^-1) are kept.
   Eigen::MatrixXd A_;
   Eigen::VectorXd alpha_, dinv_;
-  double logdet_ = 0.0;
-  std::vector<double> kept_par_;
+  double logdet_ = 0.0, factored_value_ = 0.0, factored_s2_ = 0.0;
+  std::vector<double> factored_par_, kept_par_;
   double kept_value_ = 0.0;
+  // The factor and value at par (reusing the kept factor); false when A has none.
+  bool factor_at(const std::vector<double>& par, double* sigma2, double* value);
 };
 
 }  // namespace augp
