@@ -184,11 +184,12 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
   value <- -Inf
   ard_info <- NULL
   share <- c(0, cumsum(sizes^3) / sum(sizes^3))
-  search <- function(k, par0, maxit, alt = NULL, label = "", H0 = NULL) {
+  search <- function(k, par0, maxit, alt = NULL, label = "", H0 = NULL, need_H = TRUE) {
     b <- bounds(k)
     # sigma alone: a one-dimensional search, converged to the accuracy of the value
     opt <- hyper_bfgs(make_eval(k), par0, b$lower, b$upper, ctl, maxit = maxit, H0 = H0, alt = alt,
-                      label = label, evals = evals, tol = if (!learn_kernel) 1e-10)
+                      label = label, evals = evals, tol = if (!learn_kernel) 1e-10,
+                      need_H = need_H)
     evals <<- opt$evals
     opt
   }
@@ -208,7 +209,8 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
     # the curvature of the previous level, scaled to this one's size (the log marginal
     # likelihood is a sum over the rows)
     if (!is.null(H)) H <- H * sizes[lev - 1L] / m
-    opt <- search(cur, par, if (polishing) polish else maxit, alt, label, H)
+    # the curvature is carried to the next level, except from the last one
+    opt <- search(cur, par, if (polishing) polish else maxit, alt, label, H, need_H = !last || (lev == 1L && expand))
     if (lev == 1L && expand) {
       # isotropic optimum, then one lengthscale per input from it
       iso <- opt

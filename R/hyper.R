@@ -101,11 +101,12 @@ hyper_optimise <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_ma
 # the curvature s'y is positive (s the step, y the decrease of the gradient). Without
 # H0 the first step is scaled to `step` in the largest gradient component, and H to
 # s'y / y'y before the first update (Nocedal and Wright, eq. 6.20). The search stops
-# when an iteration gains less than `tol` nats (default hyper_stop(); converged), when
-# no step improves (converged: at the resolution of the objective), or after maxit
-# iterations (converged FALSE); the last accepted point's gradient is not computed.
+# when a full quasi-Newton step (no backtracking) gains less than `tol` nats (default
+# hyper_stop(); converged), when no step improves (converged: at the resolution of the
+# objective), or after maxit iterations (converged FALSE). With need_H = FALSE the last
+# accepted point's gradient is not computed (nor is H updated by that step).
 hyper_bfgs <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_maxit, H0 = NULL,
-                       alt = NULL, label = "", evals = 0L, step = 1, tol = NULL) {
+                       alt = NULL, label = "", evals = 0L, step = 1, tol = NULL, need_H = TRUE) {
   evals0 <- evals
   p <- length(theta0)
   path <- numeric(0)
@@ -179,9 +180,11 @@ hyper_bfgs <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_maxit,
       break
     }
     gain <- ct$value - cur$value
-    if (gain < tol || it >= maxit) {
+    # a full quasi-Newton step that gains less than tol: at the optimum
+    done <- gain < tol && t == 1
+    if ((done || it >= maxit) && !need_H) {
       # the last step: its point is the result, its gradient is not needed
-      converged <- gain < tol
+      converged <- done
       x <- xn
       cur <- ct
       break
@@ -206,6 +209,10 @@ hyper_bfgs <- function(eval, theta0, lower, upper, ctl, maxit = ctl$hyper_maxit,
       rho <- 1 / sy
       Hy <- drop(H %*% yv)
       H <- H - rho * (outer(s, Hy) + outer(Hy, s)) + (rho^2 * sum(yv * Hy) + rho) * outer(s, s)
+    }
+    if (done) {
+      converged <- TRUE
+      break
     }
   }
   list(par = x, value = cur$value, path = path, evals = evals, code = if (converged) 0L else 1L,
