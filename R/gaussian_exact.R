@@ -17,7 +17,9 @@
 #   subset size m. The full data then polish the last optimum with a few quasi-Newton
 #   iterations, fewer as the data grow (gaussian_polish_iter(): 8 at n = 1000, 1 at
 #   n = 2000; or hyper_polish, if larger): with the carried curvature the first step is
-#   close to a Newton step.
+#   close to a Newton step. A subset level stops once a full quasi-Newton step gains
+#   less than GAUSS_SUBSET_TOL nats per 1000 rows: it only starts the next level, whose
+#   optimum lies further away than that.
 # * Iterations: each level other than the polish allows GAUSS_MAXIT_FACTOR x hyper_maxit
 #   iterations: an evaluation is exact and cheap next to a CAVI fit, and searches with
 #   one lengthscale per input need more iterations than isotropic ones.
@@ -40,6 +42,7 @@ GAUSS_LEVEL_MIN <- 400
 GAUSS_MAXIT_FACTOR <- 5L
 GAUSS_POLISH_ITER <- 8L
 GAUSS_POLISH_N <- 1000
+GAUSS_SUBSET_TOL <- 0.1
 GAUSS_ARD_SD <- 1
 GAUSS_ARD_RANGE <- 2
 
@@ -184,12 +187,12 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
   value <- -Inf
   ard_info <- NULL
   share <- c(0, cumsum(sizes^3) / sum(sizes^3))
-  search <- function(k, par0, maxit, alt = NULL, label = "", H0 = NULL, need_H = TRUE) {
+  search <- function(k, par0, maxit, alt = NULL, label = "", H0 = NULL, need_H = TRUE, tol = NULL) {
     b <- bounds(k)
     # sigma alone: a one-dimensional search, converged to the accuracy of the value
+    if (!learn_kernel) tol <- 1e-10
     opt <- hyper_bfgs(make_eval(k), par0, b$lower, b$upper, ctl, maxit = maxit, H0 = H0, alt = alt,
-                      label = label, evals = evals, tol = if (!learn_kernel) 1e-10,
-                      need_H = need_H)
+                      label = label, evals = evals, tol = tol, need_H = need_H)
     evals <<- opt$evals
     opt
   }
@@ -210,7 +213,11 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
     # likelihood is a sum over the rows)
     if (!is.null(H)) H <- H * sizes[lev - 1L] / m
     # the curvature is carried to the next level, except from the last one
-    opt <- search(cur, par, if (polishing) polish else maxit, alt, label, H, need_H = !last || (lev == 1L && expand))
+    # A subset level only starts the next one, whose optimum lies further than a fraction
+    # of a nat per row: it stops at a gain of GAUSS_SUBSET_TOL nats per 1000 rows.
+    tol <- if (!last) max(hyper_stop(ctl, 0), GAUSS_SUBSET_TOL * m / 1000)
+    opt <- search(cur, par, if (polishing) polish else maxit, alt, label, H,
+                  need_H = !last || (lev == 1L && expand), tol = tol)
     if (lev == 1L && expand) {
       # isotropic optimum, then one lengthscale per input from it
       iso <- opt
@@ -220,7 +227,7 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
       shrink_to <- th_iso[grepl("lengthscale$", names(th_start))][1]
       .gauss_exact_kernel(model, kernel_flatten(k_ard))
       opt_ard <- search(k_ard, pack(engine_get_params(k_ard), unpack(iso$par, cur)$ls), maxit,
-                        label = paste0(label, if (nzchar(label)) ", ", "ARD"))
+                        label = paste0(label, if (nzchar(label)) ", ", "ARD"), tol = tol)
       # the two optima compared by their leave-one-out log predictive densities
       full_par <- function(o, k) {
         u <- unpack(o$par, k)
