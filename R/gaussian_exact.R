@@ -87,6 +87,25 @@ gaussian_polish_iter <- function(n, hyper_polish = 0L) {
   as.integer(max(1L, hyper_polish, floor(GAUSS_POLISH_ITER * (GAUSS_POLISH_N / n)^3)))
 }
 
+# The role of each log parameter of a kernel (in the order of engine_get_params()):
+# a data frame with role ("variance", "lengthscale" or "period"), leaf (the leaf's
+# number, left to right) and col (the input column of a lengthscale of a leaf with one
+# per input; NA otherwise).
+gaussian_param_roles <- function(kernel) {
+  leaf <- 0L
+  walk <- function(k) {
+    if (k$type %in% c("sum", "prod")) return(rbind(walk(k$k1), walk(k$k2)))
+    leaf <<- leaf + 1L
+    nl <- length(k$lengthscale)
+    per <- k$type == "periodic"
+    data.frame(role = c("variance", rep("lengthscale", nl), if (per) "period"),
+               leaf = leaf,
+               col = c(NA_integer_, if (nl > 1L) seq_len(nl) else NA_integer_, if (per) NA_integer_),
+               stringsAsFactors = FALSE)
+  }
+  walk(kernel)
+}
+
 # The nested, evenly spaced subsets of 1..n the search runs on: their sizes, each about
 # half the next, the last n.
 gaussian_level_sizes <- function(n, level_min = GAUSS_LEVEL_MIN) {
@@ -107,9 +126,11 @@ gaussian_sd_y <- function(y, w) {
 # starting kernel (standardised inputs); mean0: the prior mean (scalar or n-vector);
 # learn_sigma: search sigma too; ard: the leaves to expand (gaussian_ard_leaves(), may
 # be all FALSE); ard_mode: "auto", TRUE or FALSE. Returns list(kernel, sigma, par, value,
-# evals, levels, path (the improving values on all n), hyper_converged, model, ard
-# (list(mode, tried, chosen, gain, params, n): the isotropic/ARD comparison, NULL when
-# no leaf was expanded)). level_min: the smallest subset size (gaussian_level_sizes()).
+# evals, levels, path (the exact log marginal likelihood of the improving evaluations on
+# all n), hyper_converged, model, ard (the isotropic/ARD comparison on the first level:
+# list(mode, chosen, n (its rows), params (lengthscales added), lml_iso, lml_ard,
+# loo_iso, loo_ard); NULL when no leaf was expanded)). level_min: the smallest subset
+# size (gaussian_level_sizes()).
 gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard, ard_mode,
                                   level_min = GAUSS_LEVEL_MIN) {
   n <- nrow(X)
@@ -132,7 +153,10 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
   }
   # one lengthscale per input: the range of each input (its upper bound)
   rng <- if (expand) apply(X, 2, function(v) diff(range(v)))
-  is_ard <- function(k) grepl("lengthscale[0-9]+$", names(engine_get_params(k)))
+  is_ard <- function(k) {
+    r <- gaussian_param_roles(k)
+    r$role == "lengthscale" & !is.na(r$col)
+  }
   bounds <- function(k) {
     th0 <- th_start
     if (length(engine_get_params(k)) != length(th0)) {
@@ -141,7 +165,7 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
     up <- th0 + 8
     a <- is_ard(k)
     if (expand && any(a)) {
-      col <- as.integer(sub(".*lengthscale", "", names(th0)[a]))
+      col <- gaussian_param_roles(k)$col[a]
       up[a] <- pmax(log(GAUSS_ARD_RANGE * pmax(rng[col], 1e-8)), th0[a])
     }
     list(lower = pack(th0 - 8, ls_y - 9), upper = pack(up, ls_y + 3))
@@ -224,7 +248,12 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
       k_iso <- engine_set_params(cur, unpack(iso$par, cur)$th)
       k_ard <- kernel_expand_ard(k_iso, d, ard)
       th_iso <- unpack(iso$par, cur)$th
-      shrink_to <- th_iso[grepl("lengthscale$", names(th_start))][1]
+      # each ARD lengthscale is shrunk towards its leaf's isotropic value
+      ri <- gaussian_param_roles(k_iso)
+      ra <- gaussian_param_roles(k_ard)
+      iso_ls <- th_iso[ri$role == "lengthscale"]
+      names(iso_ls) <- ri$leaf[ri$role == "lengthscale"]
+      shrink_to <- unname(iso_ls[as.character(ra$leaf[is_ard(k_ard)])])
       .gauss_exact_kernel(model, kernel_flatten(k_ard))
       opt_ard <- search(k_ard, pack(engine_get_params(k_ard), unpack(iso$par, cur)$ls), maxit,
                         label = paste0(label, if (nzchar(label)) ", ", "ARD"), tol = tol)

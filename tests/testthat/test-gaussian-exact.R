@@ -138,6 +138,20 @@ test_that("ARD finds the irrelevant input (its lengthscale goes large) and print
   expect_error(augp_control(ard = "yes"), "`ard`")
 })
 
+test_that("a sum of kernels at their default lengthscales gets ARD in every leaf", {
+  d <- ge_data(50, 9)
+  df <- data.frame(x1 = d$X[, 1], x2 = d$X[, 2], x3 = d$X[, 3], y = d$y)
+  fit <- augp(y ~ x1 + x2 + x3, df, likelihood = gaussian_noise(), kernel = kernel_se() + kernel_matern(),
+              control = augp_control(threads = 1, ard = TRUE))
+  r <- ge_ns$gaussian_param_roles(fit$engine$kernel)
+  expect_equal(r$role, rep(c("variance", rep("lengthscale", 3)), 2))
+  expect_equal(r$col, rep(c(NA, 1:3), 2))
+  expect_equal(r$leaf, rep(1:2, each = 4))
+  # every lengthscale within its bound: twice its input's range
+  ls <- exp(ge_ns$engine_get_params(fit$engine$kernel))[!is.na(r$col)]
+  expect_true(all(ls <= rep(2 * apply(fit$x, 2, function(v) diff(range(v))), 2) * (1 + 1e-8)))
+})
+
 test_that("the nested-subset search with a polish reaches the full search's optimum", {
   set.seed(8)
   n <- 820
