@@ -362,11 +362,16 @@ kernel_search_label <- function(object) {
   how <- sprintf("Search: %s by the exact log marginal likelihood", paste(what, collapse = " and "))
   if (is.null(a)) return(how)
   on <- if (a$n < object$n) sprintf(" on %d of the %d rows", a$n, object$n) else ""
-  kern <- if (isTRUE(a$chosen)) "one lengthscale per input (ARD)" else "one lengthscale for all inputs"
+  kern <- if (isTRUE(a$chosen)) {
+    "one lengthscale per input (ARD, with a prior shrinking them towards one common value)"
+  } else {
+    "one lengthscale for all inputs"
+  }
   why <- if (isTRUE(a$mode)) {
     "ard = TRUE"
   } else {
-    sprintf("leave-one-out log predictive density %+.1f nats for ARD%s", a$loo_ard - a$loo_iso, on)
+    sprintf("ARD's leave-one-out log predictive density %+.1f nats over one lengthscale's%s",
+            a$loo_ard - a$loo_iso, on)
   }
-  sprintf("%s; %s (%s)", how, kern, why)
+  sprintf("%s; %s; %s", how, kern, why)
 }
