@@ -76,9 +76,12 @@ bool GaussianExactModel::factor(const std::vector<double>& par, double* sigma2) 
   const int n = level_size();
   A_ = kernel_eval(s, Xs_, Xs_, nullptr);
   for (int i = 0; i < n; ++i) A_(i, i) += jitter_ + s2 / ts_[i];
-  // The factorisation stays on one thread: its blocked form would synchronise the
+  // The factorisation stays on one thread: a threaded blocked form synchronises the
   // threads at every block column, which costs more than it gains on a busy machine.
-  if (!llt_lower(A_, 1)) return false;
+  {
+    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(A_);
+    if (llt.info() != Eigen::Success) return false;
+  }
   logdet_ = 2.0 * A_.diagonal().array().log().sum();
   alpha_ = ys_ - mu0s_;
   A_.triangularView<Eigen::Lower>().solveInPlace(alpha_);

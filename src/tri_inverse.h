@@ -11,13 +11,11 @@
 //   [A 0; C D]' [A 0; C D] = [A'A + C'C, C'D; D'C, D'D].
 // Only the lower triangle is referenced on input; the strictly upper triangle of the
 // input is ignored (and overwritten by the symmetric result in lower_tri_crossprod).
-// llt_lower(A, threads) is the Cholesky factorisation with the same threading.
 #ifndef AUGP_TRI_INVERSE_H
 #define AUGP_TRI_INVERSE_H
 
 #include <Eigen/Dense>
 
-#include <algorithm>
 #include <vector>
 
 #include "parallel.h"
@@ -86,10 +84,9 @@ inline void lower_tri_crossprod(Eigen::MatrixXd& T) {
 
 // Threaded versions (threads >= 2 and n >= PAR_MIN; otherwise the serial ones), with the
 // same results up to rounding. The top split of each recursion gives two independent
-// halves (one per task) and matrix products whose column blocks are independent tasks;
-// the Cholesky factor is right-looking by blocks of PAR_BLOCK columns, the panel solve
-// split by rows and the trailing update by column blocks. parallel_items() runs the
-// tasks, so no task calls the R API.
+// halves (one per task) and matrix products whose column blocks (PAR_BLOCK columns) are
+// independent tasks: three synchronisations for the inverse of the factor, one for the
+// product. parallel_items() runs the tasks, so no task calls the R API.
 namespace tri_detail {
 
 constexpr int PAR_MIN = 512;
@@ -150,42 +147,6 @@ inline void lower_tri_crossprod(Eigen::MatrixXd& T, int threads) {
   });
   T.bottomLeftCorner(m, h) = DC;
   T.triangularView<Eigen::StrictlyUpper>() = T.transpose();
-}
-
-// The lower Cholesky factor of the symmetric positive definite A in place (the strictly
-// upper triangle is left undefined); false when A is not positive definite.
-inline bool llt_lower(Eigen::MatrixXd& A, int threads) {
-  const int n = static_cast<int>(A.rows());
-  if (threads < 2 || n < tri_detail::PAR_MIN) {
-    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(A);
-    return llt.info() == Eigen::Success;
-  }
-  const int nb = tri_detail::PAR_BLOCK;
-  for (int k = 0; k < n; k += nb) {
-    const int kb = std::min(nb, n - k), r = n - k - kb;
-    {
-      Eigen::Ref<Eigen::MatrixXd> A11 = A.block(k, k, kb, kb);
-      Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(A11);
-      if (llt.info() != Eigen::Success) return false;
-    }
-    if (r == 0) break;
-    // A21 <- A21 L11^-T, by row blocks
-    const std::vector<int> rows = tri_detail::col_cuts(r, nb);
-    parallel_items(static_cast<int>(rows.size()) - 1, threads, [&](int b) {
-      Eigen::Ref<Eigen::MatrixXd> P = A.block(k + kb + rows[b], k, rows[b + 1] - rows[b], kb);
-      A.block(k, k, kb, kb).triangularView<Eigen::Lower>().transpose()
-          .solveInPlace<Eigen::OnTheRight>(P);
-    });
-    // A22 <- A22 - A21 A21' (lower triangle, by column blocks; each block also updates
-    // the upper part of its diagonal square, which is never read)
-    const std::vector<int> cols = tri_detail::col_cuts(r, nb);
-    parallel_items(static_cast<int>(cols.size()) - 1, threads, [&](int b) {
-      const int j0 = cols[b], w = cols[b + 1] - j0;
-      A.block(k + kb + j0, k + kb + j0, r - j0, w).noalias() -=
-          A.block(k + kb + j0, k, r - j0, kb) * A.block(k + kb + j0, k, w, kb).transpose();
-    });
-  }
-  return true;
 }
 
 }  // namespace augp
