@@ -157,6 +157,26 @@
     .Call(`_augmentedGP_model_sparse_state`, model)
 }
 
+.gauss_exact_new <- function(X, y, t, mu0, jitter, spec, threads) {
+    .Call(`_augmentedGP_gauss_exact_new`, X, y, t, mu0, jitter, spec, threads)
+}
+
+.gauss_exact_kernel <- function(model, spec) {
+    invisible(.Call(`_augmentedGP_gauss_exact_kernel`, model, spec))
+}
+
+.gauss_exact_level <- function(model, rows) {
+    invisible(.Call(`_augmentedGP_gauss_exact_level`, model, rows))
+}
+
+.gauss_exact_eval <- function(model, par, grad) {
+    .Call(`_augmentedGP_gauss_exact_eval`, model, par, grad)
+}
+
+.gauss_exact_posterior <- function(model, par) {
+    .Call(`_augmentedGP_gauss_exact_posterior`, model, par)
+}
+
 .pg_saddle_eval_cpp <- function(v, b, c) {
     .Call(`_augmentedGP_pg_saddle_eval_cpp`, v, b, c)
 }

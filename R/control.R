@@ -154,7 +154,34 @@
 #'   `hyper_maxit = 100` than with 30, in 2.2 s instead of 0.8 s).
 #' @param inducing_method Sparse GPs: `"kmeans"` or `"random"` placement of
 #'   the inducing points when `inducing` is a number.
-#' @details Kernel hyperparameters are learned by maximising the profiled
+#' @param ard Regression with [gaussian_noise()] on the exact GP, several
+#'   inputs: whether the kernel gets one lengthscale per input (automatic
+#'   relevance determination, ARD). It concerns the squared exponential and
+#'   Matern kernels (and such parts of a sum or product) whose lengthscale
+#'   was left at its default (`lengthscale = NULL`). The search first learns
+#'   one lengthscale for all inputs (isotropic), then one per input starting
+#'   from that optimum, maximising the log marginal likelihood plus a
+#'   log-normal prior on each lengthscale centred at the isotropic value
+#'   (standard deviation 1 on the log scale), each at most twice the range of
+#'   its input (both keep the extra parameters from overfitting small data).
+#'   `"auto"` (the default) keeps the ARD kernel when its leave-one-out log
+#'   predictive density is higher than the isotropic kernel's (both computed
+#'   in closed form on the smallest data level of the search, see Details).
+#'   `TRUE`: always ARD. `FALSE`: the kernel as given. `print()` and
+#'   `summary()` of the fit say what was chosen and why. Other likelihoods,
+#'   sparse GPs and kernels with given lengthscales ignore it (give one
+#'   lengthscale per input to ask for ARD).
+#' @details Regression with [gaussian_noise()] on the exact GP learns the
+#'   kernel and the noise scale together by maximising the exact log marginal
+#'   likelihood (a quasi-Newton search with exact gradients, each evaluation
+#'   one Cholesky factorisation and inverse, no variational updates): from
+#'   n >= 800 on nested subsets as below, each level starting from the
+#'   previous one's optimum and curvature, up to `5 * hyper_maxit` iterations
+#'   per subset level, then a polish on all the data of
+#'   `max(1, hyper_polish, floor(8 * (1000 / n)^3))` iterations (8 at
+#'   n = 1000, fewer as an evaluation gets dearer, 1 at n = 2000).
+#'
+#'   Kernel hyperparameters are learned by maximising the profiled
 #'   ELBO (the ELBO at the optimal variational distribution, whose gradient is
 #'   available in closed form at the coordinate-ascent fixed point) with
 #'   L-BFGS-B. For n >= 800 the search runs first on nested, evenly spaced
@@ -189,7 +216,8 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, shared_hyp
                          full_batch_max = 20000, svi_epochs = 3, svi_iter = NULL,
                          step_tau = 1, step_kappa = 0.6, lr = 0.02, hyper_subsample = 2000,
                          final_elbo = TRUE, block_size = 256,
-                         learn_inducing = FALSE, inducing_method = c("kmeans", "random")) {
+                         learn_inducing = FALSE, inducing_method = c("kmeans", "random"),
+                         ard = "auto") {
   control_build(as.list(environment()))
 }
 
@@ -233,7 +261,8 @@ control_build <- function(s, prefix = "") {
     block_size = as.integer(check_count(s$block_size, nm("block_size"), min = 1)),
     learn_inducing = check_flag(s$learn_inducing, nm("learn_inducing")),
     inducing_method = check_choice(s$inducing_method, nm("inducing_method"),
-                                   c("kmeans", "random")))
+                                   c("kmeans", "random")),
+    ard = check_ard(s$ard, nm("ard")))
   if (out$warmup >= out$iter) {
     stop(sprintf("`%s` (%s) must be smaller than `%s` (%s).", nm("warmup"), out$warmup,
                  nm("iter"), out$iter), call. = FALSE)
@@ -290,4 +319,11 @@ control_settings <- function(control) {
   f <- augp_control
   body(f) <- quote(as.list(environment()))
   do.call(f, control)
+}
+
+# The `ard` setting: "auto", TRUE or FALSE.
+check_ard <- function(x, arg) {
+  if (identical(x, "auto")) return("auto")
+  if (is.logical(x) && length(x) == 1L && !is.na(x)) return(x)
+  stop(sprintf("`%s` must be \"auto\", TRUE or FALSE.", arg), call. = FALSE)
 }

@@ -27,19 +27,21 @@
 #' A kernel's default variance (`variance = NULL`) is the variance of `y`
 #' here, so the default kernels start on the scale of the response.
 #'
-#' The noise scale \eqn{\sigma} is learned by maximising the ELBO (closed form
-#' \eqn{\sigma^2 = \mathrm{mean}((y - m)^2 + v)} given \eqn{q(f) = N(m, v)}),
-#' alternating with CAVI as for the other likelihood parameters: the kernel
-#' hyperparameters are learned first at the starting value (`sd(y) / 2`), then
-#' held fixed while \eqn{\sigma} is learned; the kernel is then searched again at
-#' the learned \eqn{\sigma} and \eqn{\sigma} learned again, up to two more times,
-#' as long as the ELBO rises. With `method = "gibbs"`
+#' On the exact GP the noise scale \eqn{\sigma} and the kernel hyperparameters
+#' are learned together by maximising the exact log marginal likelihood
+#' \eqn{\log N(y \mid m_0, K + \sigma^2 I)} (which the ELBO equals here), a
+#' quasi-Newton search with its exact gradient starting from
+#' \eqn{\sigma = } `sd(y) / 2`; with several inputs the squared exponential
+#' or Matern kernel at its default lengthscale may get one lengthscale per
+#' input (see `ard` in [augp_control()]; `print()` says what was chosen).
+#' Sparse (`inducing`) fits learn \eqn{\sigma} by maximising the ELBO (closed
+#' form \eqn{\sigma^2 = \mathrm{mean}((y - m)^2 + v)} given
+#' \eqn{q(f) = N(m, v)}), alternating with the updates of \eqn{q(u)}. With `method = "gibbs"`
 #' \eqn{\sigma} is learned by the variational fit and then held fixed, or, with
 #' `augp_control(sample_hyper = TRUE)`, sampled from its conditional given
 #' \eqn{f} under a half Student-t prior with 3 degrees of freedom and scale 2.5
 #' standard deviations of `y` (as brms's default; set another with
-#' `augp_prior(likelihood = list(sigma = ...))`, see [priors]). Sparse
-#' (`inducing`) fits learn \eqn{\sigma} too (see `inducing` in [augp_fit()]).
+#' `augp_prior(likelihood = list(sigma = ...))`, see [priors]).
 #'
 #' `predict(type = "response")` gives the mean of `y` (equal to \eqn{f});
 #' `interval = "credible"` the interval for \eqn{f} and `interval =

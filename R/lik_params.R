@@ -266,6 +266,16 @@ engine_fit_lik_params <- function(X, spec, likelihood, kernel, method, control, 
     if (own) progress_finish()
     return(engine_check_convergence(vi))
   }
+  g <- engine_gibbs_at(vi, X, control, seed, mean0, prior)
+  if (own) progress_finish()
+  engine_check_convergence(g)
+}
+
+# The Gibbs sampler at the kernel and likelihood parameters of a variational fit `vi`
+# (held fixed, or sampled from there with sample_hyper), in the last 70% of the current
+# progress section; the result carries the variational fit's ELBO trace and convergence
+# records.
+engine_gibbs_at <- function(vi, X, control, seed, mean0, prior = NULL) {
   ctl <- control
   ctl$learn_hyper <- FALSE
   sec <- progress_section(0.3, 1)
@@ -278,6 +288,6 @@ engine_fit_lik_params <- function(X, spec, likelihood, kernel, method, control, 
   g$param_converged <- vi$param_converged
   g$param_label <- vi$param_label
   g$jitter <- max(g$jitter, vi$jitter)
-  if (own) progress_finish()
-  engine_check_convergence(g)
+  for (nm in c("hyper_levels", "ard", "exact_gaussian")) g[[nm]] <- vi[[nm]]
+  g
 }

@@ -88,6 +88,8 @@ print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   sp <- sparse_label(x)
   if (!is.null(sp)) cat(sp, "\n", sep = "")
   print_lik_params(x$likelihood, digits)
+  ks <- kernel_search_label(x)
+  if (!is.null(ks)) cat(ks, "\n", sep = "")
   cat(hyper_heading(x, "Kernel hyperparameters"))
   print(coef(x), digits = digits)
   print_convergence(x, digits)
@@ -107,7 +109,8 @@ summary.augp <- function(object, ...) {
               sparse = sparse_label(object), inference = inference_label(object),
               stats = st, time = object$time,
               levels = object$levels, q = object$q,
-              lik = object$likelihood, param_rounds = object$engine$param_rounds)
+              lik = object$likelihood, param_rounds = object$engine$param_rounds,
+              kernel_search = kernel_search_label(object))
   out <- c(out, st, lik_param_values(object$likelihood), summary_convergence(object))
   class(out) <- "summary.augp"
   out
@@ -136,6 +139,7 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   if (!is.null(x$inference)) cat(x$inference, "\n", sep = "")
   if (!is.null(x$sparse)) cat(x$sparse, "\n", sep = "")
   print_lik_params(x$lik, digits, x$param_rounds)
+  if (!is.null(x$kernel_search)) cat(x$kernel_search, "\n", sep = "")
   cat("Kernel (data units):", kernel_label(if (is.null(x$kernel_data)) x$kernel else x$kernel_data),
       "\n")
   cat(if (is.null(x$hyper_heading)) "Hyperparameters:\n" else x$hyper_heading)

@@ -580,6 +580,70 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gauss_exact_new
+SEXP gauss_exact_new(Eigen::MatrixXd X, Eigen::VectorXd y, Eigen::VectorXd t, Eigen::VectorXd mu0, double jitter, List spec, int threads);
+RcppExport SEXP _augmentedGP_gauss_exact_new(SEXP XSEXP, SEXP ySEXP, SEXP tSEXP, SEXP mu0SEXP, SEXP jitterSEXP, SEXP specSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Eigen::VectorXd >::type y(ySEXP);
+    Rcpp::traits::input_parameter< Eigen::VectorXd >::type t(tSEXP);
+    Rcpp::traits::input_parameter< Eigen::VectorXd >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gauss_exact_new(X, y, t, mu0, jitter, spec, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gauss_exact_kernel
+void gauss_exact_kernel(SEXP model, List spec);
+RcppExport SEXP _augmentedGP_gauss_exact_kernel(SEXP modelSEXP, SEXP specSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    gauss_exact_kernel(model, spec);
+    return R_NilValue;
+END_RCPP
+}
+// gauss_exact_level
+void gauss_exact_level(SEXP model, Rcpp::IntegerVector rows);
+RcppExport SEXP _augmentedGP_gauss_exact_level(SEXP modelSEXP, SEXP rowsSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rows(rowsSEXP);
+    gauss_exact_level(model, rows);
+    return R_NilValue;
+END_RCPP
+}
+// gauss_exact_eval
+List gauss_exact_eval(SEXP model, std::vector<double> par, bool grad);
+RcppExport SEXP _augmentedGP_gauss_exact_eval(SEXP modelSEXP, SEXP parSEXP, SEXP gradSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< std::vector<double> >::type par(parSEXP);
+    Rcpp::traits::input_parameter< bool >::type grad(gradSEXP);
+    rcpp_result_gen = Rcpp::wrap(gauss_exact_eval(model, par, grad));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gauss_exact_posterior
+List gauss_exact_posterior(SEXP model, std::vector<double> par);
+RcppExport SEXP _augmentedGP_gauss_exact_posterior(SEXP modelSEXP, SEXP parSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< std::vector<double> >::type par(parSEXP);
+    rcpp_result_gen = Rcpp::wrap(gauss_exact_posterior(model, par));
+    return rcpp_result_gen;
+END_RCPP
+}
 // pg_saddle_eval_cpp
 NumericMatrix pg_saddle_eval_cpp(NumericVector v, double b, double c);
 RcppExport SEXP _augmentedGP_pg_saddle_eval_cpp(SEXP vSEXP, SEXP bSEXP, SEXP cSEXP) {
@@ -990,6 +1054,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_model_sparse_cavi", (DL_FUNC) &_augmentedGP_model_sparse_cavi, 9},
     {"_augmentedGP_model_sparse_eval", (DL_FUNC) &_augmentedGP_model_sparse_eval, 7},
     {"_augmentedGP_model_sparse_state", (DL_FUNC) &_augmentedGP_model_sparse_state, 1},
+    {"_augmentedGP_gauss_exact_new", (DL_FUNC) &_augmentedGP_gauss_exact_new, 7},
+    {"_augmentedGP_gauss_exact_kernel", (DL_FUNC) &_augmentedGP_gauss_exact_kernel, 2},
+    {"_augmentedGP_gauss_exact_level", (DL_FUNC) &_augmentedGP_gauss_exact_level, 2},
+    {"_augmentedGP_gauss_exact_eval", (DL_FUNC) &_augmentedGP_gauss_exact_eval, 3},
+    {"_augmentedGP_gauss_exact_posterior", (DL_FUNC) &_augmentedGP_gauss_exact_posterior, 2},
     {"_augmentedGP_pg_saddle_eval_cpp", (DL_FUNC) &_augmentedGP_pg_saddle_eval_cpp, 3},
     {"_augmentedGP_pg_saddle_v_cpp", (DL_FUNC) &_augmentedGP_pg_saddle_v_cpp, 3},
     {"_augmentedGP_pg_saddle_setup_cpp", (DL_FUNC) &_augmentedGP_pg_saddle_setup_cpp, 2},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "adapter.h"
+#include "gaussian_exact.h"
 #include "kernel.h"
 #include "likelihood.h"
 #include "model.h"
@@ -145,6 +146,74 @@ List model_sparse_eval(SEXP model, std::vector<double> theta, Eigen::MatrixXd Z,
 List model_sparse_state(SEXP model) {
   try {
     return augp::wrap_sparse_q(model_of<augp::SparseModel>(model)->best_q());
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The exact Gaussian regression model (src/gaussian_exact.h): X (n x d), y, the
+// frequency weights t and the prior mean mu0 (n-vectors), the jitter and the flattened
+// kernel (its structure; the log parameters come with every evaluation), and the
+// threads of the dense factorisations.
+// [[Rcpp::export(name = ".gauss_exact_new")]]
+SEXP gauss_exact_new(Eigen::MatrixXd X, Eigen::VectorXd y, Eigen::VectorXd t, Eigen::VectorXd mu0,
+                     double jitter, List spec, int threads) {
+  try {
+    std::unique_ptr<augp::GaussianExactModel> m(new augp::GaussianExactModel(
+        X, y, t, mu0, jitter, augp::kernel_spec_from_list(spec), threads));
+    return Rcpp::XPtr<augp::GaussianExactModel>(m.release(), true);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// A new kernel structure for the Gaussian model (a flattened kernel).
+// [[Rcpp::export(name = ".gauss_exact_kernel")]]
+void gauss_exact_kernel(SEXP model, List spec) {
+  try {
+    model_of<augp::GaussianExactModel>(model)->set_kernel(augp::kernel_spec_from_list(spec));
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// Moves the Gaussian model to the rows `rows` (1-based rows of X).
+// [[Rcpp::export(name = ".gauss_exact_level")]]
+void gauss_exact_level(SEXP model, Rcpp::IntegerVector rows) {
+  try {
+    std::vector<int> r(rows.begin(), rows.end());
+    for (int& i : r) i -= 1;
+    model_of<augp::GaussianExactModel>(model)->set_level(r);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The log marginal likelihood at par (the kernel's log parameters, then log sigma) and,
+// with grad, its gradient: list(value, gradient); value is NaN when A = K + S has no
+// Cholesky factor or a value is not finite.
+// [[Rcpp::export(name = ".gauss_exact_eval")]]
+List gauss_exact_eval(SEXP model, std::vector<double> par, bool grad) {
+  try {
+    Rcpp::checkUserInterrupt();
+    const augp::GaussianExactEval r = model_of<augp::GaussianExactModel>(model)->evaluate(par, grad);
+    return List::create(Rcpp::Named("value") = r.ok ? r.value : R_NaN,
+                        Rcpp::Named("gradient") = r.grad);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The exact posterior at par on the model's current rows: list(m, v, alpha, kappa,
+// omega, value, kl, loo).
+// [[Rcpp::export(name = ".gauss_exact_posterior")]]
+List gauss_exact_posterior(SEXP model, std::vector<double> par) {
+  try {
+    const augp::GaussianExactPosterior p = model_of<augp::GaussianExactModel>(model)->posterior(par);
+    return List::create(Rcpp::Named("m") = p.m, Rcpp::Named("v") = p.v, Rcpp::Named("alpha") = p.alpha,
+                        Rcpp::Named("kappa") = p.kappa, Rcpp::Named("omega") = p.omega,
+                        Rcpp::Named("value") = p.value, Rcpp::Named("kl") = p.kl,
+                        Rcpp::Named("loo") = p.loo);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }

@@ -16,6 +16,10 @@
 
 #include <Eigen/Dense>
 
+#include <vector>
+
+#include "parallel.h"
+
 namespace augp {
 
 namespace tri_detail {
@@ -75,6 +79,73 @@ inline void lower_tri_invert(Eigen::MatrixXd& L) { tri_detail::invert_rec(L); }
 
 inline void lower_tri_crossprod(Eigen::MatrixXd& T) {
   tri_detail::crossprod_rec(T);
+  T.triangularView<Eigen::StrictlyUpper>() = T.transpose();
+}
+
+// Threaded versions (threads >= 2 and n >= PAR_MIN; otherwise the serial ones), with the
+// same results up to rounding. The top split of each recursion gives two independent
+// halves (one per task) and matrix products whose column blocks (PAR_BLOCK columns) are
+// independent tasks: three synchronisations for the inverse of the factor, one for the
+// product. parallel_items() runs the tasks, so no task calls the R API.
+namespace tri_detail {
+
+constexpr int PAR_MIN = 512;
+constexpr int PAR_BLOCK = 128;
+
+// Column ranges [c_k, c_(k+1)) of width at most `width` covering [0, n).
+inline std::vector<int> col_cuts(int n, int width) {
+  std::vector<int> c;
+  for (int j = 0; j < n; j += width) c.push_back(j);
+  c.push_back(n);
+  return c;
+}
+
+}  // namespace tri_detail
+
+inline void lower_tri_invert(Eigen::MatrixXd& L, int threads) {
+  const int n = static_cast<int>(L.rows());
+  if (threads < 2 || n < tri_detail::PAR_MIN) return lower_tri_invert(L);
+  const int h = n / 2, m = n - h;
+  parallel_items(2, threads, [&](int k) {
+    if (k == 0) tri_detail::invert_rec(L.topLeftCorner(h, h));
+    else tri_detail::invert_rec(L.bottomRightCorner(m, m));
+  });
+  // C <- -D^-1 C A^-1, by column blocks J = [j0, j1): A^-1 is lower triangular, so
+  // (C A^-1)[:, J] = C[:, J] A^-1[J, J] + C[:, j1:] A^-1[j1:, J].
+  Eigen::MatrixXd T(m, h);
+  const std::vector<int> cut = tri_detail::col_cuts(h, tri_detail::PAR_BLOCK);
+  parallel_items(static_cast<int>(cut.size()) - 1, threads, [&](int b) {
+    const int j0 = cut[b], w = cut[b + 1] - j0, rest = h - j0 - w;
+    T.middleCols(j0, w).noalias() =
+        L.block(h, j0, m, w) * L.block(j0, j0, w, w).triangularView<Eigen::Lower>();
+    if (rest > 0) T.middleCols(j0, w).noalias() += L.block(h, j0 + w, m, rest) * L.block(j0 + w, j0, rest, w);
+  });
+  parallel_items(static_cast<int>(cut.size()) - 1, threads, [&](int b) {
+    const int j0 = cut[b], w = cut[b + 1] - j0;
+    L.block(h, j0, m, w).noalias() =
+        -(L.bottomRightCorner(m, m).triangularView<Eigen::Lower>() * T.middleCols(j0, w));
+  });
+}
+
+inline void lower_tri_crossprod(Eigen::MatrixXd& T, int threads) {
+  const int n = static_cast<int>(T.rows());
+  if (threads < 2 || n < tri_detail::PAR_MIN) return lower_tri_crossprod(T);
+  const int h = n / 2, m = n - h;
+  // [A 0; C D]' [A 0; C D] = [A'A + C'C, C'D; D'C, D'D]: task 0 makes the top-left block
+  // (reads C), task 1 D'C into a copy, then D'D (reads and overwrites D only).
+  Eigen::MatrixXd DC;
+  parallel_items(2, threads, [&](int k) {
+    if (k == 0) {
+      tri_detail::crossprod_rec(T.topLeftCorner(h, h));
+      T.topLeftCorner(h, h).selfadjointView<Eigen::Lower>().rankUpdate(
+          T.bottomLeftCorner(m, h).transpose());
+    } else {
+      DC.noalias() = T.bottomRightCorner(m, m).triangularView<Eigen::Lower>().transpose() *
+                     T.bottomLeftCorner(m, h);
+      tri_detail::crossprod_rec(T.bottomRightCorner(m, m));
+    }
+  });
+  T.bottomLeftCorner(m, h) = DC;
   T.triangularView<Eigen::StrictlyUpper>() = T.transpose();
 }
 

@@ -5,8 +5,11 @@
 # outliers. Everything in one run, so that times are comparable.
 #
 # Usage (from the package root, augmentedGP installed):
-#   Rscript bench/regression/bench_regression.R [threads] [splits]
-# Writes bench/regression/results_*.csv; bench/regression/results.md records a run.
+#   Rscript bench/regression/bench_regression.R [threads] [splits] [sections]
+# sections: any of "A", "B", "C" (default "ABC"). Writes bench/regression/results_*.csv
+# for the sections run; bench/regression/results.md records a run. Run timing benches
+# alone on the machine (e.g. under flock); the script prints the load average (uptime)
+# at its start and end.
 #
 # Metrics on held-out data: RMSE, mean log predictive density per test point (LPD,
 # nats; higher is better), fit time in seconds (elapsed). Ratios are augp / peer.
@@ -14,11 +17,17 @@
 # variance `var` fixed at its default on the scaled response; its predictive sd is
 # recomputed from the scaled variance, see kernlab_fit()); DiceKriging::km (Gaussian
 # ARD kernel, constant trend, nugget, all by maximum likelihood; predictive sd of a
-# new response, nugget included). augp: augp() defaults (isotropic SE kernel on
-# standardised inputs, hyperparameters and noise by the ELBO).
+# new response, nugget included). augp: augp() defaults (SE kernel on standardised
+# inputs; kernel and noise by the exact log marginal likelihood; with several inputs one
+# lengthscale per input (ARD) when its leave-one-out density beats the isotropic
+# kernel's, augp_control(ard = "auto")).
 args <- commandArgs(trailingOnly = TRUE)
 threads <- if (length(args) >= 1) as.integer(args[1]) else 2L
 n_splits <- if (length(args) >= 2) as.integer(args[2]) else 5L
+sections <- if (length(args) >= 3) toupper(args[3]) else "ABC"
+run_section <- function(x) grepl(x, sections, fixed = TRUE)
+load_line <- function() paste(system("uptime", intern = TRUE), collapse = " ")
+cat("start:", load_line(), "\n")
 
 # Peers live in a library outside the user's (AUGP_BENCH_LIB, default /tmp/lib-bench).
 bench_lib <- Sys.getenv("AUGP_BENCH_LIB", "/tmp/lib-bench")
@@ -113,7 +122,8 @@ fit_augp <- function(s, likelihood = gaussian_noise(), seed = 1) {
   r <- elapsed(quiet(augp(.y ~ ., data = tr, likelihood = likelihood, seed = seed,
                           control = augp_control(threads = threads))))
   p <- augp_predictive(r$value, s$xte, s$yte)
-  c(p, time = r$time)
+  a <- r$value$engine$ard
+  c(p, time = r$time, ard = if (is.null(a)) NA else isTRUE(a$chosen))
 }
 
 # kernlab's default noise variance (on the scaled response), given explicitly so that the
@@ -142,6 +152,7 @@ fit_km <- function(s) {
 score <- function(p, yte) c(rmse = sqrt(mean((p$mean - yte)^2)), lpd = mean(p$lpd), time = p$time)
 
 # ---- A: held-out accuracy, Gaussian likelihood vs peers ----
+if (run_section("A")) {
 cat("== A: held-out RMSE / LPD / time ==\n")
 rowsA <- list()
 for (nm in names(sets)) {
@@ -157,15 +168,18 @@ for (nm in names(sets)) {
       if (is.null(p)) next
       sc <- score(p, s$yte)
       rowsA[[length(rowsA) + 1]] <- data.frame(set = nm, n_train = length(s$ytr), n_test = length(s$yte),
-                                               p = ncol(s$xtr), split = k, method = meth, t(sc))
+                                               p = ncol(s$xtr), split = k, method = meth, t(sc),
+                                               ard = if (is.null(p$ard)) NA else p$ard)
     }
     cat(sprintf("%s split %d done\n", nm, k))
   }
 }
 A <- do.call(rbind, rowsA)
 utils::write.csv(A, file.path(out_dir, "results_heldout.csv"), row.names = FALSE)
+}
 
 # ---- B: the exact Gaussian fit at n = 2000 vs kernlab ----
+if (run_section("B")) {
 cat("== B: n = 2000 timing ==\n")
 dB <- sets$diamonds
 dB$n_train <- 2000
@@ -190,8 +204,10 @@ for (rep in 1:3) {
 }
 B <- do.call(rbind, B)
 utils::write.csv(B, file.path(out_dir, "results_n2000.csv"), row.names = FALSE)
+}
 
 # ---- C: gross outliers in the training responses, clean test data ----
+if (run_section("C")) {
 cat("== C: outliers ==\n")
 contaminate <- function(s, frac, seed) {
   set.seed(seed)
@@ -234,9 +250,11 @@ for (nm in c("Boston", "mcycle", "diamonds")) {
 }
 C <- do.call(rbind, rowsC)
 utils::write.csv(C, file.path(out_dir, "results_outliers.csv"), row.names = FALSE)
+}
 
 # ---- summaries ----
 agg <- function(d, by) stats::aggregate(d[c("rmse", "lpd", "time")], d[by], mean)
+if (run_section("A")) {
 cat("\n## A: means over splits\n")
 mA <- agg(A, c("set", "method"))
 print(mA, digits = 4)
@@ -252,10 +270,22 @@ wideA <- do.call(rbind, lapply(split(mA, mA$set), function(d) {
              time_ratio_km = g("augp", "time") / g("km", "time"))
 }))
 print(wideA, digits = 3)
+cat("ARD chosen by augp (splits):\n")
+print(stats::aggregate(ard ~ set, A[A$method == "augp", ], sum))
+}
+if (run_section("B")) {
 cat("\n## B: n = 2000 (means over 3 repeats)\n")
-print(agg(B, "method"), digits = 4)
+mB <- agg(B, "method")
+print(mB, digits = 4)
+cat("time ratio augp (learned) / kernlab:",
+    format(mB$time[grepl("learned", mB$method)] / mB$time[grepl("kernlab", mB$method)], digits = 3), "\n")
+cat("per repeat:", format(B$time[grepl("learned", B$method)] / B$time[grepl("kernlab", B$method)], digits = 3), "\n")
+}
+if (run_section("C")) {
 cat("\n## C: outliers (means over splits)\n")
 print(agg(C, c("set", "frac", "method")), digits = 4)
+}
+cat("end:", load_line(), "\n")
 cat(sprintf("\nR %s, augmentedGP %s, kernlab %s, DiceKriging %s, threads %d, %s\n",
             getRversion(), utils::packageVersion("augmentedGP"), utils::packageVersion("kernlab"),
             utils::packageVersion("DiceKriging"), threads, format(Sys.time(), "%Y-%m-%d %H:%M")))
