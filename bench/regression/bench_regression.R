@@ -35,8 +35,7 @@ dir.create(bench_lib, showWarnings = FALSE, recursive = TRUE)
 .libPaths(c(bench_lib, .libPaths()))
 need <- function(pkg) {
   if (!requireNamespace(pkg, quietly = TRUE)) {
-    try(utils::install.packages(pkg, lib = bench_lib, quiet = TRUE,
-                                repos = "https://cloud.r-project.org"), silent = TRUE)
+    try(utils::install.packages(pkg, lib = bench_lib, quiet = TRUE), silent = TRUE)
   }
   requireNamespace(pkg, quietly = TRUE)
 }
