@@ -341,13 +341,7 @@ engine_fit_gaussian_exact <- function(X, spec, likelihood, kernel, method, contr
              param_label = lik_params_label(likelihood), hyper_levels = fit$hyper_levels,
              ard = fit$ard, exact_gaussian = TRUE)
   vi <- structure(vi, class = "augp_engine")
-  if (method == "vi") {
-    if (own) progress_finish()
-    return(engine_check_convergence(vi))
-  }
-  g <- engine_gibbs_at(vi, X, control, seed, mean0, prior)
-  if (own) progress_finish()
-  engine_check_convergence(g)
+  engine_finish_at(vi, method, X, control, seed, mean0, prior, own)
 }
 
 # How print() and summary() describe the kernel search of a Gaussian exact fit: NULL

@@ -262,6 +262,13 @@ engine_fit_lik_params <- function(X, spec, likelihood, kernel, method, control, 
   }
   progress_restore(sec)
   vi$param_label <- lik_params_label(likelihood)
+  engine_finish_at(vi, method, X, control, seed, mean0, prior, own)
+}
+
+# The end of a fit that learned its parameters variationally: the variational engine fit
+# `vi` itself (method "vi") or the Gibbs sampler started there (engine_gibbs_at()), its
+# convergence checked; `own`: this fit opened the progress display and closes it.
+engine_finish_at <- function(vi, method, X, control, seed, mean0, prior, own) {
   if (method == "vi") {
     if (own) progress_finish()
     return(engine_check_convergence(vi))
