@@ -620,7 +620,7 @@ go_build_data <- function(corp, defs, vocab, doc_levels, pairs, author_ids,
   da <- list(p = c(0L, cumsum(tabulate(pd, nbins = D))), i = as.integer(pa - 1L),
              x = rep(1, length(pa)))
   O <- if (is.null(defs)) NULL else go_counts(defs, vocab)
-  if (!is.null(O) && !is.null(smooth)) O <- methods::as(O + smooth %*% O, "CsparseMatrix")
+  if (!is.null(O) && !is.null(smooth)) O <- Matrix::drop0(O + smooth %*% O)
   list(n_terms = length(defs$go_id), n_words = length(vocab),
        n_profiles = length(author_ids), sentences = go_csc(Xt), doc_ptr = as.double(doc_ptr),
        doc_authors = da, definitions = if (is.null(O)) NULL else go_csc(O), order = ord)
