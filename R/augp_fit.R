@@ -115,7 +115,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
                     check = FALSE, learn_lik = list(passes = lik_hyper_passes(likelihood)))
     e$param_label <- lik_params_label(likelihood)
     engine_check_convergence(e)
-  } else if (is.null(inducing) && gaussian_exact_applies(likelihood, spec) &&
+  } else if (is.null(inducing) && lik_exact_marginal(likelihood) &&
              (learn_params || (control$learn_hyper && control$hyper_maxit > 0))) {
     engine_fit_gaussian_exact(std$x, spec, likelihood, kernel_std, method, control, seed, eng_mean0,
                               prior, ard = gaussian_ard_leaves(kernel))

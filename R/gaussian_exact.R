@@ -46,12 +46,6 @@ GAUSS_SUBSET_TOL <- 0.1
 GAUSS_ARD_SD <- 1
 GAUSS_ARD_RANGE <- 2
 
-# Does the Gaussian exact fit serve this likelihood? gaussian_noise() itself (not the
-# Student-t, Laplace and heteroscedastic likelihoods, which inherit its class).
-gaussian_exact_applies <- function(likelihood, spec) {
-  identical(class(likelihood)[1], "augp_gaussian") && identical(spec$type, "gaussian")
-}
-
 # The leaves (left to right) of the user's kernel that the ARD search may give one
 # lengthscale per input: squared exponential and Matern leaves with one lengthscale left
 # at its default (lengthscale = NULL, one standard deviation of each input).

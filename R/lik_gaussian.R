@@ -169,6 +169,10 @@ response_names.augp_gaussian <- function(likelihood, levels) "mean"
 #' @export
 lik_accepts_offset.augp_gaussian <- function(likelihood) TRUE
 
+# y | f ~ N(f, sigma^2): the marginal likelihood is closed-form.
+#' @export
+lik_exact_marginal.augp_gaussian <- function(likelihood) TRUE
+
 #' @export
 lik_model_label.augp_gaussian <- function(likelihood) "regression"
 

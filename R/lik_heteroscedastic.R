@@ -215,3 +215,7 @@ gauss_hermite_rule <- function(n) {
   e <- eigen(J, symmetric = TRUE)
   list(x = e$values, w = e$vectors[1, ]^2)
 }
+
+# Not Gaussian in f alone (the noise is a second latent function).
+#' @export
+lik_exact_marginal.augp_heteroscedastic <- function(likelihood) FALSE

@@ -126,3 +126,7 @@ lik_param_priors.augp_laplace <- function(likelihood, resp) {
   list(scale = list(prior = new_prior_dist("half_t", 3, 2.5 * lik_latent_scale(likelihood, resp) / sqrt(2)),
                     n = 1L, positive = TRUE))
 }
+
+# Not Gaussian in f alone (a scale mixture: Gaussian only given the auxiliary variances).
+#' @export
+lik_exact_marginal.augp_laplace <- function(likelihood) FALSE

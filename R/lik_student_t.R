@@ -105,3 +105,7 @@ lik_param_priors.augp_student_t <- function(likelihood, resp) {
   if (isTRUE(likelihood$learn_nu)) out$nu <- list(prior = new_prior_dist("gamma", 2, 0.1), n = 1L, positive = TRUE)
   out
 }
+
+# Not Gaussian in f alone (a scale mixture: Gaussian only given the auxiliary precisions).
+#' @export
+lik_exact_marginal.augp_student_t <- function(likelihood) FALSE

@@ -431,6 +431,18 @@ fitted_mean_stats <- function(y, mu, w, mae = TRUE, unit_deviance = NULL) {
 #' @noRd
 lik_accepts_offset <- function(likelihood) UseMethod("lik_accepts_offset")
 
+#' Is the likelihood Gaussian in f given its parameters?
+#'
+#' TRUE when p(y | f) is a Gaussian density in f with no auxiliary variables, so that
+#' the exact GP's posterior and log marginal likelihood are closed-form and the kernel
+#' and the likelihood's parameters can be searched on the marginal likelihood directly
+#' (R/gaussian_exact.R) instead of through CAVI.
+#' @noRd
+lik_exact_marginal <- function(likelihood) UseMethod("lik_exact_marginal")
+
+#' @export
+lik_exact_marginal.augp_likelihood <- function(likelihood) FALSE
+
 #' @export
 lik_accepts_offset.augp_likelihood <- function(likelihood) FALSE
 

@@ -206,3 +206,20 @@ test_that("fixed sigma, fixed kernel and Gibbs go through the exact search too",
   expect_equal(dim(g$engine$draws)[3], 40L)
   expect_true(isTRUE(g$engine$exact_gaussian))
 })
+
+test_that("only the Gaussian likelihood takes the exact marginal-likelihood search", {
+  lem <- augmentedGP:::lik_exact_marginal
+  expect_true(lem(gaussian_noise()))
+  for (l in list(student_t(), laplace(), heteroscedastic_gaussian(), bernoulli_logit(),
+                 negative_binomial())) {
+    expect_false(lem(l))
+  }
+  set.seed(3)
+  x <- matrix(stats::runif(40), ncol = 1)
+  y <- sin(4 * x[, 1]) + stats::rnorm(40, sd = 0.2)
+  ctl <- augp_control(threads = 1)
+  expect_true(isTRUE(augp_fit(x, y, likelihood = gaussian_noise(), control = ctl,
+                              seed = 1)$engine$exact_gaussian))
+  expect_false(isTRUE(augp_fit(x, y, likelihood = student_t(), control = ctl,
+                               seed = 1)$engine$exact_gaussian))
+})
