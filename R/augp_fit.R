@@ -146,6 +146,9 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
     seed = seed, weighted = !is.null(weights), kept = kept,
     time = proc.time()[["elapsed"]] - t0
   )
+  # the objective that learned the likelihood's parameters, for print(): the exact log
+  # marginal likelihood of a conjugate Gaussian fit, else the ELBO
+  if (isTRUE(eng$exact_gaussian)) fit$likelihood$learned_by <- "the exact log marginal likelihood"
   # the likelihood parameters a full-Bayes Gibbs fit sampled (their values: medians)
   if (!is.null(eng$lik_draws)) fit$likelihood$sampled <- unique(eng$lik_prior$name)
   fit$prior_weights <- prior_weights

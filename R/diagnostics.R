@@ -335,13 +335,19 @@ gibbs_search_label <- function(engine) {
   if (length(stops)) paste0("NOT converged: ", paste(stops, collapse = "; "))
 }
 
+# What the ELBO of a variational fit is called in print() and summary(): at a conjugate
+# Gaussian fit's exact posterior the bound is tight, so it is the log marginal likelihood.
+elbo_name <- function(exact_gaussian) {
+  if (exact_gaussian) "Log marginal likelihood (exact)" else "ELBO"
+}
+
 # The convergence lines of print.augp(): the ELBO and its label (variational fits) or
 # the draws and the diagnostics recorded at fit time (Gibbs fits).
 print_convergence <- function(x, digits) {
   eng <- x$engine
   if (x$method == "vi") {
-    cat(sprintf("ELBO: %s (%s)\n", format(final_elbo(x), digits = digits + 2),
-                convergence_label(eng)))
+    cat(sprintf("%s: %s (%s)\n", elbo_name(isTRUE(eng$exact_gaussian)),
+                format(final_elbo(x), digits = digits + 2), convergence_label(eng)))
     return(invisible())
   }
   d <- dim(eng$draws)
@@ -392,8 +398,8 @@ print_summary_convergence <- function(x, digits) {
     if (startsWith(x$status, "SVI")) {
       cat(sprintf("ELBO (full data): %s, %s\n", format(x$elbo, digits = digits + 2), x$status))
     } else {
-      cat(sprintf("ELBO: %s after %d iteration(s), %s\n", format(x$elbo, digits = digits + 2),
-                  x$iterations, x$status))
+      cat(sprintf("%s: %s after %d iteration(s), %s\n", elbo_name(isTRUE(x$exact_gaussian)),
+                  format(x$elbo, digits = digits + 2), x$iterations, x$status))
     }
     return(invisible())
   }

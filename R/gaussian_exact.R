@@ -358,8 +358,9 @@ kernel_search_label <- function(object) {
   why <- if (isTRUE(a$mode)) {
     "ard = TRUE"
   } else {
-    sprintf("ARD's leave-one-out log predictive density %+.1f nats over one lengthscale's%s",
-            a$loo_ard - a$loo_iso, on)
+    d <- a$loo_ard - a$loo_iso
+    sprintf("ARD's leave-one-out log predictive density %s%s nats over one lengthscale's%s",
+            if (d >= 0) "+" else "-", format(signif(abs(d), 2)), on)
   }
   sprintf("%s; %s; %s", how, kern, why)
 }

@@ -83,13 +83,16 @@ lik_params_text <- function(likelihood) UseMethod("lik_params_text")
 
 #' @export
 lik_params_text.augp_gaussian <- function(likelihood) {
-  sprintf("sigma %s", param_text(likelihood$sigma, likelihood$learn_sigma, "sigma" %in% likelihood$sampled))
+  sprintf("sigma %s", param_text(likelihood$sigma, likelihood$learn_sigma, "sigma" %in% likelihood$sampled,
+                                 by = if (is.null(likelihood$learned_by)) "the ELBO" else likelihood$learned_by))
 }
 
-param_text <- function(value, learned, sampled = FALSE) {
-  if (is.null(value)) return("learned by the ELBO")
+# A likelihood parameter as print() shows it: its value and how the fit got it (`by`: the
+# objective that learned it).
+param_text <- function(value, learned, sampled = FALSE, by = "the ELBO") {
+  if (is.null(value)) return(paste("learned by", by))
   how <- if (isTRUE(sampled)) ", sampled (posterior median)" else if (isTRUE(learned))
-    ", learned by the ELBO" else ", fixed"
+    paste(", learned by", by) else ", fixed"
   sprintf("%s%s", format(value, digits = 4), how)
 }
 

@@ -82,7 +82,7 @@ print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
         sep = "")
   }
   cat(sprintf("Likelihood: %s | method: %s | n = %d, inputs = %d\n",
-              x$likelihood$name, method_label(x$method), x$n, ncol(x$x)))
+              x$likelihood$name, method_label(x$method, x$engine), x$n, ncol(x$x)))
   inf <- inference_label(x)
   if (!is.null(inf)) cat(inf, "\n", sep = "")
   sp <- sparse_label(x)
@@ -110,7 +110,8 @@ summary.augp <- function(object, ...) {
               stats = st, time = object$time,
               levels = object$levels, q = object$q,
               lik = object$likelihood, param_rounds = object$engine$param_rounds,
-              kernel_search = kernel_search_label(object))
+              kernel_search = kernel_search_label(object),
+              exact_gaussian = isTRUE(object$engine$exact_gaussian))
   out <- c(out, st, lik_param_values(object$likelihood), summary_convergence(object))
   class(out) <- "summary.augp"
   out
@@ -120,7 +121,7 @@ summary.augp <- function(object, ...) {
 #' @export
 print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat(sprintf("Augmented GP %s: %s with %s\n", if (is.null(x$model)) "model" else x$model,
-              x$likelihood, method_label(x$method)))
+              x$likelihood, method_label(x$method, exact = x$exact_gaussian)))
   if (!is.null(x$call)) {
     cat("Call: ", paste(deparse(x$call, width.cutoff = 70L), collapse = "\n"), "\n",
         sep = "")
@@ -460,8 +461,11 @@ elbo.augp <- function(object, ...) {
   e
 }
 
-method_label <- function(method) {
-  if (method == "vi") "variational inference" else "Gibbs sampling"
+# How print() and summary() name the inference. A conjugate Gaussian fit's "variational"
+# posterior is the exact posterior (the ELBO is tight there), so it is named as such.
+method_label <- function(method, engine = NULL, exact = isTRUE(engine$exact_gaussian)) {
+  if (method != "vi") return("Gibbs sampling")
+  if (isTRUE(exact)) "exact posterior (conjugate Gaussian)" else "variational inference"
 }
 
 # Final ELBO of a VI fit. Sparse SVI fits (minibatches) report the full-data ELBO

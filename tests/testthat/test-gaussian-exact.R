@@ -223,3 +223,26 @@ test_that("only the Gaussian likelihood takes the exact marginal-likelihood sear
   expect_false(isTRUE(augp_fit(x, y, likelihood = student_t(), control = ctl,
                                seed = 1)$engine$exact_gaussian))
 })
+
+test_that("an exact Gaussian fit reports its ELBO as the exact log marginal likelihood", {
+  set.seed(3)
+  n <- 40
+  d <- data.frame(a = stats::runif(n), b = stats::runif(n))
+  d$y <- sin(4 * d$a) + stats::rnorm(n, sd = 0.2)
+  fit <- augp(y ~ a + b, d, control = augp_control(threads = 1))
+  # the bound is tight at the exact posterior: log N(y; mean0, K + sigma^2 I)
+  K <- kernel_matrix(fit$kernel, fit$x) + diag(fit$engine$jitter, n)
+  C <- K + diag(fit$likelihood$sigma^2, n)
+  r <- d$y - fit$mean0
+  lml <- -0.5 * sum(r * solve(C, r)) - 0.5 * as.numeric(determinant(C)$modulus) - n / 2 * log(2 * pi)
+  expect_equal(elbo(fit), lml, tolerance = 1e-8)
+  out <- paste(utils::capture.output(print(fit)), collapse = "\n")
+  expect_match(out, "method: exact posterior (conjugate Gaussian)", fixed = TRUE)
+  expect_match(out, "sigma [0-9.]+, learned by the exact log marginal likelihood")
+  expect_match(out, "Log marginal likelihood (exact): ", fixed = TRUE)
+  expect_false(grepl("ELBO", out))
+  expect_output(print(summary(fit)), "Log marginal likelihood \\(exact\\): .* after")
+  # a non-conjugate likelihood keeps the variational names
+  st <- augp(y ~ a + b, d, likelihood = student_t(nu = 4), control = augp_control(threads = 1))
+  expect_output(print(st), "method: variational inference.*ELBO: ")
+})
