@@ -71,7 +71,15 @@
 #'   likelihood's help page says which of its parameters are.
 #' @param iter Number of Gibbs iterations per chain, warm-up included. Each
 #'   chain keeps `floor((iter - warmup) / thin)` draws.
-#' @param warmup Number of warm-up iterations discarded from each chain.
+#' @param warmup Number of warm-up iterations discarded from each chain. The
+#'   default, a quarter of `iter`, is shorter than the half that Stan uses
+#'   because the chains start at the variational optimum rather than at
+#'   random points, and warm-up tunes only the hyperparameter proposal of
+#'   `sample_hyper = TRUE` (a few dimensions), not a step size and mass matrix
+#'   for every latent value. Warm-up sweeps cost as much as kept ones, so a
+#'   longer warm-up lowers the effective sample size per second. [augp()]
+#'   warns (by split R-hat and bulk ESS) when the chains have not mixed; then raise
+#'   `iter` (and `warmup` with it).
 #' @param thin Keep every `thin`-th draw after warm-up.
 #' @param chains Number of Gibbs chains.
 #' @param threads Number of threads; `NULL` uses the option
@@ -208,7 +216,7 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, shared_hyp
                          hyper_maxit = 30,
                          hyper_tol = 1e-3, hyper_polish = 0,
                          hyper_objective = NULL, sample_hyper = FALSE, iter = 1000,
-                         warmup = floor(iter / 2),
+                         warmup = floor(iter / 4),
                          thin = 1, chains = 2,
                          threads = NULL, jitter = 1e-6, verbose = FALSE,
                          standardise = TRUE, pred_draws = 1000,

@@ -74,7 +74,7 @@ test_that("a partial list of settings is completed with augp_control()'s default
   ctl <- ns$as_augp_control(list(iter = 40, tol = 1e-9, svi_iter = 5))
   full <- augp_control(iter = 40, tol = 1e-9, svi_iter = 5)
   expect_identical(ctl, full)
-  expect_equal(ctl$warmup, 20)
+  expect_equal(ctl$warmup, 10)  # floor(iter / 4)
   expect_equal(ns$control_kept_draws(augp_control(iter = 45, warmup = 20, thin = 2)), 12)
   expect_identical(ns$as_augp_control(NULL), augp_control())
   expect_error(ns$as_augp_control(list(maxit = 0)), "`control\\$maxit`")

@@ -237,7 +237,7 @@ test_that("full-Bayes fits report, predict and convert with their hyperparameter
   h <- hyper_draws(fit)
   expect_s3_class(h, "draws_array")
   expect_equal(posterior::variables(h), c("se.variance", "se.lengthscale.glu", "se.lengthscale.bmi"))
-  expect_equal(posterior::niterations(h), 200)
+  expect_equal(posterior::niterations(h), 300)  # 400 - floor(400 / 4)
   # the printed kernel holds the posterior medians
   expect_equal(unname(coef(fit)), unname(apply(h, 3, stats::median)), tolerance = 1e-4)
   expect_equal(posterior::variables(posterior::as_draws_array(fit))[1:3], posterior::variables(h))
