@@ -93,8 +93,8 @@
     .Call(`_augmentedGP_lik_response_mean_draws_cpp`, lik, draws)
 }
 
-.lik_response_cpp <- function(lik, m, v, Z, level, threads = 1L) {
-    .Call(`_augmentedGP_lik_response_cpp`, lik, m, v, Z, level, threads)
+.lik_response_cpp <- function(lik, m, v, Z, level, threads = 1L, want_sd = TRUE) {
+    .Call(`_augmentedGP_lik_response_cpp`, lik, m, v, Z, level, threads, want_sd)
 }
 
 .lik_response_draws_cpp <- function(lik, draws, level) {

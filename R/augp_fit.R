@@ -58,9 +58,12 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
                         "covariate instead."), likelihood$name), call. = FALSE)
   }
   resp <- encode_response(likelihood, y, weights)
-  prior_weights <- if (is.null(weights)) rep(1, nrow(x)) else as.numeric(weights)
-  kept <- which(resp$keep)
-  if (!all(resp$keep)) {
+  # (NULL without weights: every row weighs 1; weights() makes the 1s when asked)
+  prior_weights <- if (!is.null(weights)) as.numeric(weights)
+  all_kept <- all(resp$keep)
+  # (seq_len() is a compact sequence: no vector of length n when every row is kept)
+  kept <- if (all_kept) seq_len(length(resp$keep)) else which(resp$keep)
+  if (!all_kept) {
     x <- x[resp$keep, , drop = FALSE]
     resp <- subset_response(likelihood, resp, which(resp$keep))
     if (nrow(x) < 2L) {
@@ -68,8 +71,10 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
            call. = FALSE)
     }
   }
-  prior_weights <- prior_weights[kept]
-  if (!is.null(offset)) offset <- offset[kept]
+  if (!all_kept) {
+    if (!is.null(prior_weights)) prior_weights <- prior_weights[kept]
+    if (!is.null(offset)) offset <- offset[kept]
+  }
 
   std <- standardise_design(x, control$standardise, x_names)
   col_scales <- lik_column_scales(likelihood, resp)
@@ -241,8 +246,8 @@ offset_prior_mean <- function(mean0, offset, n, q) {
 #' * the likelihood's parameters by name (lik_param_values(); e.g. `theta`, the
 #'   class weights of logistic_softmax()), copied from `likelihood`.
 #'
-#' augp_fit() adds `prior_weights` (the frequency weights of the rows used, 1 without
-#' weights), `offset` (per row used, or NULL) and `offset_centre` (its mean, NULL
+#' augp_fit() adds `prior_weights` (the frequency weights of the rows used; NULL without
+#' weights, when every row weighs 1), `offset` (per row used, or NULL) and `offset_centre` (its mean, NULL
 #' without offset), and `inducing_info` (sparse fits: list(placement = "kmeans",
 #' "random" or "user", learned = whether the locations were learned); NULL otherwise), and
 #' `inference` (how the GP was chosen, choose_inference() in R/inference.R: choice "auto"
@@ -263,8 +268,11 @@ new_augp_fit <- function(call, method, likelihood, kernel, kernel_init, engine, 
   ), class = "augp")
   for (nm in names(pv <- lik_param_values(likelihood))) fit[[nm]] <- pv[[nm]]
   lp <- latent_posterior(fit)
-  fit$fitted <- response_summary(fit, lp)$mean
-  dimnames(fit$fitted) <- list(NULL, response_names(likelihood, levels))
+  fitted <- response_summary(fit, lp, sd = FALSE)$mean
+  rm(lp)
+  # named before it is stored, so that naming it does not copy it
+  dimnames(fitted) <- list(NULL, response_names(likelihood, levels))
+  fit$fitted <- fitted
   validate_augp_fit(fit)
 }
 

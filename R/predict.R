@@ -175,7 +175,13 @@ latent_posterior <- function(object, newdata = NULL, offset = NULL) {
     }
   }
   r <- sum(ok)
-  as_rq <- function(a) if (is.double(a) && identical(dim(a), c(r, q))) a else matrix(as.double(a), r, q)
+  # an r x q view of the engine's values: `dim<-` on a shared double vector wraps it
+  # without copying (the training marginals of a large fit are not duplicated)
+  as_rq <- function(a) {
+    if (!is.double(a)) a <- as.double(a)
+    if (!identical(dim(a), c(r, q))) dim(a) <- c(r, q)
+    a
+  }
   v <- as_rq(pr$var)
   if (any(v < 0, na.rm = TRUE)) v <- pmax(v, 0)
   list(mean = as_rq(pr$mean), var = v,
@@ -219,12 +225,13 @@ latent_draw_array <- function(draws, r, q) {
   array(draws, c(length(draws) / (r * q), r, q))
 }
 
-# Summary of the response mean (list of r x R matrices mean, sd, and for level > 0
-# lwr, upr) from the latent posterior `lp` of latent_posterior(): over the posterior
+# Summary of the response mean (list of r x R matrices mean, sd (0 x R with sd = FALSE,
+# variational fits), and for level > 0 lwr, upr) from the latent posterior `lp` of
+# latent_posterior(): over the posterior
 # draws of a Gibbs fit, or under the Gaussian marginals of a variational fit, with the
 # likelihood's rule (exact quadrature, or an average over control$pred_draws standard
 # normal draws seeded from the fit so that repeated calls agree).
-response_summary <- function(object, lp, level = 0) {
+response_summary <- function(object, lp, level = 0, sd = TRUE) {
   lik <- object$engine$lik
   if (!is.null(lp$draws)) return(.lik_response_draws_cpp(lik_with_draws(object$engine), lp$draws, level))
   S <- object$control$pred_draws
@@ -232,7 +239,10 @@ response_summary <- function(object, lp, level = 0) {
   q <- object$q
 
   Z <- withr::with_seed(pred_seed(object), matrix(stats::rnorm(S * q), S, q))
-  .lik_response_cpp(lik, lp$mean, lp$var, Z, level, resolve_threads(object$control$threads))
+  # the summary reads the likelihood's parameters, not its data: one row of it is passed
+  # (so that a large fit's response is not converted again)
+  .lik_response_cpp(sparse_lik_subset(lik, 1L), lp$mean, lp$var, Z, level,
+                    resolve_threads(object$control$threads), sd)
 }
 
 # The central interval of probability `level` of one new response (one trial) per row

@@ -386,8 +386,9 @@ sparse_full_lik <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, le
 sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, state = NULL) {
   n <- nrow(X)
   bs <- as.integer(min(ctl$block_size, ctl$batch_size))
-  # minibatches: blocks of the rows in a random order (C++ reads them in that order)
-  perm <- sample.int(n)
+  # minibatches: blocks of the rows in a random order (C++ reads them in that order;
+  # 0-based row numbers)
+  perm <- sample.int(n) - 1L
   nblocks <- ceiling(n / bs)
   bpb <- max(1L, as.integer(round(ctl$batch_size / bs)))
   starts0 <- seq(0L, nblocks - 1L, by = bpb)
@@ -403,7 +404,8 @@ sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z
                          as.integer(starts), bpb, ctl$step_tau, ctl$step_kappa,
                          if (learn_hyper || learn_z) ctl$lr else 0, learn_hyper && ctl$lr > 0,
                          learn_z && ctl$lr > 0, hyper_start, SVI_LR_DECAY, SVI_HYPER_BOX,
-                         as.integer(ctl$threads), progress_svi_callback(), perm - 1L)
+                         as.integer(ctl$threads), progress_svi_callback(), perm)
+  rm(perm)
   kernel <- kernel_set_params(kernel, res$theta)
   elbo_full <- NA_real_
   marginals <- NULL
@@ -599,8 +601,11 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
       out$elbo_full <- out$elbo_full + step$gain
     }
   }
-  out$mean <- if (q == 1) as.numeric(pr$mean) else pr$mean
-  out$var <- if (q == 1) as.numeric(pr$var) else pr$var
+  # (one latent column: plain vectors; dropping dim() does not copy them)
+  out$mean <- pr$mean
+  out$var <- pr$var
+  rm(pr)
+  if (q == 1) dim(out$mean) <- dim(out$var) <- NULL
   if (own) progress_finish()
   out
 }

@@ -356,8 +356,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // lik_response_cpp
-List lik_response_cpp(List lik, Eigen::Map<Eigen::MatrixXd> m, Eigen::Map<Eigen::MatrixXd> v, Eigen::MatrixXd Z, double level, int threads);
-RcppExport SEXP _augmentedGP_lik_response_cpp(SEXP likSEXP, SEXP mSEXP, SEXP vSEXP, SEXP ZSEXP, SEXP levelSEXP, SEXP threadsSEXP) {
+List lik_response_cpp(List lik, Eigen::Map<Eigen::MatrixXd> m, Eigen::Map<Eigen::MatrixXd> v, Eigen::MatrixXd Z, double level, int threads, bool want_sd);
+RcppExport SEXP _augmentedGP_lik_response_cpp(SEXP likSEXP, SEXP mSEXP, SEXP vSEXP, SEXP ZSEXP, SEXP levelSEXP, SEXP threadsSEXP, SEXP want_sdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -367,7 +367,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
     Rcpp::traits::input_parameter< double >::type level(levelSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(lik_response_cpp(lik, m, v, Z, level, threads));
+    Rcpp::traits::input_parameter< bool >::type want_sd(want_sdSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_response_cpp(lik, m, v, Z, level, threads, want_sd));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1038,7 +1039,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 17},
     {"_augmentedGP_lik_response_mean_cpp", (DL_FUNC) &_augmentedGP_lik_response_mean_cpp, 2},
     {"_augmentedGP_lik_response_mean_draws_cpp", (DL_FUNC) &_augmentedGP_lik_response_mean_draws_cpp, 2},
-    {"_augmentedGP_lik_response_cpp", (DL_FUNC) &_augmentedGP_lik_response_cpp, 6},
+    {"_augmentedGP_lik_response_cpp", (DL_FUNC) &_augmentedGP_lik_response_cpp, 7},
     {"_augmentedGP_lik_response_draws_cpp", (DL_FUNC) &_augmentedGP_lik_response_draws_cpp, 3},
     {"_augmentedGP_lik_simulate_cpp", (DL_FUNC) &_augmentedGP_lik_simulate_cpp, 4},
     {"_augmentedGP_lik_loglik_obs_cpp", (DL_FUNC) &_augmentedGP_lik_loglik_obs_cpp, 2},

@@ -18,14 +18,20 @@ namespace {
 
 class Bernoulli : public Likelihood {
  public:
-  Bernoulli(const std::vector<double>& y, const std::vector<double>& trials)
-      : y_(y), N_(trials), logc_(y.size()), kappa_(y.size()) {
-    if (y.size() != trials.size()) throw std::invalid_argument("y and trials differ in length");
-    for (std::size_t i = 0; i < y.size(); ++i) {
+  // Per row it keeps y and N only, plus log C(N, y) where some row has one other than 0
+  // (binary data have none): a large data set is held once, in its blocks.
+  Bernoulli(std::vector<double> y, std::vector<double> trials) : y_(std::move(y)), N_(std::move(trials)) {
+    if (y_.size() != N_.size()) throw std::invalid_argument("y and trials differ in length");
+    bool any_logc = false;
+    for (std::size_t i = 0; i < y_.size(); ++i) {
       if (!(N_[i] >= 0) || !(y_[i] >= 0) || y_[i] > N_[i])
         throw std::invalid_argument("need 0 <= y <= trials");
-      logc_[i] = std::lgamma(N_[i] + 1) - std::lgamma(y_[i] + 1) - std::lgamma(N_[i] - y_[i] + 1);
-      kappa_[i] = y_[i] - 0.5 * N_[i];
+      if (y_[i] > 0 && y_[i] < N_[i]) any_logc = true;
+    }
+    if (any_logc) {
+      logc_.resize(y_.size());
+      for (std::size_t i = 0; i < y_.size(); ++i)
+        logc_[i] = std::lgamma(N_[i] + 1) - std::lgamma(y_[i] + 1) - std::lgamma(N_[i] - y_[i] + 1);
     }
   }
   int n_obs() const override { return static_cast<int>(y_.size()); }
@@ -42,7 +48,7 @@ class Bernoulli : public Likelihood {
     kappa.resize(n, 1);
     omega.resize(n, 1);
     for (int i = 0; i < n; ++i) {
-      kappa(i, 0) = kappa_[i];
+      kappa(i, 0) = kap(i);
       omega(i, 0) = N_[i] > 0 ? pg::draw_exact(N_[i], f(i, 0), rng) : 0.0;
     }
   }
@@ -53,7 +59,7 @@ class Bernoulli : public Likelihood {
     kappa.resize(n, 1);
     omega.resize(n, 1);
     for (int i = 0; i < n; ++i) {
-      kappa(i, 0) = kappa_[i];
+      kappa(i, 0) = kap(i);
       const double c = std::sqrt(m(i, 0) * m(i, 0) + v(i, 0));
       omega(i, 0) = N_[i] > 0 ? pg::mean(N_[i], c) : 0.0;
     }
@@ -65,14 +71,14 @@ class Bernoulli : public Likelihood {
     double s = 0.0;
     for (int i = 0; i < n_obs(); ++i) {
       const double c = std::sqrt(m(i, 0) * m(i, 0) + v(i, 0));
-      s += logc_[i] - N_[i] * pg::LOG2 + kappa_[i] * m(i, 0) - N_[i] * pg::log_cosh(0.5 * c);
+      s += logc(i) - N_[i] * pg::LOG2 + kap(i) * m(i, 0) - N_[i] * pg::log_cosh(0.5 * c);
     }
     return s;
   }
 
   Eigen::VectorXd loglik_obs(const Eigen::MatrixXd& f) const override {
     Eigen::VectorXd out(n_obs());
-    for (int i = 0; i < n_obs(); ++i) out[i] = logc_[i] + y_[i] * f(i, 0) - N_[i] * log1pexp(f(i, 0));
+    for (int i = 0; i < n_obs(); ++i) out[i] = logc(i) + y_[i] * f(i, 0) - N_[i] * log1pexp(f(i, 0));
     return out;
   }
 
@@ -87,7 +93,7 @@ class Bernoulli : public Likelihood {
     Eigen::VectorXd out(n);
     for (int i = 0; i < n; ++i) {
       const double e = normal_expectation(gh, m(i, 0), v(i, 0), [](double f) { return log1pexp(f); });
-      out[i] = logc_[i] + y_[i] * m(i, 0) - N_[i] * e;
+      out[i] = logc(i) + y_[i] * m(i, 0) - N_[i] * e;
     }
     return out;
   }
@@ -111,7 +117,9 @@ class Bernoulli : public Likelihood {
   }
 
  private:
-  std::vector<double> y_, N_, logc_, kappa_;
+  double kap(int i) const { return y_[i] - 0.5 * N_[i]; }  // kappa_i = y_i - N_i / 2
+  double logc(int i) const { return logc_.empty() ? 0.0 : logc_[i]; }  // log C(N_i, y_i)
+  std::vector<double> y_, N_, logc_;  // logc_: empty when every log C(N_i, y_i) is 0
 };
 
 }  // namespace

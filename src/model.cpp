@@ -163,7 +163,7 @@ ProfileResult DenseModel::evaluate(const std::vector<double>& theta, const std::
 
 void make_sparse_data(const Eigen::Ref<const Eigen::MatrixXd>& X,
                       const Eigen::Ref<const Eigen::MatrixXd>& mu0, const Likelihood& lik,
-                      int block_size, SparseData& data, bool copy, const std::vector<int>* order,
+                      int block_size, SparseData& data, bool copy, std::vector<int>* order,
                       const DesignStd* std) {
   const int n = X.rows();
   if (std) {
@@ -188,7 +188,8 @@ void make_sparse_data(const Eigen::Ref<const Eigen::MatrixXd>& X,
       if (r < 0 || r >= n || seen[r]) throw std::invalid_argument("order must be a permutation of the rows");
       seen[r] = 1;
     }
-    data.order = *order;
+    data.order.swap(*order);
+    order->clear();
   }
   if (copy) {
     data.own_X = X;
@@ -216,7 +217,8 @@ void make_sparse_data(const Eigen::Ref<const Eigen::MatrixXd>& X,
     blk.begin = b;
     blk.end = std::min(n, b + block_size);
     std::vector<int> rows(blk.end - blk.begin);
-    for (int i = 0; i < blk.end - blk.begin; ++i) rows[i] = order ? (*order)[blk.begin + i] : blk.begin + i;
+    for (int i = 0; i < blk.end - blk.begin; ++i)
+      rows[i] = data.order.empty() ? blk.begin + i : data.order[blk.begin + i];
     blk.lik = lik.subset(rows);
     data.blocks.push_back(std::move(blk));
   }

@@ -90,12 +90,13 @@ class DenseModel {
 };
 
 // The sparse data (X, mu0 and the likelihood split into blocks of block_size rows, in
-// the row order `order`, a permutation of 0..n-1, if given). copy = false: X and mu0
-// are viewed, not copied, and must outlive `data`.
+// the row order `order`, a permutation of 0..n-1, if given: its contents move into
+// `data`, leaving it empty). copy = false: X and mu0 are viewed, not copied, and must
+// outlive `data`.
 void make_sparse_data(const Eigen::Ref<const Eigen::MatrixXd>& X,
                       const Eigen::Ref<const Eigen::MatrixXd>& mu0, const Likelihood& lik,
                       int block_size, SparseData& data, bool copy = true,
-                      const std::vector<int>* order = nullptr, const DesignStd* std = nullptr);
+                      std::vector<int>* order = nullptr, const DesignStd* std = nullptr);
 
 // The profiled sparse ELBO: qs (whitened under `from`) re-expressed under `to` (q(u)
 // unchanged), CAVI with SQUAREM to tol or maxit sweeps, then one pass at the final

@@ -89,15 +89,17 @@ NumericVector lik_response_mean_draws_cpp(List lik, NumericVector draws) {
 // result matrices (allocated here, before the workers start; no R API in them).
 // [[Rcpp::export(name = ".lik_response_cpp")]]
 List lik_response_cpp(List lik, Eigen::Map<Eigen::MatrixXd> m, Eigen::Map<Eigen::MatrixXd> v,
-                      Eigen::MatrixXd Z, double level, int threads = 1) {
+                      Eigen::MatrixXd Z, double level, int threads = 1, bool want_sd = true) {
   try {
     std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik)->subset({});
     const int r = m.rows(), q = L->n_latent(), R = L->n_response();
     if (m.cols() != q || v.rows() != r || v.cols() != q)
       throw std::invalid_argument("m and v do not conform: they must be r x q, one column per latent function");
     const bool iv = level > 0;
-    Rcpp::NumericMatrix mean(r, R), sd(r, R), lwr(iv ? r : 0, iv ? R : 0), upr(iv ? r : 0, iv ? R : 0);
-    Eigen::Map<Eigen::MatrixXd> om(mean.begin(), r, R), os(sd.begin(), r, R),
+    // (want_sd = false: no sd matrix, 0 x R, for callers that need the means only)
+    Rcpp::NumericMatrix mean(r, R), sd(want_sd ? r : 0, R), lwr(iv ? r : 0, iv ? R : 0),
+        upr(iv ? r : 0, iv ? R : 0);
+    Eigen::Map<Eigen::MatrixXd> om(mean.begin(), r, R), os(sd.begin(), want_sd ? r : 0, R),
         ol(lwr.begin(), iv ? r : 0, iv ? R : 0), ou(upr.begin(), iv ? r : 0, iv ? R : 0);
     const int block = 64;
     const int nb = (r + block - 1) / block;
@@ -106,7 +108,7 @@ List lik_response_cpp(List lik, Eigen::Map<Eigen::MatrixXd> m, Eigen::Map<Eigen:
       augp::ResponseSummary part;
       L->response_summary(m.middleRows(i0, len), v.middleRows(i0, len), Z, level, part);
       om.middleRows(i0, len) = part.mean;
-      os.middleRows(i0, len) = part.sd;
+      if (want_sd) os.middleRows(i0, len) = part.sd;
       if (iv) {
         ol.middleRows(i0, len) = part.lwr;
         ou.middleRows(i0, len) = part.upr;

@@ -37,7 +37,7 @@ void make_data(const Eigen::Ref<const Eigen::MatrixXd>& X, const Eigen::Ref<cons
     return;
   }
   const Rcpp::IntegerVector o(order.get());
-  const std::vector<int> ord(o.begin(), o.end());
+  std::vector<int> ord(o.begin(), o.end());
   augp::make_sparse_data(X, mu0, *full, block_size, data, copy, &ord, std);
 }
 
