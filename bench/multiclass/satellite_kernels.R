@@ -21,10 +21,11 @@
 #              largest subset level uses (and on a random half): held-out and test scores
 #   errors     where the errors are at two fixed kernels: test points with two or more
 #              class sigmoids above 0.9, and misclassified test points per true class
+#   cv         5-fold cross-validation on the training rows at three fixed kernels
 # (default: all). Prints one line per fit.
 args <- commandArgs(trailingOnly = TRUE)
 sections <- if (length(args) >= 1) strsplit(args[1], ",")[[1]] else
-  c("decision", "direct", "grid", "m400", "half", "errors")
+  c("decision", "direct", "grid", "m400", "half", "errors", "cv")
 for (p in c("mlbench", "ranger")) {
   if (!requireNamespace(p, quietly = TRUE)) stop("benchmark needs package ", p)
 }
@@ -143,5 +144,17 @@ if ("errors" %in% sections) {
                        "the latent means above 0.9: %d; mean largest probability %.3f\n"),
                 k[1], k[2], mean(wrong), sum(sat), mean(apply(P, 1, max))))
     print(table(y[wrong]))
+  }
+}
+
+if ("cv" %in% sections) {
+  cat("\n== 5-fold cross-validation on the training rows (m = 200)\n")
+  folds <- withr::with_seed(5, sample(rep(1:5, length.out = n)))
+  for (k in list(c(3, 5), c(7.25, 26), c(4, 10))) {
+    s <- rowMeans(sapply(1:5, function(f) {
+      fit <- fixed_fit(k[1], k[2], which(folds != f))
+      scores(predict(fit, train[folds == f, ]), train$classes[folds == f])
+    }))
+    line(sprintf("5-fold CV ls %4.2f var %4.1f", k[1], k[2]), s)
   }
 }
