@@ -74,6 +74,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   if (!all_kept) {
     if (!is.null(prior_weights)) prior_weights <- prior_weights[kept]
     if (!is.null(offset)) offset <- offset[kept]
+  } else {
+    resp$keep <- NULL  # (every row kept: the likelihoods read NULL as all TRUE)
   }
 
   std <- standardise_design(x, control$standardise, x_names)

@@ -18,28 +18,32 @@ namespace {
 
 class Bernoulli : public Likelihood {
  public:
-  // Per row it keeps y and N only, plus log C(N, y) where some row has one other than 0
-  // (binary data have none): a large data set is held once, in its blocks.
+  // Per row it keeps y, and N only where some row has N != 1, plus log C(N, y) only
+  // where some row has one other than 0 (binary data need neither): a large data set is
+  // held once, in its blocks, at 8 bytes a row.
   Bernoulli(std::vector<double> y, std::vector<double> trials) : y_(std::move(y)), N_(std::move(trials)) {
     if (y_.size() != N_.size()) throw std::invalid_argument("y and trials differ in length");
-    bool any_logc = false;
+    bool any_logc = false, all_one = true;
     for (std::size_t i = 0; i < y_.size(); ++i) {
       if (!(N_[i] >= 0) || !(y_[i] >= 0) || y_[i] > N_[i])
         throw std::invalid_argument("need 0 <= y <= trials");
       if (y_[i] > 0 && y_[i] < N_[i]) any_logc = true;
+      if (N_[i] != 1.0) all_one = false;
     }
     if (any_logc) {
       logc_.resize(y_.size());
       for (std::size_t i = 0; i < y_.size(); ++i)
         logc_[i] = std::lgamma(N_[i] + 1) - std::lgamma(y_[i] + 1) - std::lgamma(N_[i] - y_[i] + 1);
     }
+    if (all_one) std::vector<double>().swap(N_);
   }
   int n_obs() const override { return static_cast<int>(y_.size()); }
   int n_latent() const override { return 1; }
   int n_response() const override { return 1; }
 
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
-    return std::unique_ptr<Likelihood>(new Bernoulli(take_rows(y_, rows), take_rows(N_, rows)));
+    return std::unique_ptr<Likelihood>(new Bernoulli(
+        take_rows(y_, rows), N_.empty() ? std::vector<double>(rows.size(), 1.0) : take_rows(N_, rows)));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -49,7 +53,7 @@ class Bernoulli : public Likelihood {
     omega.resize(n, 1);
     for (int i = 0; i < n; ++i) {
       kappa(i, 0) = kap(i);
-      omega(i, 0) = N_[i] > 0 ? pg::draw_exact(N_[i], f(i, 0), rng) : 0.0;
+      omega(i, 0) = N(i) > 0 ? pg::draw_exact(N(i), f(i, 0), rng) : 0.0;
     }
   }
 
@@ -61,7 +65,7 @@ class Bernoulli : public Likelihood {
     for (int i = 0; i < n; ++i) {
       kappa(i, 0) = kap(i);
       const double c = std::sqrt(m(i, 0) * m(i, 0) + v(i, 0));
-      omega(i, 0) = N_[i] > 0 ? pg::mean(N_[i], c) : 0.0;
+      omega(i, 0) = N(i) > 0 ? pg::mean(N(i), c) : 0.0;
     }
   }
 
@@ -71,14 +75,14 @@ class Bernoulli : public Likelihood {
     double s = 0.0;
     for (int i = 0; i < n_obs(); ++i) {
       const double c = std::sqrt(m(i, 0) * m(i, 0) + v(i, 0));
-      s += logc(i) - N_[i] * pg::LOG2 + kap(i) * m(i, 0) - N_[i] * pg::log_cosh(0.5 * c);
+      s += logc(i) - N(i) * pg::LOG2 + kap(i) * m(i, 0) - N(i) * pg::log_cosh(0.5 * c);
     }
     return s;
   }
 
   Eigen::VectorXd loglik_obs(const Eigen::MatrixXd& f) const override {
     Eigen::VectorXd out(n_obs());
-    for (int i = 0; i < n_obs(); ++i) out[i] = logc(i) + y_[i] * f(i, 0) - N_[i] * log1pexp(f(i, 0));
+    for (int i = 0; i < n_obs(); ++i) out[i] = logc(i) + y_[i] * f(i, 0) - N(i) * log1pexp(f(i, 0));
     return out;
   }
 
@@ -93,7 +97,7 @@ class Bernoulli : public Likelihood {
     Eigen::VectorXd out(n);
     for (int i = 0; i < n; ++i) {
       const double e = normal_expectation(gh, m(i, 0), v(i, 0), [](double f) { return log1pexp(f); });
-      out[i] = logc(i) + y_[i] * m(i, 0) - N_[i] * e;
+      out[i] = logc(i) + y_[i] * m(i, 0) - N(i) * e;
     }
     return out;
   }
@@ -117,9 +121,11 @@ class Bernoulli : public Likelihood {
   }
 
  private:
-  double kap(int i) const { return y_[i] - 0.5 * N_[i]; }  // kappa_i = y_i - N_i / 2
+  double N(int i) const { return N_.empty() ? 1.0 : N_[i]; }  // trials N_i
+  double kap(int i) const { return y_[i] - 0.5 * N(i); }  // kappa_i = y_i - N_i / 2
   double logc(int i) const { return logc_.empty() ? 0.0 : logc_[i]; }  // log C(N_i, y_i)
-  std::vector<double> y_, N_, logc_;  // logc_: empty when every log C(N_i, y_i) is 0
+  // N_: empty when every N_i is 1; logc_: empty when every log C(N_i, y_i) is 0
+  std::vector<double> y_, N_, logc_;
 };
 
 }  // namespace
