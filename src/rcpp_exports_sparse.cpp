@@ -302,8 +302,17 @@ List sparse_marginals_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
     const augp::SparseQ qs = augp::unwrap_sparse_q(state, Z.rows(), data.q);
     Eigen::MatrixXd mean, var;
     const double elbo = augp::sparse_marginals(g, qs, data, make_pf(threads), mean, var);
-    return List::create(Rcpp::Named("elbo") = elbo, Rcpp::Named("mean") = mean,
-                        Rcpp::Named("var") = var);
+    // (large data: the blocks and each C++ matrix are freed as soon as their R copy exists,
+    // so that at most one n x q matrix is held twice)
+    data = augp::SparseData();
+    SEXP m_r = PROTECT(Rcpp::wrap(mean));
+    mean.resize(0, 0);
+    SEXP v_r = PROTECT(Rcpp::wrap(var));
+    var.resize(0, 0);
+    List out = List::create(Rcpp::Named("elbo") = elbo, Rcpp::Named("mean") = m_r,
+                            Rcpp::Named("var") = v_r);
+    UNPROTECT(2);
+    return out;
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
