@@ -155,10 +155,16 @@ encode_response.augp_logistic_softmax <- function(likelihood, y, weights = NULL)
 #' @export
 engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   K <- ncol(resp$Y)
-  list(type = "logistic_softmax", q = softmax_n_latent(likelihood, K), Y = unname(resp$Y),
-       bijective = isTRUE(likelihood$bijective),
-       theta = unname(as.double(if (is.null(resp$theta)) rep(1, K) else resp$theta)),
-       slice_steps = softmax_slice_steps(likelihood))
+  spec <- list(type = "logistic_softmax", q = softmax_n_latent(likelihood, K), Y = unname(resp$Y),
+               bijective = isTRUE(likelihood$bijective),
+               theta = unname(as.double(if (is.null(resp$theta)) rep(1, K) else resp$theta)),
+               slice_steps = softmax_slice_steps(likelihood))
+  # Not user settings (bench/multiclass/mixing.R sets them to compare): the inflation of
+  # the Gibbs contrast moves' reference covariance and their joint update (see
+  # src/lik_logistic_softmax.cpp).
+  if (!is.null(likelihood$ref_scale)) spec$ref_scale <- as.double(likelihood$ref_scale)
+  if (!is.null(likelihood$ref_joint)) spec$ref_joint <- isTRUE(likelihood$ref_joint)
+  spec
 }
 
 # Rounds of elliptical slice updates per Gibbs sweep (gibbs_move() in

@@ -25,13 +25,17 @@
 // The response is the vector of class probabilities theta_k sigma(f_k) / Z.
 // Spec fields: Y (n x K counts), bijective (flag), theta (K weights), slice_steps
 // (optional, default 0: rounds of elliptical slice updates per Gibbs sweep, see
-// gibbs_move()).
+// gibbs_move()), ref_scale (optional, default kRefScale: the inflation c of the
+// contrast moves' reference covariance) and ref_joint (optional flag, default 0: the
+// contrast moves update all contrasts on one ellipse instead of one at a time).
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include "engine.h"
+#include "gaussian_step.h"
 #include "likelihood.h"
 #include "negative_multinomial.h"
 #include "numerics.h"
@@ -41,12 +45,18 @@ namespace augp {
 
 namespace {
 
+// Default c of the contrast moves' reference covariance c^2 S (see gibbs_reference()).
+constexpr double kRefScale = 1.3;
+
 class LogisticSoftmax : public Likelihood {
  public:
   LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
-                  int slice_steps)
-      : Y_(Y), bij_(bijective), slice_steps_(slice_steps) {
+                  int slice_steps, double ref_scale, bool ref_joint)
+      : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_scale_(ref_scale),
+        ref_joint_(ref_joint) {
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
+    if (!(ref_scale > 0) || !std::isfinite(ref_scale))
+      throw std::invalid_argument("ref_scale must be positive and finite");
     const int K = static_cast<int>(Y.cols());
     if (K < 2) throw std::invalid_argument("Y needs at least 2 columns (classes)");
     for (int i = 0; i < Y.rows(); ++i)
@@ -147,7 +157,7 @@ class LogisticSoftmax : public Likelihood {
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
     for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_scale_, ref_joint_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -173,13 +183,17 @@ class LogisticSoftmax : public Likelihood {
 
   // Gibbs moves on the un-augmented posterior
   //   p(f | y) proportional to prod_j N(f_j; mu0_j, K_j) prod_i p(y_i | f_i),
-  // slice_steps rounds of elliptical slice sampling (Murray, Adams and MacKay, 2010):
-  // (1) each latent column f_j given the others, the ellipse through f_j and a draw
-  // from N(mu0_j, K_j); (2) with one shared kernel K, the common part
+  // slice_steps rounds of elliptical slice sampling (Murray, Adams and MacKay, 2010).
+  // Without a reference (or with one kernel per column), each round updates (1) each
+  // latent column f_j given the others, the ellipse through f_j and a draw from
+  // N(mu0_j, K_j), and (2) with one shared kernel K, the common part
   // g = (1/q) sum_j f_j given the centred parts e_j = f_j - g, the ellipse through g
   // and a draw from N(gbar, K / q), gbar = (1/q) sum_j mu0_j: under independent
-  // N(mu0_j, K) priors g is independent of e with exactly that prior. Every update
-  // leaves its conditional, and so p(f | y), exactly invariant.
+  // N(mu0_j, K) priors g is independent of e with exactly that prior.
+  // With a reference (gibbs_reference(): non-bijective model, shared kernel), (1) is
+  // replaced by generalised elliptical slice updates of the contrasts (see
+  // contrast_moves()). Every update leaves its conditional, and so p(f | y), exactly
+  // invariant.
   //
   // Without the bijective constraint the likelihood is nearly flat along the common
   // shift of a row's latents when they are all low (it tends to the softmax of f_i),
@@ -192,9 +206,14 @@ class LogisticSoftmax : public Likelihood {
   // bijective one, whose Z_i >= theta_K sigma(0) bounds the counts, adds them to the
   // augmented step (returns false).
   bool gibbs_move(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const KernelSet& LK,
-                  Rng& rng) const override {
+                  const MoveReference* ref, Rng& rng) const override {
     const int n = n_obs();
     if (slice_steps_ <= 0 || n == 0) return false;
+    const ContrastReference* cref = dynamic_cast<const ContrastReference*>(ref);
+    if (cref != nullptr && LK.shared() && q_ >= 2) {
+      contrast_moves(f, mu0, LK[0], *cref, rng);
+      return !bij_;
+    }
     Eigen::VectorXd zo(n), z(n), nu(n), cand(n), x(n), m(n);
     for (int s = 0; s < slice_steps_; ++s) {
       for (int j = 0; j < q_; ++j) {
@@ -223,34 +242,47 @@ class LogisticSoftmax : public Likelihood {
         slice_ellipse(x, m, nu, ll, rng, cand);
         f.col(j) = x;
       }
-      if (!LK.shared() || q_ < 2) continue;
-      // The common part g and the centred parts e = f - g 1'.
-      m = mu0.rowwise().mean();
-      x = f.rowwise().mean();
-      const Eigen::MatrixXd e = f.colwise() - x;
-      auto ll = [&](const Eigen::VectorXd& g) {
-        double l = 0.0;
-        for (int i = 0; i < n; ++i) {
-          if (!(N_[i] > 0)) continue;
-          double zi = fixed_;
-          for (int k = 0; k < q_; ++k) {
-            const double fk = g[i] + e(i, k);
-            zi += theta_[k] * sigmoid(fk);
-            if (Y_(i, k) > 0) l += Y_(i, k) * log_sigmoid(fk);
-          }
-          l -= N_[i] * std::log(zi);
-        }
-        return l;
-      };
-      for (int i = 0; i < n; ++i) z[i] = rng.norm();
-      nu.noalias() = LK[0].triangularView<Eigen::Lower>() * z;
-      nu /= std::sqrt(static_cast<double>(q_));
-      slice_ellipse(x, m, nu, ll, rng, cand);
-      f = e.colwise() + x;
+      if (LK.shared() && q_ >= 2) common_move(f, mu0, LK[0], rng);
     }
     return !bij_;
   }
 
+  // The reference of the contrast moves, from the approximation q(f) = prod_j N(m_j, S_j)
+  // with one shared kernel K (see ContrastReference). S is the covariance
+  // (K^-1 + diag(wbar))^-1 of one column with the site precisions averaged over the
+  // columns, wbar_i = (1/q) sum_j w_ij, computed as K - A'A with A = L_B^-1 W^1/2 K,
+  // L_B the lower factor of B = I + W^1/2 K W^1/2. Only for the non-bijective model
+  // (the bijective one keeps its moves); nullptr otherwise.
+  std::shared_ptr<const MoveReference> gibbs_reference(const Eigen::MatrixXd& m,
+                                                       const Eigen::MatrixXd& w,
+                                                       const KernelSet& K) const override {
+    const int n = n_obs();
+    if (bij_ || q_ < 2 || !K.shared() || n == 0 || slice_steps_ <= 0) return nullptr;
+    if (m.rows() != n || m.cols() != q_ || w.rows() != n || w.cols() != q_)
+      throw std::invalid_argument("the reference's mean and precisions must be n x q");
+    if (!m.allFinite() || !w.allFinite())
+      throw std::invalid_argument("the reference's mean and precisions must be finite");
+    auto r = std::make_shared<ContrastReference>();
+    r->Q = helmert(q_);
+    r->mean = m * r->Q;
+    const Eigen::MatrixXd& K0 = K[0];
+    const Eigen::VectorXd sw = contrast_curvature(m).cwiseSqrt();
+    Eigen::MatrixXd B = sw.asDiagonal() * K0 * sw.asDiagonal();
+    B.diagonal().array() += 1.0;
+    Eigen::LLT<Eigen::MatrixXd> llt(B);
+    if (llt.info() != Eigen::Success)
+      throw std::invalid_argument("the reference's covariance could not be factored");
+    Eigen::MatrixXd A = sw.asDiagonal() * K0;
+    llt.matrixL().solveInPlace(A);
+    Eigen::MatrixXd S = K0;
+    S.noalias() -= A.transpose() * A;
+    S = 0.5 * (S + S.transpose()).eval();
+    S *= ref_scale_ * ref_scale_;
+    double jit = 1e-10 * std::max(S.diagonal().mean(), 1e-300);
+    if (!chol_jitter(S, &jit, r->LS))
+      throw std::invalid_argument("the reference's covariance could not be factored");
+    return r;
+  }
   void expect_aux(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, Eigen::MatrixXd& kappa,
                   Eigen::MatrixXd& omega) const override {
     const int n = n_obs();
@@ -332,6 +364,208 @@ class LogisticSoftmax : public Likelihood {
  private:
   static constexpr double kC = 0.0;  // the bijective version's fixed latent
 
+  // The contrast moves' reference. Q: the orthonormal q x q matrix whose column 0 is
+  // 1 / sqrt(q) (the common direction) and whose columns c >= 1 are the Helmert
+  // contrasts; with G = f Q, G_0 = sqrt(q) g and the contrasts h_c = G_c (c >= 1) carry
+  // the centred latents. mean: the approximation's mean of G (n x q; column 0 unused).
+  // LS: the lower Cholesky factor of c^2 S (see gibbs_reference()).
+  struct ContrastReference : MoveReference {
+    Eigen::MatrixXd Q, mean, LS;
+  };
+
+  // Per row i, the curvature of -log p(y_i | f_i) at f_i = m_i averaged over the
+  // contrast directions (clamped at 0): trace(U' H_i U) / (q - 1) = (tr H_i - 1'H_i 1 / q)
+  // / (q - 1), U the contrast columns of Q (U U' = I - 1 1' / q), with the negative
+  // Hessian H_i = diag(y_k s_k (1 - s_k) + N e_k / Z) - N d d' / Z^2, s_k = sigma(m_ik),
+  // d_k = theta_k s_k (1 - s_k), e_k = d_k (1 - 2 s_k), Z = fixed + sum_k theta_k s_k.
+  // Where the likelihood is saturated (a class probability near 0 or 1 whatever small
+  // changes of the contrasts) it is near 0, and the reference follows the prior there.
+  Eigen::VectorXd contrast_curvature(const Eigen::MatrixXd& m) const {
+    const int n = n_obs();
+    Eigen::VectorXd w = Eigen::VectorXd::Zero(n);
+    std::vector<double> d(q_);
+    for (int i = 0; i < n; ++i) {
+      if (!(N_[i] > 0)) continue;
+      double z = fixed_;
+      for (int k = 0; k < q_; ++k) z += theta_[k] * sigmoid(m(i, k));
+      double tr = 0.0, dsum = 0.0;
+      for (int k = 0; k < q_; ++k) {
+        const double sk = sigmoid(m(i, k)), v = sk * sigmoid(-m(i, k));
+        d[k] = theta_[k] * v;
+        const double hkk = Y_(i, k) * v + N_[i] * d[k] * (1.0 - 2.0 * sk) / z;
+        tr += hkk - N_[i] * d[k] * d[k] / (z * z);
+        dsum += d[k];
+      }
+      // 1' H 1 = sum_k (diagonal part) - N (sum_k d_k)^2 / Z^2
+      double one_h_one = 0.0;
+      for (int k = 0; k < q_; ++k) {
+        const double sk = sigmoid(m(i, k)), v = sk * sigmoid(-m(i, k));
+        one_h_one += Y_(i, k) * v + N_[i] * d[k] * (1.0 - 2.0 * sk) / z;
+      }
+      one_h_one -= N_[i] * dsum * dsum / (z * z);
+      w[i] = std::max(0.0, (tr - one_h_one / q_) / (q_ - 1));
+    }
+    return w;
+  }
+
+  static Eigen::MatrixXd helmert(int q) {
+    Eigen::MatrixXd Q = Eigen::MatrixXd::Zero(q, q);
+    Q.col(0).setConstant(1.0 / std::sqrt(static_cast<double>(q)));
+    for (int c = 1; c < q; ++c) {
+      const double d = std::sqrt(static_cast<double>(c) * (c + 1));
+      for (int j = 0; j < c; ++j) Q(j, c) = 1.0 / d;
+      Q(c, c) = -c / d;
+    }
+    return Q;
+  }
+
+  // sum_i [sum_k y_ik log sigma(f_ik) - N_i log Z_i]: log p(y | f) up to a constant.
+  double loglik_core(const Eigen::MatrixXd& f) const {
+    double l = 0.0;
+    for (int i = 0; i < n_obs(); ++i) {
+      if (!(N_[i] > 0)) continue;
+      double z = fixed_;
+      for (int k = 0; k < q_; ++k) {
+        z += theta_[k] * sigmoid(f(i, k));
+        if (Y_(i, k) > 0) l += Y_(i, k) * log_sigmoid(f(i, k));
+      }
+      l -= N_[i] * std::log(z);
+    }
+    return l;
+  }
+
+  // One elliptical slice update of the common part g = (1/q) sum_j f_j given the
+  // centred parts e = f - g 1' (shared kernel with lower factor L): prior N(gbar, K / q).
+  void common_move(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L,
+                   Rng& rng) const {
+    const int n = n_obs();
+    const Eigen::VectorXd m = mu0.rowwise().mean();
+    Eigen::VectorXd x = f.rowwise().mean(), z(n), cand(n);
+    const Eigen::MatrixXd e = f.colwise() - x;
+    auto ll = [&](const Eigen::VectorXd& g) {
+      double l = 0.0;
+      for (int i = 0; i < n; ++i) {
+        if (!(N_[i] > 0)) continue;
+        double zi = fixed_;
+        for (int k = 0; k < q_; ++k) {
+          const double fk = g[i] + e(i, k);
+          zi += theta_[k] * sigmoid(fk);
+          if (Y_(i, k) > 0) l += Y_(i, k) * log_sigmoid(fk);
+        }
+        l -= N_[i] * std::log(zi);
+      }
+      return l;
+    };
+    for (int i = 0; i < n; ++i) z[i] = rng.norm();
+    Eigen::VectorXd nu = L.triangularView<Eigen::Lower>() * z;
+    nu /= std::sqrt(static_cast<double>(q_));
+    slice_ellipse(x, m, nu, ll, rng, cand);
+    f = e.colwise() + x;
+  }
+
+  // Generalised elliptical slice updates of the contrasts (Nishihara, Murray and
+  // Adams, 2014), slice_steps rounds, each round the contrasts and then the common part
+  // (common_move()). With one shared kernel K the coordinates G = f Q have independent
+  // N(mu0 Q_c, K) priors, so the contrasts h = (h_1, ..., h_{q-1}) given the common
+  // part G_0 have the target
+  //   pi(h) propto prod_c N(h_c; mu0 Q_c, K) p(y | f(G)).
+  // With the fixed reference r(h) = prod_c N(h_c; mu_c, c^2 S) (gibbs_reference()) and
+  // h_c = mu_c + L_S v_c, the target of v is N(v; 0, I) times the ratio
+  // pi(h(v)) / r(h(v)), up to a constant; an elliptical slice update of v with
+  // N(0, I) as the ellipse and the ratio as its likelihood leaves pi exactly
+  // invariant whatever the reference. The updates take one contrast at a time, or all
+  // on one ellipse (ref_joint). The current kernel enters through its factor L, so the
+  // move stays exact when the kernel is sampled. Along the ellipse
+  // h(a) = mu + cos(a) (h - mu) + sin(a) L_S nu, and L^-1 (h(a) - mu0 Q) and v(a) are the
+  // same combinations of vectors computed once per update: each angle costs O(nq).
+  void contrast_moves(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L,
+                      const ContrastReference& R, Rng& rng) const {
+    const int n = n_obs();
+    const auto LKt = L.triangularView<Eigen::Lower>();
+    const auto LSt = R.LS.triangularView<Eigen::Lower>();
+    Eigen::MatrixXd G = f * R.Q;
+    const Eigen::MatrixXd muG = mu0 * R.Q;
+    // per contrast c: V_c = L_S^-1 (h_c - mean_c), Rm_c = L^-1 (mean_c - muG_c) and
+    // Rh_c = L^-1 (h_c - muG_c) (column 0 unused)
+    Eigen::MatrixXd V = Eigen::MatrixXd::Zero(n, q_), Rm = V, Rh = V;
+    for (int c = 1; c < q_; ++c) {
+      V.col(c) = LSt.solve(G.col(c) - R.mean.col(c));
+      Rm.col(c) = LKt.solve(R.mean.col(c) - muG.col(c));
+      Rh.col(c) = LKt.solve(G.col(c) - muG.col(c));
+    }
+    std::vector<std::vector<int>> blocks;
+    if (ref_joint_) {
+      blocks.emplace_back();
+      for (int c = 1; c < q_; ++c) blocks.back().push_back(c);
+    } else {
+      for (int c = 1; c < q_; ++c) blocks.push_back({c});
+    }
+    Eigen::MatrixXd A(n, q_), Bm(n, q_), Nu(n, q_), Ra(n, q_), Rb(n, q_), Fb(n, q_), F(n, q_);
+    for (int s = 0; s < slice_steps_; ++s) {
+      for (const std::vector<int>& blk : blocks) {
+        // Gram terms of the prior's and the reference's quadratic forms along the ellipse
+        double g00 = 0, gaa = 0, gbb = 0, g0a = 0, g0b = 0, gab = 0, vv = 0, nn = 0, vn = 0;
+        Fb = f;
+        for (int c : blk) {
+          A.col(c) = G.col(c) - R.mean.col(c);
+          for (int i = 0; i < n; ++i) Nu(i, c) = rng.norm();
+          Bm.col(c).noalias() = LSt * Nu.col(c);
+          Rb.col(c) = LKt.solve(Bm.col(c));
+          Ra.col(c) = Rh.col(c) - Rm.col(c);
+          g00 += Rm.col(c).squaredNorm();
+          gaa += Ra.col(c).squaredNorm();
+          gbb += Rb.col(c).squaredNorm();
+          g0a += Rm.col(c).dot(Ra.col(c));
+          g0b += Rm.col(c).dot(Rb.col(c));
+          gab += Ra.col(c).dot(Rb.col(c));
+          vv += V.col(c).squaredNorm();
+          nn += Nu.col(c).squaredNorm();
+          vn += V.col(c).dot(Nu.col(c));
+          Fb.noalias() -= G.col(c) * R.Q.col(c).transpose();
+        }
+        // log prior - log reference + log-likelihood at angle (cos, sin)
+        auto ell = [&](double cs, double sn) {
+          const double pr = g00 + cs * cs * gaa + sn * sn * gbb + 2.0 * cs * g0a + 2.0 * sn * g0b +
+                            2.0 * cs * sn * gab;
+          const double rf = cs * cs * vv + sn * sn * nn + 2.0 * cs * sn * vn;
+          F = Fb;
+          for (int c : blk)
+            F.noalias() += (R.mean.col(c) + cs * A.col(c) + sn * Bm.col(c)) * R.Q.col(c).transpose();
+          return 0.5 * (rf - pr) + loglik_core(F);
+        };
+        const double ang = slice_angle(ell, rng);
+        if (ang == 0.0) continue;
+        const double cs = std::cos(ang), sn = std::sin(ang);
+        f = Fb;
+        for (int c : blk) {
+          G.col(c) = R.mean.col(c) + cs * A.col(c) + sn * Bm.col(c);
+          V.col(c) = cs * V.col(c) + sn * Nu.col(c);
+          Rh.col(c) = Rm.col(c) + cs * Ra.col(c) + sn * Rb.col(c);
+          f.noalias() += G.col(c) * R.Q.col(c).transpose();
+        }
+      }
+      common_move(f, mu0, L, rng);
+    }
+  }
+
+  // The angle of one elliptical slice update whose log-likelihood along the ellipse is
+  // ll(cos a, sin a) (a = 0: the current state): drawn uniformly on a bracket that
+  // shrinks towards 0 until ll exceeds the slice level ll(1, 0) + log(u); 0 when the
+  // bracket closes on the current state.
+  template <class LL>
+  static double slice_angle(const LL& ll, Rng& rng) {
+    constexpr double kTwoPi = 6.283185307179586;
+    const double level = ll(1.0, 0.0) - rng.exp1();
+    double ang = kTwoPi * rng.unif();
+    double lo = ang - kTwoPi, hi = ang;
+    for (;;) {
+      if (ll(std::cos(ang), std::sin(ang)) > level) return ang;
+      if (ang < 0) lo = ang; else hi = ang;
+      if (!(hi - lo > 1e-12)) return 0.0;
+      ang = lo + (hi - lo) * rng.unif();
+    }
+  }
+
   // The weights and everything derived from them: T = the fixed class's part of Z plus
   // the latent classes' weights, and the per-row constants of the local ELBO.
   void set_theta(const std::vector<double>& theta) {
@@ -404,6 +638,8 @@ class LogisticSoftmax : public Likelihood {
   Eigen::MatrixXd Y_;
   bool bij_;
   int slice_steps_;  // rounds of elliptical slice updates per Gibbs sweep (gibbs_move)
+  double ref_scale_;  // c: the contrast moves' reference covariance is c^2 S
+  bool ref_joint_;    // the contrast moves update all contrasts on one ellipse
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -415,7 +651,9 @@ class LogisticSoftmax : public Likelihood {
 std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
   return std::unique_ptr<Likelihood>(
       new LogisticSoftmax(spec.mat("Y"), spec.flag("bijective"), spec.vec("theta"),
-                          spec.has("slice_steps") ? static_cast<int>(spec.scalar("slice_steps")) : 0));
+                          spec.has("slice_steps") ? static_cast<int>(spec.scalar("slice_steps")) : 0,
+                          spec.has("ref_scale") ? spec.scalar("ref_scale") : kRefScale,
+                          spec.has("ref_joint") && spec.flag("ref_joint")));
 }
 
 }  // namespace augp
