@@ -164,6 +164,7 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   # src/lik_logistic_softmax.cpp).
   if (!is.null(likelihood$ref_scale)) spec$ref_scale <- as.double(likelihood$ref_scale)
   if (!is.null(likelihood$ref_joint)) spec$ref_joint <- isTRUE(likelihood$ref_joint)
+  if (!is.null(likelihood$ref_mix)) spec$ref_mix <- isTRUE(likelihood$ref_mix)
   spec
 }
 

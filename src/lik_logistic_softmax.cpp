@@ -51,9 +51,9 @@ constexpr double kRefScale = 1.3;
 class LogisticSoftmax : public Likelihood {
  public:
   LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
-                  int slice_steps, double ref_scale, bool ref_joint)
+                  int slice_steps, double ref_scale, bool ref_joint, bool ref_mix)
       : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_scale_(ref_scale),
-        ref_joint_(ref_joint) {
+        ref_joint_(ref_joint), ref_mix_(ref_mix) {
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
     if (!(ref_scale > 0) || !std::isfinite(ref_scale))
       throw std::invalid_argument("ref_scale must be positive and finite");
@@ -157,7 +157,7 @@ class LogisticSoftmax : public Likelihood {
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
     for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_scale_, ref_joint_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_scale_, ref_joint_, ref_mix_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -211,37 +211,15 @@ class LogisticSoftmax : public Likelihood {
     if (slice_steps_ <= 0 || n == 0) return false;
     const ContrastReference* cref = dynamic_cast<const ContrastReference*>(ref);
     if (cref != nullptr && LK.shared() && q_ >= 2) {
-      contrast_moves(f, mu0, LK[0], *cref, rng);
+      for (int s = 0; s < slice_steps_; ++s) {
+        if (ref_mix_) column_moves(f, mu0, LK, rng);
+        contrast_moves(f, mu0, LK[0], *cref, rng);
+        common_move(f, mu0, LK[0], rng);
+      }
       return !bij_;
     }
-    Eigen::VectorXd zo(n), z(n), nu(n), cand(n), x(n), m(n);
     for (int s = 0; s < slice_steps_; ++s) {
-      for (int j = 0; j < q_; ++j) {
-        // zo_i: the other columns' part of Z_i. Up to terms free of f_j the
-        // log-likelihood is sum_i y_ij log sigma(f_ij) - N_i log(zo_i + theta_j sigma(f_ij)).
-        for (int i = 0; i < n; ++i) {
-          double t = fixed_;
-          for (int k = 0; k < q_; ++k)
-            if (k != j) t += theta_[k] * sigmoid(f(i, k));
-          zo[i] = t;
-        }
-        const double th = theta_[j];
-        auto ll = [&](const Eigen::VectorXd& v) {
-          double l = 0.0;
-          for (int i = 0; i < n; ++i) {
-            if (!(N_[i] > 0)) continue;
-            if (Y_(i, j) > 0) l += Y_(i, j) * log_sigmoid(v[i]);
-            l -= N_[i] * std::log(zo[i] + th * sigmoid(v[i]));
-          }
-          return l;
-        };
-        for (int i = 0; i < n; ++i) z[i] = rng.norm();
-        nu.noalias() = LK[j].triangularView<Eigen::Lower>() * z;
-        x = f.col(j);
-        m = mu0.col(j);
-        slice_ellipse(x, m, nu, ll, rng, cand);
-        f.col(j) = x;
-      }
+      column_moves(f, mu0, LK, rng);
       if (LK.shared() && q_ >= 2) common_move(f, mu0, LK[0], rng);
     }
     return !bij_;
@@ -434,6 +412,40 @@ class LogisticSoftmax : public Likelihood {
     return l;
   }
 
+  // One elliptical slice update of each latent column f_j given the others, the ellipse
+  // through f_j and a draw from N(mu0_j, K_j).
+  void column_moves(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const KernelSet& LK,
+                    Rng& rng) const {
+    const int n = n_obs();
+    Eigen::VectorXd zo(n), z(n), nu(n), cand(n), x(n), m(n);
+    for (int j = 0; j < q_; ++j) {
+      // zo_i: the other columns' part of Z_i. Up to terms free of f_j the
+      // log-likelihood is sum_i y_ij log sigma(f_ij) - N_i log(zo_i + theta_j sigma(f_ij)).
+      for (int i = 0; i < n; ++i) {
+        double t = fixed_;
+        for (int k = 0; k < q_; ++k)
+          if (k != j) t += theta_[k] * sigmoid(f(i, k));
+        zo[i] = t;
+      }
+      const double th = theta_[j];
+      auto ll = [&](const Eigen::VectorXd& v) {
+        double l = 0.0;
+        for (int i = 0; i < n; ++i) {
+          if (!(N_[i] > 0)) continue;
+          if (Y_(i, j) > 0) l += Y_(i, j) * log_sigmoid(v[i]);
+          l -= N_[i] * std::log(zo[i] + th * sigmoid(v[i]));
+        }
+        return l;
+      };
+      for (int i = 0; i < n; ++i) z[i] = rng.norm();
+      nu.noalias() = LK[j].triangularView<Eigen::Lower>() * z;
+      x = f.col(j);
+      m = mu0.col(j);
+      slice_ellipse(x, m, nu, ll, rng, cand);
+      f.col(j) = x;
+    }
+  }
+
   // One elliptical slice update of the common part g = (1/q) sum_j f_j given the
   // centred parts e = f - g 1' (shared kernel with lower factor L): prior N(gbar, K / q).
   void common_move(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L,
@@ -501,7 +513,7 @@ class LogisticSoftmax : public Likelihood {
       for (int c = 1; c < q_; ++c) blocks.push_back({c});
     }
     Eigen::MatrixXd A(n, q_), Bm(n, q_), Nu(n, q_), Ra(n, q_), Rb(n, q_), Fb(n, q_), F(n, q_);
-    for (int s = 0; s < slice_steps_; ++s) {
+    {
       for (const std::vector<int>& blk : blocks) {
         // Gram terms of the prior's and the reference's quadratic forms along the ellipse
         double g00 = 0, gaa = 0, gbb = 0, g0a = 0, g0b = 0, gab = 0, vv = 0, nn = 0, vn = 0;
@@ -544,7 +556,6 @@ class LogisticSoftmax : public Likelihood {
           f.noalias() += G.col(c) * R.Q.col(c).transpose();
         }
       }
-      common_move(f, mu0, L, rng);
     }
   }
 
@@ -640,6 +651,7 @@ class LogisticSoftmax : public Likelihood {
   int slice_steps_;  // rounds of elliptical slice updates per Gibbs sweep (gibbs_move)
   double ref_scale_;  // c: the contrast moves' reference covariance is c^2 S
   bool ref_joint_;    // the contrast moves update all contrasts on one ellipse
+  bool ref_mix_;      // with a reference, the rounds keep the column updates too
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -653,7 +665,8 @@ std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
       new LogisticSoftmax(spec.mat("Y"), spec.flag("bijective"), spec.vec("theta"),
                           spec.has("slice_steps") ? static_cast<int>(spec.scalar("slice_steps")) : 0,
                           spec.has("ref_scale") ? spec.scalar("ref_scale") : kRefScale,
-                          spec.has("ref_joint") && spec.flag("ref_joint")));
+                          spec.has("ref_joint") && spec.flag("ref_joint"),
+                          spec.has("ref_mix") && spec.flag("ref_mix")));
 }
 
 }  // namespace augp
