@@ -225,12 +225,16 @@ class LogisticSoftmax : public Likelihood {
     return !bij_;
   }
 
-  // The reference of the contrast moves, from the approximation q(f) = prod_j N(m_j, S_j)
-  // with one shared kernel K (see ContrastReference). S is the covariance
-  // (K^-1 + diag(wbar))^-1 of one column with the site precisions averaged over the
-  // columns, wbar_i = (1/q) sum_j w_ij, computed as K - A'A with A = L_B^-1 W^1/2 K,
-  // L_B the lower factor of B = I + W^1/2 K W^1/2. Only for the non-bijective model
-  // (the bijective one keeps its moves); nullptr otherwise.
+  // The reference of the contrast moves (see ContrastReference), from the
+  // approximation's mean m with one shared kernel K; the site precisions w are not used
+  // (the augmentation's precisions stay large where the likelihood is flat, see
+  // gibbs_move()). With H_i the negative Hessian of log p(y_i | f_i) at m_i
+  // (row_neg_hessian()), the contrasts are the eigenvectors E of sum_i U' H_i U (U the
+  // Helmert contrasts), so that the rows' curvatures are decorrelated across contrasts
+  // on the whole; contrast c = U e_c then has curvature w_ic = max(0, u_c' H_i u_c) at
+  // row i, and reference covariance c^2 S_c, S_c = (K^-1 + diag(w_c))^-1, computed as
+  // K - A'A with A = L_B^-1 W^1/2 K, L_B the lower factor of B = I + W^1/2 K W^1/2. Only
+  // for the non-bijective model (the bijective one keeps its moves); nullptr otherwise.
   std::shared_ptr<const MoveReference> gibbs_reference(const Eigen::MatrixXd& m,
                                                        const Eigen::MatrixXd& w,
                                                        const KernelSet& K) const override {
@@ -238,29 +242,45 @@ class LogisticSoftmax : public Likelihood {
     if (bij_ || q_ < 2 || !K.shared() || n == 0 || slice_steps_ <= 0) return nullptr;
     if (m.rows() != n || m.cols() != q_ || w.rows() != n || w.cols() != q_)
       throw std::invalid_argument("the reference's mean and precisions must be n x q");
-    if (!m.allFinite() || !w.allFinite())
-      throw std::invalid_argument("the reference's mean and precisions must be finite");
+    if (!m.allFinite())
+      throw std::invalid_argument("the reference's mean must be finite");
     auto r = std::make_shared<ContrastReference>();
-    r->Q = helmert(q_);
+    const Eigen::MatrixXd Qh = helmert(q_);
+    const Eigen::MatrixXd U = Qh.rightCols(q_ - 1);
+    std::vector<Eigen::MatrixXd> H(n);
+    Eigen::MatrixXd M = Eigen::MatrixXd::Zero(q_ - 1, q_ - 1);
+    for (int i = 0; i < n; ++i) {
+      H[i] = row_neg_hessian(m, i);
+      M.noalias() += U.transpose() * H[i] * U;
+    }
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(M);
+    r->Q = Qh;
+    r->Q.rightCols(q_ - 1) = U * es.eigenvectors();
     r->mean = m * r->Q;
     const Eigen::MatrixXd& K0 = K[0];
-    const Eigen::VectorXd sw = contrast_curvature(m).cwiseSqrt();
-    Eigen::MatrixXd B = sw.asDiagonal() * K0 * sw.asDiagonal();
-    B.diagonal().array() += 1.0;
-    Eigen::LLT<Eigen::MatrixXd> llt(B);
-    if (llt.info() != Eigen::Success)
-      throw std::invalid_argument("the reference's covariance could not be factored");
-    Eigen::MatrixXd A = sw.asDiagonal() * K0;
-    llt.matrixL().solveInPlace(A);
-    Eigen::MatrixXd S = K0;
-    S.noalias() -= A.transpose() * A;
-    S = 0.5 * (S + S.transpose()).eval();
-    S *= ref_scale_ * ref_scale_;
-    double jit = 1e-10 * std::max(S.diagonal().mean(), 1e-300);
-    if (!chol_jitter(S, &jit, r->LS))
-      throw std::invalid_argument("the reference's covariance could not be factored");
+    r->LS.assign(q_, Eigen::MatrixXd());
+    for (int c = 1; c < q_; ++c) {
+      const Eigen::VectorXd u = r->Q.col(c);
+      Eigen::VectorXd sw(n);
+      for (int i = 0; i < n; ++i) sw[i] = std::sqrt(std::max(0.0, u.dot(H[i] * u)));
+      Eigen::MatrixXd B = sw.asDiagonal() * K0 * sw.asDiagonal();
+      B.diagonal().array() += 1.0;
+      Eigen::LLT<Eigen::MatrixXd> llt(B);
+      if (llt.info() != Eigen::Success)
+        throw std::invalid_argument("the reference's covariance could not be factored");
+      Eigen::MatrixXd A = sw.asDiagonal() * K0;
+      llt.matrixL().solveInPlace(A);
+      Eigen::MatrixXd S = K0;
+      S.noalias() -= A.transpose() * A;
+      S = 0.5 * (S + S.transpose()).eval();
+      S *= ref_scale_ * ref_scale_;
+      double jit = 1e-10 * std::max(S.diagonal().mean(), 1e-300);
+      if (!chol_jitter(S, &jit, r->LS[c]))
+        throw std::invalid_argument("the reference's covariance could not be factored");
+    }
     return r;
   }
+
   void expect_aux(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, Eigen::MatrixXd& kappa,
                   Eigen::MatrixXd& omega) const override {
     const int n = n_obs();
@@ -342,48 +362,35 @@ class LogisticSoftmax : public Likelihood {
  private:
   static constexpr double kC = 0.0;  // the bijective version's fixed latent
 
-  // The contrast moves' reference. Q: the orthonormal q x q matrix whose column 0 is
-  // 1 / sqrt(q) (the common direction) and whose columns c >= 1 are the Helmert
-  // contrasts; with G = f Q, G_0 = sqrt(q) g and the contrasts h_c = G_c (c >= 1) carry
-  // the centred latents. mean: the approximation's mean of G (n x q; column 0 unused).
-  // LS: the lower Cholesky factor of c^2 S (see gibbs_reference()).
+  // The contrast moves' reference. Q: an orthonormal q x q matrix whose column 0 is
+  // 1 / sqrt(q) (the common direction) and whose columns c >= 1 (the contrasts) are
+  // orthogonal to it; with G = f Q, G_0 = sqrt(q) g and the contrasts h_c = G_c (c >= 1)
+  // carry the centred latents. mean: the approximation's mean of G (n x q; column 0
+  // unused). LS[c]: the lower Cholesky factor of contrast c's reference covariance
+  // (see gibbs_reference()).
   struct ContrastReference : MoveReference {
-    Eigen::MatrixXd Q, mean, LS;
+    Eigen::MatrixXd Q, mean;
+    std::vector<Eigen::MatrixXd> LS;  // LS[c], c >= 1: the lower factor of c^2 S_c
   };
 
-  // Per row i, the curvature of -log p(y_i | f_i) at f_i = m_i averaged over the
-  // contrast directions (clamped at 0): trace(U' H_i U) / (q - 1) = (tr H_i - 1'H_i 1 / q)
-  // / (q - 1), U the contrast columns of Q (U U' = I - 1 1' / q), with the negative
-  // Hessian H_i = diag(y_k s_k (1 - s_k) + N e_k / Z) - N d d' / Z^2, s_k = sigma(m_ik),
-  // d_k = theta_k s_k (1 - s_k), e_k = d_k (1 - 2 s_k), Z = fixed + sum_k theta_k s_k.
-  // Where the likelihood is saturated (a class probability near 0 or 1 whatever small
-  // changes of the contrasts) it is near 0, and the reference follows the prior there.
-  Eigen::VectorXd contrast_curvature(const Eigen::MatrixXd& m) const {
-    const int n = n_obs();
-    Eigen::VectorXd w = Eigen::VectorXd::Zero(n);
-    std::vector<double> d(q_);
-    for (int i = 0; i < n; ++i) {
-      if (!(N_[i] > 0)) continue;
-      double z = fixed_;
-      for (int k = 0; k < q_; ++k) z += theta_[k] * sigmoid(m(i, k));
-      double tr = 0.0, dsum = 0.0;
-      for (int k = 0; k < q_; ++k) {
-        const double sk = sigmoid(m(i, k)), v = sk * sigmoid(-m(i, k));
-        d[k] = theta_[k] * v;
-        const double hkk = Y_(i, k) * v + N_[i] * d[k] * (1.0 - 2.0 * sk) / z;
-        tr += hkk - N_[i] * d[k] * d[k] / (z * z);
-        dsum += d[k];
-      }
-      // 1' H 1 = sum_k (diagonal part) - N (sum_k d_k)^2 / Z^2
-      double one_h_one = 0.0;
-      for (int k = 0; k < q_; ++k) {
-        const double sk = sigmoid(m(i, k)), v = sk * sigmoid(-m(i, k));
-        one_h_one += Y_(i, k) * v + N_[i] * d[k] * (1.0 - 2.0 * sk) / z;
-      }
-      one_h_one -= N_[i] * dsum * dsum / (z * z);
-      w[i] = std::max(0.0, (tr - one_h_one / q_) / (q_ - 1));
+  // The negative Hessian of log p(y_i | f_i) at f_i = m_i (q x q):
+  //   H = diag(y_k s_k (1 - s_k) + N d_k (1 - 2 s_k) / Z) - N d d' / Z^2,
+  // s_k = sigma(m_ik), d_k = theta_k s_k (1 - s_k) (= dZ / df_k), Z = fixed + sum_k
+  // theta_k s_k. Near 0 where the likelihood is saturated (class probabilities near 0
+  // or 1 whatever small changes of f_i), so the reference follows the prior there.
+  Eigen::MatrixXd row_neg_hessian(const Eigen::MatrixXd& m, int i) const {
+    Eigen::MatrixXd H = Eigen::MatrixXd::Zero(q_, q_);
+    if (!(N_[i] > 0)) return H;
+    double z = fixed_;
+    for (int k = 0; k < q_; ++k) z += theta_[k] * sigmoid(m(i, k));
+    Eigen::VectorXd d(q_);
+    for (int k = 0; k < q_; ++k) {
+      const double sk = sigmoid(m(i, k)), v = sk * sigmoid(-m(i, k));
+      d[k] = theta_[k] * v;
+      H(k, k) = Y_(i, k) * v + N_[i] * d[k] * (1.0 - 2.0 * sk) / z;
     }
-    return w;
+    H.noalias() -= (N_[i] / (z * z)) * d * d.transpose();
+    return H;
   }
 
   static Eigen::MatrixXd helmert(int q) {
@@ -494,14 +501,13 @@ class LogisticSoftmax : public Likelihood {
                       const ContrastReference& R, Rng& rng) const {
     const int n = n_obs();
     const auto LKt = L.triangularView<Eigen::Lower>();
-    const auto LSt = R.LS.triangularView<Eigen::Lower>();
     Eigen::MatrixXd G = f * R.Q;
     const Eigen::MatrixXd muG = mu0 * R.Q;
     // per contrast c: V_c = L_S^-1 (h_c - mean_c), Rm_c = L^-1 (mean_c - muG_c) and
     // Rh_c = L^-1 (h_c - muG_c) (column 0 unused)
     Eigen::MatrixXd V = Eigen::MatrixXd::Zero(n, q_), Rm = V, Rh = V;
     for (int c = 1; c < q_; ++c) {
-      V.col(c) = LSt.solve(G.col(c) - R.mean.col(c));
+      V.col(c) = R.LS[c].triangularView<Eigen::Lower>().solve(G.col(c) - R.mean.col(c));
       Rm.col(c) = LKt.solve(R.mean.col(c) - muG.col(c));
       Rh.col(c) = LKt.solve(G.col(c) - muG.col(c));
     }
@@ -521,7 +527,7 @@ class LogisticSoftmax : public Likelihood {
         for (int c : blk) {
           A.col(c) = G.col(c) - R.mean.col(c);
           for (int i = 0; i < n; ++i) Nu(i, c) = rng.norm();
-          Bm.col(c).noalias() = LSt * Nu.col(c);
+          Bm.col(c).noalias() = R.LS[c].triangularView<Eigen::Lower>() * Nu.col(c);
           Rb.col(c) = LKt.solve(Bm.col(c));
           Ra.col(c) = Rh.col(c) - Rm.col(c);
           g00 += Rm.col(c).squaredNorm();
