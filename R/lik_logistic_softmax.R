@@ -158,13 +158,13 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   spec <- list(type = "logistic_softmax", q = softmax_n_latent(likelihood, K), Y = unname(resp$Y),
                bijective = isTRUE(likelihood$bijective),
                theta = unname(as.double(if (is.null(resp$theta)) rep(1, K) else resp$theta)),
-               slice_steps = softmax_slice_steps(likelihood))
-  # Not user settings (bench/multiclass/mixing.R sets them to compare): the inflation of
-  # the Gibbs contrast moves' reference covariance and their joint update (see
+               slice_steps = softmax_slice_steps(likelihood),
+               ref_steps = softmax_ref_steps(likelihood))
+  # Not user settings (bench/multiclass/mixing.R sets them to compare): the scale of the
+  # Gibbs contrast moves' reference covariances and their joint update (see
   # src/lik_logistic_softmax.cpp).
   if (!is.null(likelihood$ref_scale)) spec$ref_scale <- as.double(likelihood$ref_scale)
   if (!is.null(likelihood$ref_joint)) spec$ref_joint <- isTRUE(likelihood$ref_joint)
-  if (!is.null(likelihood$ref_mix)) spec$ref_mix <- isTRUE(likelihood$ref_mix)
   spec
 }
 
@@ -176,6 +176,17 @@ softmax_slice_steps <- function(likelihood) {
   if (is.null(s)) SOFTMAX_SLICE_STEPS else as.double(s)
 }
 SOFTMAX_SLICE_STEPS <- 20
+
+# Rounds per Gibbs sweep of the moves that use the variational fit as a reference (a
+# column, a contrast and a common-part update per round; see gibbs_move() in
+# src/lik_logistic_softmax.cpp), when the sampler starts from a variational fit; 0 makes
+# no reference. Not a user setting: bench/multiclass/mixing.R sets
+# `likelihood$ref_steps` to compare.
+softmax_ref_steps <- function(likelihood) {
+  s <- likelihood$ref_steps
+  if (is.null(s)) SOFTMAX_REF_STEPS else as.double(s)
+}
+SOFTMAX_REF_STEPS <- 10
 
 softmax_n_latent <- function(likelihood, K) if (isTRUE(likelihood$bijective)) K - 1L else K
 

@@ -25,9 +25,11 @@
 // The response is the vector of class probabilities theta_k sigma(f_k) / Z.
 // Spec fields: Y (n x K counts), bijective (flag), theta (K weights), slice_steps
 // (optional, default 0: rounds of elliptical slice updates per Gibbs sweep, see
-// gibbs_move()), ref_scale (optional, default kRefScale: the inflation c of the
-// contrast moves' reference covariance) and ref_joint (optional flag, default 0: the
-// contrast moves update all contrasts on one ellipse instead of one at a time).
+// gibbs_move() without a reference), ref_steps (optional, default 0: rounds per Gibbs
+// sweep with a reference; 0: no reference is made), ref_scale (optional, default 1: the
+// scale c of the contrast moves' reference covariances) and ref_joint (optional flag,
+// default 0: the contrast moves update all contrasts on one ellipse instead of one at a
+// time).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -45,16 +47,15 @@ namespace augp {
 
 namespace {
 
-// Default c of the contrast moves' reference covariance c^2 S (see gibbs_reference()).
-constexpr double kRefScale = 1.3;
 
 class LogisticSoftmax : public Likelihood {
  public:
   LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
-                  int slice_steps, double ref_scale, bool ref_joint, bool ref_mix)
-      : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_scale_(ref_scale),
-        ref_joint_(ref_joint), ref_mix_(ref_mix) {
+                  int slice_steps, int ref_steps, double ref_scale, bool ref_joint)
+      : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
+        ref_scale_(ref_scale), ref_joint_(ref_joint) {
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
+    if (ref_steps < 0) throw std::invalid_argument("ref_steps must be >= 0");
     if (!(ref_scale > 0) || !std::isfinite(ref_scale))
       throw std::invalid_argument("ref_scale must be positive and finite");
     const int K = static_cast<int>(Y.cols());
@@ -157,7 +158,7 @@ class LogisticSoftmax : public Likelihood {
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
     for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_scale_, ref_joint_, ref_mix_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -183,17 +184,19 @@ class LogisticSoftmax : public Likelihood {
 
   // Gibbs moves on the un-augmented posterior
   //   p(f | y) proportional to prod_j N(f_j; mu0_j, K_j) prod_i p(y_i | f_i),
-  // slice_steps rounds of elliptical slice sampling (Murray, Adams and MacKay, 2010).
-  // Without a reference (or with one kernel per column), each round updates (1) each
-  // latent column f_j given the others, the ellipse through f_j and a draw from
-  // N(mu0_j, K_j), and (2) with one shared kernel K, the common part
-  // g = (1/q) sum_j f_j given the centred parts e_j = f_j - g, the ellipse through g
-  // and a draw from N(gbar, K / q), gbar = (1/q) sum_j mu0_j: under independent
-  // N(mu0_j, K) priors g is independent of e with exactly that prior.
-  // With a reference (gibbs_reference(): non-bijective model, shared kernel), (1) is
-  // replaced by generalised elliptical slice updates of the contrasts (see
-  // contrast_moves()). Every update leaves its conditional, and so p(f | y), exactly
-  // invariant.
+  // rounds of elliptical slice sampling (Murray, Adams and MacKay, 2010).
+  // Without a reference (or with one kernel per column), slice_steps rounds, each
+  // updating (1) each latent column f_j given the others, the ellipse through f_j and a
+  // draw from N(mu0_j, K_j) (column_moves()), and (2) with one shared kernel K, the
+  // common part g = (1/q) sum_j f_j given the centred parts e_j = f_j - g, the ellipse
+  // through g and a draw from N(gbar, K / q), gbar = (1/q) sum_j mu0_j: under
+  // independent N(mu0_j, K) priors g is independent of e with exactly that prior
+  // (common_move()). With a reference (gibbs_reference(): non-bijective model, shared
+  // kernel), ref_steps rounds, each (1), then generalised elliptical slice updates of
+  // the contrasts (contrast_moves()), then (2). The prior-ellipse updates move well
+  // where the likelihood is flat or one-sided (small class probabilities), the
+  // reference updates where it dominates the prior (many points). Every update leaves
+  // its conditional, and so p(f | y), exactly invariant.
   //
   // Without the bijective constraint the likelihood is nearly flat along the common
   // shift of a row's latents when they are all low (it tends to the softmax of f_i),
@@ -208,16 +211,17 @@ class LogisticSoftmax : public Likelihood {
   bool gibbs_move(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const KernelSet& LK,
                   const MoveReference* ref, Rng& rng) const override {
     const int n = n_obs();
-    if (slice_steps_ <= 0 || n == 0) return false;
+    if (n == 0) return false;
     const ContrastReference* cref = dynamic_cast<const ContrastReference*>(ref);
     if (cref != nullptr && LK.shared() && q_ >= 2) {
-      for (int s = 0; s < slice_steps_; ++s) {
-        if (ref_mix_) column_moves(f, mu0, LK, rng);
+      for (int s = 0; s < ref_steps_; ++s) {
+        column_moves(f, mu0, LK, rng);
         contrast_moves(f, mu0, LK[0], *cref, rng);
         common_move(f, mu0, LK[0], rng);
       }
       return !bij_;
     }
+    if (slice_steps_ <= 0) return false;
     for (int s = 0; s < slice_steps_; ++s) {
       column_moves(f, mu0, LK, rng);
       if (LK.shared() && q_ >= 2) common_move(f, mu0, LK[0], rng);
@@ -239,7 +243,7 @@ class LogisticSoftmax : public Likelihood {
                                                        const Eigen::MatrixXd& w,
                                                        const KernelSet& K) const override {
     const int n = n_obs();
-    if (bij_ || q_ < 2 || !K.shared() || n == 0 || slice_steps_ <= 0) return nullptr;
+    if (bij_ || q_ < 2 || !K.shared() || n == 0 || ref_steps_ <= 0) return nullptr;
     if (m.rows() != n || m.cols() != q_ || w.rows() != n || w.cols() != q_)
       throw std::invalid_argument("the reference's mean and precisions must be n x q");
     if (!m.allFinite())
@@ -655,9 +659,9 @@ class LogisticSoftmax : public Likelihood {
   Eigen::MatrixXd Y_;
   bool bij_;
   int slice_steps_;  // rounds of elliptical slice updates per Gibbs sweep (gibbs_move)
-  double ref_scale_;  // c: the contrast moves' reference covariance is c^2 S
+  int ref_steps_;     // rounds per Gibbs sweep with a reference (gibbs_move)
+  double ref_scale_;  // c: the contrast moves' reference covariances are c^2 S_c
   bool ref_joint_;    // the contrast moves update all contrasts on one ellipse
-  bool ref_mix_;      // with a reference, the rounds keep the column updates too
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -670,9 +674,9 @@ std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
   return std::unique_ptr<Likelihood>(
       new LogisticSoftmax(spec.mat("Y"), spec.flag("bijective"), spec.vec("theta"),
                           spec.has("slice_steps") ? static_cast<int>(spec.scalar("slice_steps")) : 0,
-                          spec.has("ref_scale") ? spec.scalar("ref_scale") : kRefScale,
-                          spec.has("ref_joint") && spec.flag("ref_joint"),
-                          spec.has("ref_mix") && spec.flag("ref_mix")));
+                          spec.has("ref_steps") ? static_cast<int>(spec.scalar("ref_steps")) : 0,
+                          spec.has("ref_scale") ? spec.scalar("ref_scale") : 1.0,
+                          spec.has("ref_joint") && spec.flag("ref_joint")));
 }
 
 }  // namespace augp

@@ -66,7 +66,7 @@ test_that("contrast moves with a poor reference sample the un-augmented posterio
   rq <- ref_probs(rmean, theta)
   expect_gt(max(abs(rq - ex$mean)), 0.3)
   lik <- list(type = "logistic_softmax", q = 3L, Y = d$Y, bijective = FALSE, theta = theta,
-              slice_steps = 5, ref_scale = 0.7)
+              slice_steps = 0, ref_steps = 3, ref_scale = 0.7)
   for (joint in c(FALSE, TRUE)) {
     lik$ref_joint <- joint
     g <- ref_gibbs(d, k, lik, mu0, rmean, iter = 3000, warmup = 300)
@@ -80,7 +80,7 @@ test_that("only the non-bijective model's draws depend on the reference", {
   d <- ref_toy()
   k <- kernel_se(variance = 6, lengthscale = 1)
   lik <- list(type = "logistic_softmax", q = 3L, Y = d$Y, bijective = FALSE, theta = rep(1, 3),
-              slice_steps = 2)
+              slice_steps = 0, ref_steps = 2)
   a <- ref_gibbs(d, k, lik, 0, matrix(0, 3, 3), iter = 30, warmup = 5, chains = 1)$draws
   b <- ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5, chains = 1)$draws
   expect_false(identical(a, b))
