@@ -64,7 +64,16 @@
 #' latent function given the others and, with a shared kernel, one update of the
 #' common part \eqn{g = \frac{1}{q}\sum_j f_j}{g = mean_j f_j} given the
 #' centred latents (its prior is the kernel divided by the number of latent
-#' functions). Every update leaves the posterior exactly invariant. Without the
+#' functions). When the sampler starts from a variational fit (the default, which
+#' learns the kernel first) and the kernel is shared, the non-bijective model runs
+#' 10 rounds per sweep instead, each adding generalised elliptical slice updates
+#' (Nishihara, Murray and Adams, 2014) of the contrasts between the classes'
+#' latents: their ellipses are drawn from a fixed Gaussian reference, built once
+#' from the likelihood's curvature at the variational mean, and the ratio of the
+#' prior to the reference (at the current kernel) enters as a likelihood term.
+#' These updates move well where the data dominate the prior (many points), the
+#' prior-ellipse updates where the likelihood is flat or one-sided (small class
+#' probabilities). Every update leaves the posterior exactly invariant. Without the
 #' bijective constraint the likelihood is nearly flat along a common shift of a
 #' point's latents when they are all low (it tends to the usual softmax), and
 #' the posterior puts much mass there; the augmentation's counts are then of
@@ -76,6 +85,10 @@
 #' computed on the class probabilities ([augp-convergence]).
 #' @references Murray, I., Adams, R. P. and MacKay, D. J. C. (2010). Elliptical
 #'   slice sampling. *Proceedings of AISTATS*, 9, 541-548.
+#'
+#'   Nishihara, R., Murray, I. and Adams, R. P. (2014). Parallel MCMC with
+#'   generalized elliptical slice sampling. *Journal of Machine Learning
+#'   Research*, 15, 2087-2112.
 #' @return An object of class `c("augp_logistic_softmax", "augp_likelihood")`.
 #' @seealso [augp()], [likelihoods]
 #' @examples
