@@ -486,20 +486,19 @@ class LogisticSoftmax : public Likelihood {
     f = e.colwise() + x;
   }
 
-  // Generalised elliptical slice updates of the contrasts (Nishihara, Murray and
-  // Adams, 2014), slice_steps rounds, each round the contrasts and then the common part
-  // (common_move()). With one shared kernel K the coordinates G = f Q have independent
-  // N(mu0 Q_c, K) priors, so the contrasts h = (h_1, ..., h_{q-1}) given the common
-  // part G_0 have the target
+  // One pass of generalised elliptical slice updates of the contrasts (Nishihara,
+  // Murray and Adams, 2014). With one shared kernel K the coordinates G = f Q have
+  // independent N(mu0 Q_c, K) priors, so the contrasts h = (h_1, ..., h_{q-1}) given the
+  // common part G_0 have the target
   //   pi(h) propto prod_c N(h_c; mu0 Q_c, K) p(y | f(G)).
-  // With the fixed reference r(h) = prod_c N(h_c; mu_c, c^2 S) (gibbs_reference()) and
-  // h_c = mu_c + L_S v_c, the target of v is N(v; 0, I) times the ratio
+  // With the fixed reference r(h) = prod_c N(h_c; mu_c, c^2 S_c) (gibbs_reference()) and
+  // h_c = mu_c + L_c v_c, the target of v is N(v; 0, I) times the ratio
   // pi(h(v)) / r(h(v)), up to a constant; an elliptical slice update of v with
   // N(0, I) as the ellipse and the ratio as its likelihood leaves pi exactly
   // invariant whatever the reference. The updates take one contrast at a time, or all
   // on one ellipse (ref_joint). The current kernel enters through its factor L, so the
   // move stays exact when the kernel is sampled. Along the ellipse
-  // h(a) = mu + cos(a) (h - mu) + sin(a) L_S nu, and L^-1 (h(a) - mu0 Q) and v(a) are the
+  // h(a) = mu + cos(a) (h - mu) + sin(a) L_c nu, and L^-1 (h(a) - mu0 Q) and v(a) are the
   // same combinations of vectors computed once per update: each angle costs O(nq).
   void contrast_moves(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L,
                       const ContrastReference& R, Rng& rng) const {
@@ -507,7 +506,7 @@ class LogisticSoftmax : public Likelihood {
     const auto LKt = L.triangularView<Eigen::Lower>();
     Eigen::MatrixXd G = f * R.Q;
     const Eigen::MatrixXd muG = mu0 * R.Q;
-    // per contrast c: V_c = L_S^-1 (h_c - mean_c), Rm_c = L^-1 (mean_c - muG_c) and
+    // per contrast c: V_c = L_c^-1 (h_c - mean_c), Rm_c = L^-1 (mean_c - muG_c) and
     // Rh_c = L^-1 (h_c - muG_c) (column 0 unused)
     Eigen::MatrixXd V = Eigen::MatrixXd::Zero(n, q_), Rm = V, Rh = V;
     for (int c = 1; c < q_; ++c) {

@@ -37,10 +37,11 @@ ref_is <- function(K, Y, theta, mu0, S, seed) {
 }
 
 # Gibbs chains with the likelihood's move at the reference mean `rmean` (n x q).
-ref_gibbs <- function(d, k, lik, mu0, rmean, iter, warmup, chains = 2) {
+ref_gibbs <- function(d, k, lik, mu0, rmean, iter, warmup, chains = 2, threads = 1) {
   n <- nrow(d$X)
   q <- lik$q
-  ctl <- eng_ns$as_augp_control(eng_fixed(iter = iter, warmup = warmup, chains = chains))
+  ctl <- eng_ns$as_augp_control(eng_fixed(iter = iter, warmup = warmup, chains = chains,
+                                          threads = threads))
   res <- eng_ns$engine_gibbs_chains(k, d$X, lik, mu0, matrix(mu0, n, q), NULL, ctl,
                                     c(11, 12), seq_len(chains) - 1L, chains, 1e-8,
                                     reference = list(mean = rmean, prec = matrix(1, n, q)))
@@ -85,6 +86,10 @@ test_that("only the non-bijective model's draws depend on the reference", {
   b <- ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5, chains = 1)$draws
   expect_false(identical(a, b))
   expect_true(all(is.finite(a)))
+  # the same draws with the chains on 1 or 2 threads
+  expect_identical(ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5)$draws,
+                   ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5,
+                             threads = 2)$draws)
   # the bijective model takes no reference: its draws do not depend on it
   lb <- utils::modifyList(lik, list(q = 2L, bijective = TRUE))
   a <- ref_gibbs(d, k, lb, 0, matrix(0, 3, 2), iter = 30, warmup = 5, chains = 1)$draws
