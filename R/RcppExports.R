@@ -81,8 +81,8 @@
     .Call(`_augmentedGP_gp_lik_eval_cpp`, lik, m, v, f)
 }
 
-.gp_gibbs_cpp <- function(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress = NULL, hyper = NULL, lik_prior = NULL) {
-    .Call(`_augmentedGP_gp_gibbs_cpp`, specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress, hyper, lik_prior)
+.gp_gibbs_cpp <- function(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress = NULL, hyper = NULL, lik_prior = NULL, reference = NULL) {
+    .Call(`_augmentedGP_gp_gibbs_cpp`, specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress, hyper, lik_prior, reference)
 }
 
 .lik_response_mean_cpp <- function(lik, f) {

@@ -441,8 +441,12 @@ direct_ladder <- function(kernel, state, rung) {
 # of iterations when a reporter runs; the draws do not depend on it.
 # hyper: NULL, or the sampler's hyperparameter settings (see .gp_gibbs_cpp).
 # lik_prior: NULL, or the sampled likelihood parameters' priors (lik_prior_table()).
+# reference: NULL, or list(mean, prec) (n x q each), the variational fit's Gaussian
+# approximation of the posterior (means and site precisions at `kernel`), which the
+# likelihood's Gibbs move may use as a fixed reference (see .gp_gibbs_cpp).
 engine_gibbs_chains <- function(kernel, X, lik, mean0, init_mean, init_sd, ctl, seeds, ids,
-                                n_streams, jitter, hyper = NULL, lik_prior = NULL) {
+                                n_streams, jitter, hyper = NULL, lik_prior = NULL,
+                                reference = NULL) {
   lp <- if (!is.null(lik_prior)) {
     list(name = lik_prior$name, index = as.integer(lik_prior$index),
          family = as.double(lik_prior$code), a = as.double(lik_prior$a), b = as.double(lik_prior$b),
@@ -452,7 +456,7 @@ engine_gibbs_chains <- function(kernel, X, lik, mean0, init_mean, init_sd, ctl, 
   .gp_gibbs_cpp(engine_specs(kernel), X, lik, mean0, init_mean, init_sd,
                 as.integer(ctl$warmup), control_kept_draws(ctl), as.integer(ctl$thin),
                 as.integer(ids), as.integer(n_streams), seeds, as.integer(ctl$threads),
-                jitter, progress_gibbs_callback(), hyper, lp)
+                jitter, progress_gibbs_callback(), hyper, lp, reference)
 }
 
 # Spread (log scale) of the chains' starting kernel log parameters around the
@@ -493,9 +497,11 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
     kernel <- vi$kernel
   }
   n <- nrow(X)
+  reference <- NULL
   if (!is.null(vi)) {
     init_mean <- matrix(vi$mean, n, q)
     init_sd <- matrix(sqrt(pmax(vi$var, 0)), n, q)
+    if (!is.null(vi$omega)) reference <- list(mean = init_mean, prec = matrix(vi$omega, n, q))
   } else {
     init_mean <- mean0
     init_sd <- NULL  # the prior standard deviations
@@ -516,7 +522,7 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
     cc <- ctl
     if (ctl$parallel == "future") cc$threads <- 1L
     engine_gibbs_chains(kernel, X, lik, mean0, init_mean, init_sd, cc, seeds, ids, ctl$chains,
-                        jitter, hyper, lik_prior)
+                        jitter, hyper, lik_prior, reference)
   }, ctl$chains, ctl$parallel)
   progress_restore(sec)
   lik_draws <- NULL

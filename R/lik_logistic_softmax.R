@@ -64,7 +64,16 @@
 #' latent function given the others and, with a shared kernel, one update of the
 #' common part \eqn{g = \frac{1}{q}\sum_j f_j}{g = mean_j f_j} given the
 #' centred latents (its prior is the kernel divided by the number of latent
-#' functions). Every update leaves the posterior exactly invariant. Without the
+#' functions). When the sampler starts from a variational fit (the default, which
+#' learns the kernel first) and the kernel is shared, the non-bijective model runs
+#' 10 rounds per sweep instead, each adding generalised elliptical slice updates
+#' (Nishihara, Murray and Adams, 2014) of the contrasts between the classes'
+#' latents: their ellipses are drawn from a fixed Gaussian reference, built once
+#' from the likelihood's curvature at the variational mean, and the ratio of the
+#' prior to the reference (at the current kernel) enters as a likelihood term.
+#' These updates move well where the data dominate the prior (many points), the
+#' prior-ellipse updates where the likelihood is flat or one-sided (small class
+#' probabilities). Every update leaves the posterior exactly invariant. Without the
 #' bijective constraint the likelihood is nearly flat along a common shift of a
 #' point's latents when they are all low (it tends to the usual softmax), and
 #' the posterior puts much mass there; the augmentation's counts are then of
@@ -76,6 +85,10 @@
 #' computed on the class probabilities ([augp-convergence]).
 #' @references Murray, I., Adams, R. P. and MacKay, D. J. C. (2010). Elliptical
 #'   slice sampling. *Proceedings of AISTATS*, 9, 541-548.
+#'
+#'   Nishihara, R., Murray, I. and Adams, R. P. (2014). Parallel MCMC with
+#'   generalized elliptical slice sampling. *Journal of Machine Learning
+#'   Research*, 15, 2087-2112.
 #' @return An object of class `c("augp_logistic_softmax", "augp_likelihood")`.
 #' @seealso [augp()], [likelihoods]
 #' @examples
@@ -155,10 +168,17 @@ encode_response.augp_logistic_softmax <- function(likelihood, y, weights = NULL)
 #' @export
 engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   K <- ncol(resp$Y)
-  list(type = "logistic_softmax", q = softmax_n_latent(likelihood, K), Y = unname(resp$Y),
-       bijective = isTRUE(likelihood$bijective),
-       theta = unname(as.double(if (is.null(resp$theta)) rep(1, K) else resp$theta)),
-       slice_steps = softmax_slice_steps(likelihood))
+  spec <- list(type = "logistic_softmax", q = softmax_n_latent(likelihood, K), Y = unname(resp$Y),
+               bijective = isTRUE(likelihood$bijective),
+               theta = unname(as.double(if (is.null(resp$theta)) rep(1, K) else resp$theta)),
+               slice_steps = softmax_slice_steps(likelihood),
+               ref_steps = softmax_ref_steps(likelihood))
+  # Not user settings (bench/multiclass/mixing.R sets them to compare): the scale of the
+  # Gibbs contrast moves' reference covariances and their joint update (see
+  # src/lik_logistic_softmax.cpp).
+  if (!is.null(likelihood$ref_scale)) spec$ref_scale <- as.double(likelihood$ref_scale)
+  if (!is.null(likelihood$ref_joint)) spec$ref_joint <- isTRUE(likelihood$ref_joint)
+  spec
 }
 
 # Rounds of elliptical slice updates per Gibbs sweep (gibbs_move() in
@@ -169,6 +189,17 @@ softmax_slice_steps <- function(likelihood) {
   if (is.null(s)) SOFTMAX_SLICE_STEPS else as.double(s)
 }
 SOFTMAX_SLICE_STEPS <- 20
+
+# Rounds per Gibbs sweep of the moves that use the variational fit as a reference (a
+# column, a contrast and a common-part update per round; see gibbs_move() in
+# src/lik_logistic_softmax.cpp), when the sampler starts from a variational fit; 0 makes
+# no reference. Not a user setting: bench/multiclass/mixing.R sets
+# `likelihood$ref_steps` to compare.
+softmax_ref_steps <- function(likelihood) {
+  s <- likelihood$ref_steps
+  if (is.null(s)) SOFTMAX_REF_STEPS else as.double(s)
+}
+SOFTMAX_REF_STEPS <- 10
 
 softmax_n_latent <- function(likelihood, K) if (isTRUE(likelihood$bijective)) K - 1L else K
 

@@ -305,8 +305,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gp_gibbs_cpp
-List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids, int n_streams, NumericVector seed, int threads, double jitter, Rcpp::Nullable<Rcpp::Function> progress, Rcpp::Nullable<List> hyper, Rcpp::Nullable<List> lik_prior);
-RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chain_idsSEXP, SEXP n_streamsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP progressSEXP, SEXP hyperSEXP, SEXP lik_priorSEXP) {
+List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0, Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup, int iter, int thin, Rcpp::IntegerVector chain_ids, int n_streams, NumericVector seed, int threads, double jitter, Rcpp::Nullable<Rcpp::Function> progress, Rcpp::Nullable<List> hyper, Rcpp::Nullable<List> lik_prior, Rcpp::Nullable<List> reference);
+RcppExport SEXP _augmentedGP_gp_gibbs_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP init_meanSEXP, SEXP init_sdSEXP, SEXP warmupSEXP, SEXP iterSEXP, SEXP thinSEXP, SEXP chain_idsSEXP, SEXP n_streamsSEXP, SEXP seedSEXP, SEXP threadsSEXP, SEXP jitterSEXP, SEXP progressSEXP, SEXP hyperSEXP, SEXP lik_priorSEXP, SEXP referenceSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -327,7 +327,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<List> >::type hyper(hyperSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<List> >::type lik_prior(lik_priorSEXP);
-    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress, hyper, lik_prior));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<List> >::type reference(referenceSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_gibbs_cpp(specs, X, lik, mu0, init_mean, init_sd, warmup, iter, thin, chain_ids, n_streams, seed, threads, jitter, progress, hyper, lik_prior, reference));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1036,7 +1037,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_hyper_obj_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cpp, 7},
     {"_augmentedGP_gp_hyper_obj_cols_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cols_cpp, 8},
     {"_augmentedGP_gp_lik_eval_cpp", (DL_FUNC) &_augmentedGP_gp_lik_eval_cpp, 4},
-    {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 17},
+    {"_augmentedGP_gp_gibbs_cpp", (DL_FUNC) &_augmentedGP_gp_gibbs_cpp, 18},
     {"_augmentedGP_lik_response_mean_cpp", (DL_FUNC) &_augmentedGP_lik_response_mean_cpp, 2},
     {"_augmentedGP_lik_response_mean_draws_cpp", (DL_FUNC) &_augmentedGP_lik_response_mean_draws_cpp, 2},
     {"_augmentedGP_lik_response_cpp", (DL_FUNC) &_augmentedGP_lik_response_cpp, 7},

@@ -126,6 +126,9 @@ class GibbsChain {
   // by the chain. Saved draw s of the k-th element goes to out[s + stride * k].
   // Throws std::invalid_argument when an element is not a parameter of the likelihood.
   void sample_params(std::vector<LikParamPrior> priors, double* out);
+  // The likelihood's prepared reference for its Gibbs move (Likelihood::gibbs_reference();
+  // nullptr: none), shared read-only with the other chains of the run.
+  void set_reference(std::shared_ptr<const MoveReference> ref) { ref_ = std::move(ref); }
   // Run iterations [it, it + count) of the chain; returns false on a numerical failure.
   bool run(int count);
   int done() const { return it_; }
@@ -147,6 +150,7 @@ class GibbsChain {
   int threads_;
   std::vector<HyperBlock> blocks_;
   double* theta_out_ = nullptr;
+  std::shared_ptr<const MoveReference> ref_;
   bool sweep_hyper();
   // The current lower Cholesky factors of the blocks' kernel matrices, as the
   // likelihood's gibbs_move takes them.

@@ -123,7 +123,7 @@ bool GibbsChain::run(int count) {
     if (!blocks_.empty()) {
       // full Bayes: the likelihood's own move (if any) at the current kernels, then the
       // auxiliaries and the (theta, f) | aux moves of every block
-      lik_->gibbs_move(f_, mu0_, hyper_factors(), rng_);
+      lik_->gibbs_move(f_, mu0_, hyper_factors(), ref_.get(), rng_);
       if (sequential) {
         kappa_.setZero(n, q);
         omega_.setZero(n, q);
@@ -131,7 +131,7 @@ bool GibbsChain::run(int count) {
         lik_->sample_aux(f_, rng_, kappa_, omega_);
       }
       if (!sweep_hyper()) return false;
-    } else if (!lik_->gibbs_move(f_, mu0_, LK_, rng_)) {  // the likelihood's own move, or:
+    } else if (!lik_->gibbs_move(f_, mu0_, LK_, ref_.get(), rng_)) {  // the likelihood's own move, or:
       if (sequential) {
         // column by column: column j's auxiliaries given the columns updated before it
         if (kappa_.rows() != n || kappa_.cols() != q) {

@@ -25,13 +25,19 @@
 // The response is the vector of class probabilities theta_k sigma(f_k) / Z.
 // Spec fields: Y (n x K counts), bijective (flag), theta (K weights), slice_steps
 // (optional, default 0: rounds of elliptical slice updates per Gibbs sweep, see
-// gibbs_move()).
+// gibbs_move() without a reference), ref_steps (optional, default 0: rounds per Gibbs
+// sweep with a reference; 0: no reference is made), ref_scale (optional, default 1: the
+// scale c of the contrast moves' reference covariances) and ref_joint (optional flag,
+// default 0: the contrast moves update all contrasts on one ellipse instead of one at a
+// time).
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include "engine.h"
+#include "gaussian_step.h"
 #include "likelihood.h"
 #include "negative_multinomial.h"
 #include "numerics.h"
@@ -41,12 +47,17 @@ namespace augp {
 
 namespace {
 
+
 class LogisticSoftmax : public Likelihood {
  public:
   LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
-                  int slice_steps)
-      : Y_(Y), bij_(bijective), slice_steps_(slice_steps) {
+                  int slice_steps, int ref_steps, double ref_scale, bool ref_joint)
+      : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
+        ref_scale_(ref_scale), ref_joint_(ref_joint) {
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
+    if (ref_steps < 0) throw std::invalid_argument("ref_steps must be >= 0");
+    if (!(ref_scale > 0) || !std::isfinite(ref_scale))
+      throw std::invalid_argument("ref_scale must be positive and finite");
     const int K = static_cast<int>(Y.cols());
     if (K < 2) throw std::invalid_argument("Y needs at least 2 columns (classes)");
     for (int i = 0; i < Y.rows(); ++i)
@@ -147,7 +158,7 @@ class LogisticSoftmax : public Likelihood {
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
     for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -173,13 +184,19 @@ class LogisticSoftmax : public Likelihood {
 
   // Gibbs moves on the un-augmented posterior
   //   p(f | y) proportional to prod_j N(f_j; mu0_j, K_j) prod_i p(y_i | f_i),
-  // slice_steps rounds of elliptical slice sampling (Murray, Adams and MacKay, 2010):
-  // (1) each latent column f_j given the others, the ellipse through f_j and a draw
-  // from N(mu0_j, K_j); (2) with one shared kernel K, the common part
-  // g = (1/q) sum_j f_j given the centred parts e_j = f_j - g, the ellipse through g
-  // and a draw from N(gbar, K / q), gbar = (1/q) sum_j mu0_j: under independent
-  // N(mu0_j, K) priors g is independent of e with exactly that prior. Every update
-  // leaves its conditional, and so p(f | y), exactly invariant.
+  // rounds of elliptical slice sampling (Murray, Adams and MacKay, 2010).
+  // Without a reference (or with one kernel per column), slice_steps rounds, each
+  // updating (1) each latent column f_j given the others, the ellipse through f_j and a
+  // draw from N(mu0_j, K_j) (column_moves()), and (2) with one shared kernel K, the
+  // common part g = (1/q) sum_j f_j given the centred parts e_j = f_j - g, the ellipse
+  // through g and a draw from N(gbar, K / q), gbar = (1/q) sum_j mu0_j: under
+  // independent N(mu0_j, K) priors g is independent of e with exactly that prior
+  // (common_move()). With a reference (gibbs_reference(): non-bijective model, shared
+  // kernel), ref_steps rounds, each (1), then generalised elliptical slice updates of
+  // the contrasts (contrast_moves()), then (2). The prior-ellipse updates move well
+  // where the likelihood is flat or one-sided (small class probabilities), the
+  // reference updates where it dominates the prior (many points). Every update leaves
+  // its conditional, and so p(f | y), exactly invariant.
   //
   // Without the bijective constraint the likelihood is nearly flat along the common
   // shift of a row's latents when they are all low (it tends to the softmax of f_i),
@@ -192,63 +209,80 @@ class LogisticSoftmax : public Likelihood {
   // bijective one, whose Z_i >= theta_K sigma(0) bounds the counts, adds them to the
   // augmented step (returns false).
   bool gibbs_move(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const KernelSet& LK,
-                  Rng& rng) const override {
+                  const MoveReference* ref, Rng& rng) const override {
     const int n = n_obs();
-    if (slice_steps_ <= 0 || n == 0) return false;
-    Eigen::VectorXd zo(n), z(n), nu(n), cand(n), x(n), m(n);
-    for (int s = 0; s < slice_steps_; ++s) {
-      for (int j = 0; j < q_; ++j) {
-        // zo_i: the other columns' part of Z_i. Up to terms free of f_j the
-        // log-likelihood is sum_i y_ij log sigma(f_ij) - N_i log(zo_i + theta_j sigma(f_ij)).
-        for (int i = 0; i < n; ++i) {
-          double t = fixed_;
-          for (int k = 0; k < q_; ++k)
-            if (k != j) t += theta_[k] * sigmoid(f(i, k));
-          zo[i] = t;
-        }
-        const double th = theta_[j];
-        auto ll = [&](const Eigen::VectorXd& v) {
-          double l = 0.0;
-          for (int i = 0; i < n; ++i) {
-            if (!(N_[i] > 0)) continue;
-            if (Y_(i, j) > 0) l += Y_(i, j) * log_sigmoid(v[i]);
-            l -= N_[i] * std::log(zo[i] + th * sigmoid(v[i]));
-          }
-          return l;
-        };
-        for (int i = 0; i < n; ++i) z[i] = rng.norm();
-        nu.noalias() = LK[j].triangularView<Eigen::Lower>() * z;
-        x = f.col(j);
-        m = mu0.col(j);
-        slice_ellipse(x, m, nu, ll, rng, cand);
-        f.col(j) = x;
+    if (n == 0) return false;
+    const ContrastReference* cref = dynamic_cast<const ContrastReference*>(ref);
+    if (cref != nullptr && LK.shared() && q_ >= 2) {
+      for (int s = 0; s < ref_steps_; ++s) {
+        column_moves(f, mu0, LK, rng);
+        contrast_moves(f, mu0, LK[0], *cref, rng);
+        common_move(f, mu0, LK[0], rng);
       }
-      if (!LK.shared() || q_ < 2) continue;
-      // The common part g and the centred parts e = f - g 1'.
-      m = mu0.rowwise().mean();
-      x = f.rowwise().mean();
-      const Eigen::MatrixXd e = f.colwise() - x;
-      auto ll = [&](const Eigen::VectorXd& g) {
-        double l = 0.0;
-        for (int i = 0; i < n; ++i) {
-          if (!(N_[i] > 0)) continue;
-          double zi = fixed_;
-          for (int k = 0; k < q_; ++k) {
-            const double fk = g[i] + e(i, k);
-            zi += theta_[k] * sigmoid(fk);
-            if (Y_(i, k) > 0) l += Y_(i, k) * log_sigmoid(fk);
-          }
-          l -= N_[i] * std::log(zi);
-        }
-        return l;
-      };
-      for (int i = 0; i < n; ++i) z[i] = rng.norm();
-      nu.noalias() = LK[0].triangularView<Eigen::Lower>() * z;
-      nu /= std::sqrt(static_cast<double>(q_));
-      slice_ellipse(x, m, nu, ll, rng, cand);
-      f = e.colwise() + x;
+      return !bij_;
+    }
+    if (slice_steps_ <= 0) return false;
+    for (int s = 0; s < slice_steps_; ++s) {
+      column_moves(f, mu0, LK, rng);
+      if (LK.shared() && q_ >= 2) common_move(f, mu0, LK[0], rng);
     }
     return !bij_;
+  }
+
+  // The reference of the contrast moves (see ContrastReference), from the
+  // approximation's mean m with one shared kernel K; the site precisions w are not used
+  // (the augmentation's precisions stay large where the likelihood is flat, see
+  // gibbs_move()). With H_i the negative Hessian of log p(y_i | f_i) at m_i
+  // (row_neg_hessian()), the contrasts are the eigenvectors E of sum_i U' H_i U (U the
+  // Helmert contrasts), so that the rows' curvatures are decorrelated across contrasts
+  // on the whole; contrast c = U e_c then has curvature w_ic = max(0, u_c' H_i u_c) at
+  // row i, and reference covariance c^2 S_c, S_c = (K^-1 + diag(w_c))^-1, computed as
+  // K - A'A with A = L_B^-1 W^1/2 K, L_B the lower factor of B = I + W^1/2 K W^1/2. Only
+  // for the non-bijective model (the bijective one keeps its moves); nullptr otherwise.
+  std::shared_ptr<const MoveReference> gibbs_reference(const Eigen::MatrixXd& m,
+                                                       const Eigen::MatrixXd& w,
+                                                       const KernelSet& K) const override {
+    const int n = n_obs();
+    if (bij_ || q_ < 2 || !K.shared() || n == 0 || ref_steps_ <= 0) return nullptr;
+    if (m.rows() != n || m.cols() != q_ || w.rows() != n || w.cols() != q_)
+      throw std::invalid_argument("the reference's mean and precisions must be n x q");
+    if (!m.allFinite())
+      throw std::invalid_argument("the reference's mean must be finite");
+    auto r = std::make_shared<ContrastReference>();
+    const Eigen::MatrixXd Qh = helmert(q_);
+    const Eigen::MatrixXd U = Qh.rightCols(q_ - 1);
+    std::vector<Eigen::MatrixXd> H(n);
+    Eigen::MatrixXd M = Eigen::MatrixXd::Zero(q_ - 1, q_ - 1);
+    for (int i = 0; i < n; ++i) {
+      H[i] = row_neg_hessian(m, i);
+      M.noalias() += U.transpose() * H[i] * U;
+    }
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(M);
+    r->Q = Qh;
+    r->Q.rightCols(q_ - 1) = U * es.eigenvectors();
+    r->mean = m * r->Q;
+    const Eigen::MatrixXd& K0 = K[0];
+    r->LS.assign(q_, Eigen::MatrixXd());
+    for (int c = 1; c < q_; ++c) {
+      const Eigen::VectorXd u = r->Q.col(c);
+      Eigen::VectorXd sw(n);
+      for (int i = 0; i < n; ++i) sw[i] = std::sqrt(std::max(0.0, u.dot(H[i] * u)));
+      Eigen::MatrixXd B = sw.asDiagonal() * K0 * sw.asDiagonal();
+      B.diagonal().array() += 1.0;
+      Eigen::LLT<Eigen::MatrixXd> llt(B);
+      if (llt.info() != Eigen::Success)
+        throw std::invalid_argument("the reference's covariance could not be factored");
+      Eigen::MatrixXd A = sw.asDiagonal() * K0;
+      llt.matrixL().solveInPlace(A);
+      Eigen::MatrixXd S = K0;
+      S.noalias() -= A.transpose() * A;
+      S = 0.5 * (S + S.transpose()).eval();
+      S *= ref_scale_ * ref_scale_;
+      double jit = 1e-10 * std::max(S.diagonal().mean(), 1e-300);
+      if (!chol_jitter(S, &jit, r->LS[c]))
+        throw std::invalid_argument("the reference's covariance could not be factored");
+    }
+    return r;
   }
 
   void expect_aux(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, Eigen::MatrixXd& kappa,
@@ -332,6 +366,226 @@ class LogisticSoftmax : public Likelihood {
  private:
   static constexpr double kC = 0.0;  // the bijective version's fixed latent
 
+  // The contrast moves' reference. Q: an orthonormal q x q matrix whose column 0 is
+  // 1 / sqrt(q) (the common direction) and whose columns c >= 1 (the contrasts) are
+  // orthogonal to it; with G = f Q, G_0 = sqrt(q) g and the contrasts h_c = G_c (c >= 1)
+  // carry the centred latents. mean: the approximation's mean of G (n x q; column 0
+  // unused). LS[c]: the lower Cholesky factor of contrast c's reference covariance
+  // (see gibbs_reference()).
+  struct ContrastReference : MoveReference {
+    Eigen::MatrixXd Q, mean;
+    std::vector<Eigen::MatrixXd> LS;  // LS[c], c >= 1: the lower factor of c^2 S_c
+  };
+
+  // The negative Hessian of log p(y_i | f_i) at f_i = m_i (q x q):
+  //   H = diag(y_k s_k (1 - s_k) + N d_k (1 - 2 s_k) / Z) - N d d' / Z^2,
+  // s_k = sigma(m_ik), d_k = theta_k s_k (1 - s_k) (= dZ / df_k), Z = fixed + sum_k
+  // theta_k s_k. Near 0 where the likelihood is saturated (class probabilities near 0
+  // or 1 whatever small changes of f_i), so the reference follows the prior there.
+  Eigen::MatrixXd row_neg_hessian(const Eigen::MatrixXd& m, int i) const {
+    Eigen::MatrixXd H = Eigen::MatrixXd::Zero(q_, q_);
+    if (!(N_[i] > 0)) return H;
+    double z = fixed_;
+    for (int k = 0; k < q_; ++k) z += theta_[k] * sigmoid(m(i, k));
+    Eigen::VectorXd d(q_);
+    for (int k = 0; k < q_; ++k) {
+      const double sk = sigmoid(m(i, k)), v = sk * sigmoid(-m(i, k));
+      d[k] = theta_[k] * v;
+      H(k, k) = Y_(i, k) * v + N_[i] * d[k] * (1.0 - 2.0 * sk) / z;
+    }
+    H.noalias() -= (N_[i] / (z * z)) * d * d.transpose();
+    return H;
+  }
+
+  static Eigen::MatrixXd helmert(int q) {
+    Eigen::MatrixXd Q = Eigen::MatrixXd::Zero(q, q);
+    Q.col(0).setConstant(1.0 / std::sqrt(static_cast<double>(q)));
+    for (int c = 1; c < q; ++c) {
+      const double d = std::sqrt(static_cast<double>(c) * (c + 1));
+      for (int j = 0; j < c; ++j) Q(j, c) = 1.0 / d;
+      Q(c, c) = -c / d;
+    }
+    return Q;
+  }
+
+  // sum_i [sum_k y_ik log sigma(f_ik) - N_i log Z_i]: log p(y | f) up to a constant.
+  double loglik_core(const Eigen::MatrixXd& f) const {
+    double l = 0.0;
+    for (int i = 0; i < n_obs(); ++i) {
+      if (!(N_[i] > 0)) continue;
+      double z = fixed_;
+      for (int k = 0; k < q_; ++k) {
+        z += theta_[k] * sigmoid(f(i, k));
+        if (Y_(i, k) > 0) l += Y_(i, k) * log_sigmoid(f(i, k));
+      }
+      l -= N_[i] * std::log(z);
+    }
+    return l;
+  }
+
+  // One elliptical slice update of each latent column f_j given the others, the ellipse
+  // through f_j and a draw from N(mu0_j, K_j).
+  void column_moves(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const KernelSet& LK,
+                    Rng& rng) const {
+    const int n = n_obs();
+    Eigen::VectorXd zo(n), z(n), nu(n), cand(n), x(n), m(n);
+    for (int j = 0; j < q_; ++j) {
+      // zo_i: the other columns' part of Z_i. Up to terms free of f_j the
+      // log-likelihood is sum_i y_ij log sigma(f_ij) - N_i log(zo_i + theta_j sigma(f_ij)).
+      for (int i = 0; i < n; ++i) {
+        double t = fixed_;
+        for (int k = 0; k < q_; ++k)
+          if (k != j) t += theta_[k] * sigmoid(f(i, k));
+        zo[i] = t;
+      }
+      const double th = theta_[j];
+      auto ll = [&](const Eigen::VectorXd& v) {
+        double l = 0.0;
+        for (int i = 0; i < n; ++i) {
+          if (!(N_[i] > 0)) continue;
+          if (Y_(i, j) > 0) l += Y_(i, j) * log_sigmoid(v[i]);
+          l -= N_[i] * std::log(zo[i] + th * sigmoid(v[i]));
+        }
+        return l;
+      };
+      for (int i = 0; i < n; ++i) z[i] = rng.norm();
+      nu.noalias() = LK[j].triangularView<Eigen::Lower>() * z;
+      x = f.col(j);
+      m = mu0.col(j);
+      slice_ellipse(x, m, nu, ll, rng, cand);
+      f.col(j) = x;
+    }
+  }
+
+  // One elliptical slice update of the common part g = (1/q) sum_j f_j given the
+  // centred parts e = f - g 1' (shared kernel with lower factor L): prior N(gbar, K / q).
+  void common_move(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L,
+                   Rng& rng) const {
+    const int n = n_obs();
+    const Eigen::VectorXd m = mu0.rowwise().mean();
+    Eigen::VectorXd x = f.rowwise().mean(), z(n), cand(n);
+    const Eigen::MatrixXd e = f.colwise() - x;
+    auto ll = [&](const Eigen::VectorXd& g) {
+      double l = 0.0;
+      for (int i = 0; i < n; ++i) {
+        if (!(N_[i] > 0)) continue;
+        double zi = fixed_;
+        for (int k = 0; k < q_; ++k) {
+          const double fk = g[i] + e(i, k);
+          zi += theta_[k] * sigmoid(fk);
+          if (Y_(i, k) > 0) l += Y_(i, k) * log_sigmoid(fk);
+        }
+        l -= N_[i] * std::log(zi);
+      }
+      return l;
+    };
+    for (int i = 0; i < n; ++i) z[i] = rng.norm();
+    Eigen::VectorXd nu = L.triangularView<Eigen::Lower>() * z;
+    nu /= std::sqrt(static_cast<double>(q_));
+    slice_ellipse(x, m, nu, ll, rng, cand);
+    f = e.colwise() + x;
+  }
+
+  // One pass of generalised elliptical slice updates of the contrasts (Nishihara,
+  // Murray and Adams, 2014). With one shared kernel K the coordinates G = f Q have
+  // independent N(mu0 Q_c, K) priors, so the contrasts h = (h_1, ..., h_{q-1}) given the
+  // common part G_0 have the target
+  //   pi(h) propto prod_c N(h_c; mu0 Q_c, K) p(y | f(G)).
+  // With the fixed reference r(h) = prod_c N(h_c; mu_c, c^2 S_c) (gibbs_reference()) and
+  // h_c = mu_c + L_c v_c, the target of v is N(v; 0, I) times the ratio
+  // pi(h(v)) / r(h(v)), up to a constant; an elliptical slice update of v with
+  // N(0, I) as the ellipse and the ratio as its likelihood leaves pi exactly
+  // invariant whatever the reference. The updates take one contrast at a time, or all
+  // on one ellipse (ref_joint). The current kernel enters through its factor L, so the
+  // move stays exact when the kernel is sampled. Along the ellipse
+  // h(a) = mu + cos(a) (h - mu) + sin(a) L_c nu, and L^-1 (h(a) - mu0 Q) and v(a) are the
+  // same combinations of vectors computed once per update: each angle costs O(nq).
+  void contrast_moves(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L,
+                      const ContrastReference& R, Rng& rng) const {
+    const int n = n_obs();
+    const auto LKt = L.triangularView<Eigen::Lower>();
+    Eigen::MatrixXd G = f * R.Q;
+    const Eigen::MatrixXd muG = mu0 * R.Q;
+    // per contrast c: V_c = L_c^-1 (h_c - mean_c), Rm_c = L^-1 (mean_c - muG_c) and
+    // Rh_c = L^-1 (h_c - muG_c) (column 0 unused)
+    Eigen::MatrixXd V = Eigen::MatrixXd::Zero(n, q_), Rm = V, Rh = V;
+    for (int c = 1; c < q_; ++c) {
+      V.col(c) = R.LS[c].triangularView<Eigen::Lower>().solve(G.col(c) - R.mean.col(c));
+      Rm.col(c) = LKt.solve(R.mean.col(c) - muG.col(c));
+      Rh.col(c) = LKt.solve(G.col(c) - muG.col(c));
+    }
+    std::vector<std::vector<int>> blocks;
+    if (ref_joint_) {
+      blocks.emplace_back();
+      for (int c = 1; c < q_; ++c) blocks.back().push_back(c);
+    } else {
+      for (int c = 1; c < q_; ++c) blocks.push_back({c});
+    }
+    Eigen::MatrixXd A(n, q_), Bm(n, q_), Nu(n, q_), Ra(n, q_), Rb(n, q_), Fb(n, q_), F(n, q_);
+    {
+      for (const std::vector<int>& blk : blocks) {
+        // Gram terms of the prior's and the reference's quadratic forms along the ellipse
+        double g00 = 0, gaa = 0, gbb = 0, g0a = 0, g0b = 0, gab = 0, vv = 0, nn = 0, vn = 0;
+        Fb = f;
+        for (int c : blk) {
+          A.col(c) = G.col(c) - R.mean.col(c);
+          for (int i = 0; i < n; ++i) Nu(i, c) = rng.norm();
+          Bm.col(c).noalias() = R.LS[c].triangularView<Eigen::Lower>() * Nu.col(c);
+          Rb.col(c) = LKt.solve(Bm.col(c));
+          Ra.col(c) = Rh.col(c) - Rm.col(c);
+          g00 += Rm.col(c).squaredNorm();
+          gaa += Ra.col(c).squaredNorm();
+          gbb += Rb.col(c).squaredNorm();
+          g0a += Rm.col(c).dot(Ra.col(c));
+          g0b += Rm.col(c).dot(Rb.col(c));
+          gab += Ra.col(c).dot(Rb.col(c));
+          vv += V.col(c).squaredNorm();
+          nn += Nu.col(c).squaredNorm();
+          vn += V.col(c).dot(Nu.col(c));
+          Fb.noalias() -= G.col(c) * R.Q.col(c).transpose();
+        }
+        // log prior - log reference + log-likelihood at angle (cos, sin)
+        auto ell = [&](double cs, double sn) {
+          const double pr = g00 + cs * cs * gaa + sn * sn * gbb + 2.0 * cs * g0a + 2.0 * sn * g0b +
+                            2.0 * cs * sn * gab;
+          const double rf = cs * cs * vv + sn * sn * nn + 2.0 * cs * sn * vn;
+          F = Fb;
+          for (int c : blk)
+            F.noalias() += (R.mean.col(c) + cs * A.col(c) + sn * Bm.col(c)) * R.Q.col(c).transpose();
+          return 0.5 * (rf - pr) + loglik_core(F);
+        };
+        const double ang = slice_angle(ell, rng);
+        if (ang == 0.0) continue;
+        const double cs = std::cos(ang), sn = std::sin(ang);
+        f = Fb;
+        for (int c : blk) {
+          G.col(c) = R.mean.col(c) + cs * A.col(c) + sn * Bm.col(c);
+          V.col(c) = cs * V.col(c) + sn * Nu.col(c);
+          Rh.col(c) = Rm.col(c) + cs * Ra.col(c) + sn * Rb.col(c);
+          f.noalias() += G.col(c) * R.Q.col(c).transpose();
+        }
+      }
+    }
+  }
+
+  // The angle of one elliptical slice update whose log-likelihood along the ellipse is
+  // ll(cos a, sin a) (a = 0: the current state): drawn uniformly on a bracket that
+  // shrinks towards 0 until ll exceeds the slice level ll(1, 0) + log(u); 0 when the
+  // bracket closes on the current state.
+  template <class LL>
+  static double slice_angle(const LL& ll, Rng& rng) {
+    constexpr double kTwoPi = 6.283185307179586;
+    const double level = ll(1.0, 0.0) - rng.exp1();
+    double ang = kTwoPi * rng.unif();
+    double lo = ang - kTwoPi, hi = ang;
+    for (;;) {
+      if (ll(std::cos(ang), std::sin(ang)) > level) return ang;
+      if (ang < 0) lo = ang; else hi = ang;
+      if (!(hi - lo > 1e-12)) return 0.0;
+      ang = lo + (hi - lo) * rng.unif();
+    }
+  }
+
   // The weights and everything derived from them: T = the fixed class's part of Z plus
   // the latent classes' weights, and the per-row constants of the local ELBO.
   void set_theta(const std::vector<double>& theta) {
@@ -404,6 +658,9 @@ class LogisticSoftmax : public Likelihood {
   Eigen::MatrixXd Y_;
   bool bij_;
   int slice_steps_;  // rounds of elliptical slice updates per Gibbs sweep (gibbs_move)
+  int ref_steps_;     // rounds per Gibbs sweep with a reference (gibbs_move)
+  double ref_scale_;  // c: the contrast moves' reference covariances are c^2 S_c
+  bool ref_joint_;    // the contrast moves update all contrasts on one ellipse
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -415,7 +672,10 @@ class LogisticSoftmax : public Likelihood {
 std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
   return std::unique_ptr<Likelihood>(
       new LogisticSoftmax(spec.mat("Y"), spec.flag("bijective"), spec.vec("theta"),
-                          spec.has("slice_steps") ? static_cast<int>(spec.scalar("slice_steps")) : 0));
+                          spec.has("slice_steps") ? static_cast<int>(spec.scalar("slice_steps")) : 0,
+                          spec.has("ref_steps") ? static_cast<int>(spec.scalar("ref_steps")) : 0,
+                          spec.has("ref_scale") ? spec.scalar("ref_scale") : 1.0,
+                          spec.has("ref_joint") && spec.flag("ref_joint")));
 }
 
 }  // namespace augp

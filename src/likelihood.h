@@ -29,6 +29,14 @@ namespace augp {
 
 class KernelSet;  // engine.h: one kernel matrix (or Cholesky factor) per latent column
 
+// What a likelihood's Gibbs move keeps from a fixed approximation of the posterior
+// (Likelihood::gibbs_reference()); each likelihood derives its own. Read-only once
+// made, so the chains of a run share it.
+class MoveReference {
+ public:
+  virtual ~MoveReference() {}
+};
+
 // Mean, standard deviation and central interval (lwr, upr; empty when not asked
 // for) of the response mean, one row per point, n_response() columns.
 struct ResponseSummary {
@@ -55,12 +63,28 @@ class Likelihood {
   // sweep. It must leave the posterior p(f | y), proportional to
   // prod_j N(f_j; mu0_j, K_j) p(y | f), exactly invariant (the augmented step draws
   // its auxiliary variables afresh from f, so the chain stays exact). LK: the lower
-  // Cholesky factors of the kernel matrices K_j. Returns true when the move replaces
-  // the sweep's augmented step (sample_aux and the Gaussian step are then skipped).
+  // Cholesky factors of the current kernel matrices K_j (they change from sweep to
+  // sweep when the kernel hyperparameters are sampled). ref: what gibbs_reference()
+  // prepared for the run, or nullptr. Returns true when the move replaces the sweep's
+  // augmented step (sample_aux and the Gaussian step are then skipped).
   // Default: no move, false.
   virtual bool gibbs_move(Eigen::MatrixXd& /*f*/, const Eigen::MatrixXd& /*mu0*/,
-                          const KernelSet& /*LK*/, Rng& /*rng*/) const {
+                          const KernelSet& /*LK*/, const MoveReference* /*ref*/,
+                          Rng& /*rng*/) const {
     return false;
+  }
+
+  // Gibbs: prepares, once for a whole run (all chains), what gibbs_move() takes from a
+  // Gaussian approximation of the posterior, q(f) = prod_j N(f_j; m_j, S_j) with
+  // S_j = (K_j^-1 + diag(w_j))^-1 (the variational fit's means m and site precisions
+  // w, both n x q, at the kernel matrices K). The move may use it as the fixed
+  // reference distribution of its proposals: it stays the same for the whole run
+  // (also when the kernel is sampled), which keeps the move exact whatever its
+  // quality. Default: nullptr (the move takes no reference).
+  virtual std::shared_ptr<const MoveReference> gibbs_reference(const Eigen::MatrixXd& /*m*/,
+                                                               const Eigen::MatrixXd& /*w*/,
+                                                               const KernelSet& /*K*/) const {
+    return nullptr;
   }
 
   // Gibbs and CAVI: whether the latent columns are updated one after another, each from

@@ -344,6 +344,9 @@ List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::Matr
 // likelihood's parameters (param_sampler.h): list(name = character P, index = integer P
 // (1-based element), family, a, b = numeric P (LikParamPrior)). The result then also has
 // lik_params, an array [iter, length(chain_ids), P] of their draws.
+// reference (NULL: none) is a Gaussian approximation of the posterior for the
+// likelihood's Gibbs move (Likelihood::gibbs_reference()): list(mean, prec), both
+// n x q, the variational fit's means and site precisions at the kernels `specs`.
 // [[Rcpp::export(name = ".gp_gibbs_cpp")]]
 List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
                   Eigen::MatrixXd init_mean, Rcpp::Nullable<Eigen::MatrixXd> init_sd, int warmup,
@@ -351,7 +354,8 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
                   int n_streams, NumericVector seed, int threads, double jitter,
                   Rcpp::Nullable<Rcpp::Function> progress = R_NilValue,
                   Rcpp::Nullable<List> hyper = R_NilValue,
-                  Rcpp::Nullable<List> lik_prior = R_NilValue) {
+                  Rcpp::Nullable<List> lik_prior = R_NilValue,
+                  Rcpp::Nullable<List> reference = R_NilValue) {
   const int chains = chain_ids.size();
   if (chains < 1) Rcpp::stop("no chains to run");
   for (int c = 0; c < chains; ++c)
@@ -458,6 +462,20 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
     Rcpp::stop(e.what());
   }
   const std::uint64_t base = augp::combine_seed(seed[0], seed[1]);
+  // The likelihood's reference for its Gibbs move, prepared once for all chains.
+  std::shared_ptr<const augp::MoveReference> ref;
+  if (reference.isNotNull()) {
+    List rl(reference.get());
+    const Eigen::MatrixXd rm = Rcpp::as<Eigen::MatrixXd>(rl["mean"]);
+    const Eigen::MatrixXd rw = Rcpp::as<Eigen::MatrixXd>(rl["prec"]);
+    if (rm.rows() != n || rm.cols() != q || rw.rows() != n || rw.cols() != q)
+      Rcpp::stop("reference$mean and reference$prec must be n x q");
+    try {
+      ref = L->gibbs_reference(rm, rw, K);
+    } catch (std::exception& e) {
+      Rcpp::stop(e.what());
+    }
+  }
 
   // Columns run in parallel inside a chain only when the chains leave threads
   // idle (nested loops would only add thread start-up costs) and n is large.
@@ -477,6 +495,7 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
     ch.emplace_back(K, LK, *L, m0, f0, augp::Rng(base, static_cast<std::uint64_t>(id)), warmup,
                     iter, thin, out.begin() + static_cast<R_xlen_t>(iter) * c, iter * chains,
                     col_threads);
+    ch.back().set_reference(ref);
     if (n_lp > 0) {
       try {
         ch.back().sample_params(lpriors, param_out.begin() + static_cast<R_xlen_t>(iter) * c);

@@ -10,9 +10,12 @@
 # of sum_i N_i / Z_i, Z_i = sum_k theta_k sigma(f_ik) (about the total of the
 # negative-multinomial counts the augmented step would draw).
 # Samplers: "augmented" (the Polya-Gamma / negative-multinomial Gibbs step alone,
-# slice_steps = 0) and "slice" (the default: elliptical slice moves of
-# logistic_softmax(), see src/lik_logistic_softmax.cpp), for the default
-# (non-bijective) and the bijective likelihood.
+# slice_steps = 0, ref_steps = 0), "slice" (the elliptical slice moves of
+# logistic_softmax() with the prior as the ellipse, ref_steps = 0) and, for the default
+# (non-bijective) likelihood, "reference" (the default: those moves plus generalised
+# elliptical slice moves of the contrasts with the variational fit as the reference;
+# see gibbs_move() in src/lik_logistic_softmax.cpp), for the default and the bijective
+# likelihood (which takes no reference).
 # Run from the package root with augmentedGP installed:
 #   Rscript bench/multiclass/mixing.R [sets] [samplers]
 # e.g. Rscript bench/multiclass/mixing.R "iris|fgl" ; writes bench/multiclass/results_mixing.csv
@@ -31,8 +34,9 @@ sets <- list(iris = list(Species ~ ., iris), Vehicle = list(Class ~ ., Vehicle),
              fgl = list(type ~ ., fgl))
 sets <- sets[grepl(sets_re, names(sets))]
 configs <- list(
-  "default, augmented" = list(bijective = FALSE, slice = 0),
-  "default, slice"     = list(bijective = FALSE, slice = NULL),
+  "default, augmented" = list(bijective = FALSE, slice = 0, ref = 0),
+  "default, slice"     = list(bijective = FALSE, slice = NULL, ref = 0),
+  "default, reference" = list(bijective = FALSE, slice = NULL, ref = NULL),
   "bijective, augmented" = list(bijective = TRUE, slice = 0),
   "bijective, slice"     = list(bijective = TRUE, slice = NULL))
 configs <- configs[grepl(samplers_re, names(configs))]
@@ -70,6 +74,7 @@ for (s in names(sets)) {
   for (cf in names(configs)) {
     lk <- logistic_softmax(bijective = configs[[cf]]$bijective)
     if (!is.null(configs[[cf]]$slice)) lk$slice_steps <- configs[[cf]]$slice
+    if (!is.null(configs[[cf]]$ref)) lk$ref_steps <- configs[[cf]]$ref
     t0 <- proc.time()[["elapsed"]]
     fit <- suppressWarnings(augp(sets[[s]][[1]], sets[[s]][[2]], likelihood = lk, method = "gibbs",
                                  seed = 1, control = augp_control(chains = 4, threads = 1)))

@@ -110,4 +110,5 @@ test_that("the likelihood spec carries the default number of slice rounds", {
   lk <- logistic_softmax()
   lk$slice_steps <- 0
   expect_equal(eng_ns$engine_lik_spec(lk, resp)$slice_steps, 0)
+  expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_steps, 10)
 })

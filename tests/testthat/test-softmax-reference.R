@@ -1,0 +1,98 @@
+# The generalised elliptical slice moves of the non-bijective logistic-softmax
+# likelihood (contrast_moves() in src/lik_logistic_softmax.cpp) take a fixed Gaussian
+# reference (the variational fit's mean, handed to the Gibbs sampler) and must leave
+# p(f | y) exactly invariant whatever the reference: a poor reference may only slow
+# them down. Reference values: self-normalised importance sampling from the prior of
+# the un-augmented posterior, written here independently of the package
+# (softmax_is_reference(), softmax_probs() in test-softmax-mixing.R's style).
+
+ref_toy <- function() {
+  X <- matrix(c(-1, 0, 1.2), 3)
+  Y <- rbind(c(1, 0, 0), c(0, 2, 1), c(0, 0, 1))
+  list(X = X, Y = Y)
+}
+
+ref_probs <- function(f, theta) {
+  w <- sweep(stats::plogis(f), 2, theta, "*")
+  w / rowSums(w)
+}
+
+# Posterior means of the class probabilities (and their standard errors) by
+# importance sampling from the prior with S draws.
+ref_is <- function(K, Y, theta, mu0, S, seed) {
+  set.seed(seed)
+  n <- nrow(Y)
+  L <- t(chol(K))
+  logw <- numeric(S)
+  P <- array(0, c(S, n, ncol(Y)))
+  for (s in seq_len(S)) {
+    p <- ref_probs(mu0 + L %*% matrix(stats::rnorm(n * ncol(Y)), n), theta)
+    logw[s] <- sum(Y * log(p))
+    P[s, , ] <- p
+  }
+  w <- exp(logw - max(logw))
+  w <- w / sum(w)
+  list(mean = apply(P, 2:3, function(v) sum(w * v)),
+       se = sqrt(apply(P, 2:3, function(v) sum(w^2 * (v - sum(w * v))^2))), ess = 1 / sum(w^2))
+}
+
+# Gibbs chains with the likelihood's move at the reference mean `rmean` (n x q).
+ref_gibbs <- function(d, k, lik, mu0, rmean, iter, warmup, chains = 2, threads = 1) {
+  n <- nrow(d$X)
+  q <- lik$q
+  ctl <- eng_ns$as_augp_control(eng_fixed(iter = iter, warmup = warmup, chains = chains,
+                                          threads = threads))
+  res <- eng_ns$engine_gibbs_chains(k, d$X, lik, mu0, matrix(mu0, n, q), NULL, ctl,
+                                    c(11, 12), seq_len(chains) - 1L, chains, 1e-8,
+                                    reference = list(mean = rmean, prec = matrix(1, n, q)))
+  if (iter - warmup < 100) return(list(draws = res$draws))
+  P <- eng_ns$mcmc_response_draws(res$draws, lik, max_vars = Inf)
+  list(mean = matrix(apply(P, 3, mean), n),
+       mcse = matrix(apply(P, 3, posterior::mcse_mean), n), draws = res$draws)
+}
+
+test_that("contrast moves with a poor reference sample the un-augmented posterior", {
+  skip_if_not_installed("posterior")
+  d <- ref_toy()
+  k <- kernel_se(variance = 6, lengthscale = 1)
+  K <- kernel_matrix(k, d$X) + diag(1e-8, 3)
+  theta <- c(1, 2, 0.5)
+  mu0 <- matrix(c(0.5, -0.5, 0), 3, 3, byrow = TRUE)
+  ex <- ref_is(K, d$Y, theta, mu0, S = 60000, seed = 1)
+  expect_gt(ex$ess, 3000)
+  # A reference centred far from the posterior: sampling from it (the move without its
+  # prior / reference correction) would give class probabilities far from the
+  # posterior's.
+  rmean <- matrix(c(3, -3, 0, -2, 2, 1, -1, 0, 4), 3, 3)
+  rq <- ref_probs(rmean, theta)
+  expect_gt(max(abs(rq - ex$mean)), 0.3)
+  lik <- list(type = "logistic_softmax", q = 3L, Y = d$Y, bijective = FALSE, theta = theta,
+              slice_steps = 0, ref_steps = 3, ref_scale = 0.7)
+  for (joint in c(FALSE, TRUE)) {
+    lik$ref_joint <- joint
+    g <- ref_gibbs(d, k, lik, mu0, rmean, iter = 3000, warmup = 300)
+    z <- (g$mean - ex$mean) / sqrt(g$mcse^2 + ex$se^2)
+    expect_lt(max(abs(z)), 4.5)
+    expect_lt(max(abs(g$mean - ex$mean)), 0.03)
+  }
+})
+
+test_that("only the non-bijective model's draws depend on the reference", {
+  d <- ref_toy()
+  k <- kernel_se(variance = 6, lengthscale = 1)
+  lik <- list(type = "logistic_softmax", q = 3L, Y = d$Y, bijective = FALSE, theta = rep(1, 3),
+              slice_steps = 0, ref_steps = 2)
+  a <- ref_gibbs(d, k, lik, 0, matrix(0, 3, 3), iter = 30, warmup = 5, chains = 1)$draws
+  b <- ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5, chains = 1)$draws
+  expect_false(identical(a, b))
+  expect_true(all(is.finite(a)))
+  # the same draws with the chains on 1 or 2 threads
+  expect_identical(ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5)$draws,
+                   ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5,
+                             threads = 2)$draws)
+  # the bijective model takes no reference: its draws do not depend on it
+  lb <- utils::modifyList(lik, list(q = 2L, bijective = TRUE))
+  a <- ref_gibbs(d, k, lb, 0, matrix(0, 3, 2), iter = 30, warmup = 5, chains = 1)$draws
+  b <- ref_gibbs(d, k, lb, 0, matrix(1, 3, 2), iter = 30, warmup = 5, chains = 1)$draws
+  expect_identical(a, b)
+})
