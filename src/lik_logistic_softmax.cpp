@@ -308,7 +308,8 @@ class LogisticSoftmax : public Likelihood {
   Eigen::VectorXd expected_loglik(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
                                   const Eigen::MatrixXd& Z) const override {
     const int n = n_obs(), S = static_cast<int>(Z.rows());
-    check_moment_shapes(m, v, n, q_);
+    if (m.rows() != n || m.cols() != q_ || v.rows() != n || v.cols() != q_)
+      throw std::invalid_argument("expected_loglik: m and v must be n x q at the likelihood's observations");
     if (Z.cols() != q_ || S < 1) throw std::invalid_argument("expected_loglik: Z must be S x q with S >= 1");
     Eigen::VectorXd out = Eigen::VectorXd::Zero(n);
     const double logT = std::log(T_);
