@@ -398,7 +398,7 @@ direct_elbo_normals <- function(S, q) {
 # without lengthscale or variance parameters skip those rungs. Returns list(kernel,
 # state, evals, values): the kernel of the highest direct ELBO, its sites, the number
 # of rungs and their direct ELBO values.
-engine_direct_ladder <- function(X, lik, kernel, ctl, mean0, jitter, state, rung_tol = 1e-3) {
+engine_direct_ladder <- function(X, lik, kernel, ctl, mean0, jitter, state, rung_tol = 1e-4) {
   rung <- function(k, from) {
     res <- tryCatch(
       engine_cavi_kernel(k, X, jitter, lik, mean0, from$kappa, from$omega,
