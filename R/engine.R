@@ -367,9 +367,20 @@ engine_direct_elbo <- function(lik, m, v, kl, S = 1000L) {
   m <- as.matrix(m)
   v <- as.matrix(v)
   storage.mode(m) <- storage.mode(v) <- "double"
-  q <- ncol(m)
-  Z <- withr::with_seed(20261123L, matrix(stats::rnorm(S * q), S, q))
-  sum(.lik_expected_loglik_cpp(lik, m, v, Z)) - kl
+  sum(.lik_expected_loglik_cpp(lik, m, v, direct_elbo_normals(S, ncol(m)))) - kl
+}
+
+# The S x q fixed-seed standard normals of engine_direct_elbo(), made once per (S, q)
+# in the session and kept (every rung of a ladder, and every fit, reads the same ones).
+direct_elbo_cache <- new.env(parent = emptyenv())
+direct_elbo_normals <- function(S, q) {
+  key <- paste(S, q)
+  Z <- direct_elbo_cache[[key]]
+  if (is.null(Z)) {
+    Z <- withr::with_seed(20261123L, matrix(stats::rnorm(S * q), S, q))
+    direct_elbo_cache[[key]] <- Z
+  }
+  Z
 }
 
 # Kernel selection by the direct ELBO (control hyper_objective = "direct"): from the

@@ -335,6 +335,39 @@ class LogisticSoftmax : public Likelihood {
     return out;
   }
 
+  // E[log p(y_i | f_i)] over f_t = m_i + sqrt(v_i) Z_t, as the default average of
+  // loglik_obs, computed row by row on arrays of the S draws: with a = e^(-|f|),
+  // sigma(f) = 1 / (1 + a) (f >= 0) or a / (1 + a) (f < 0) and
+  // log sigma(f) = min(f, 0) - log(1 + a), one exponential per latent value.
+  Eigen::VectorXd expected_loglik(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
+                                  const Eigen::MatrixXd& Z) const override {
+    const int n = n_obs(), S = static_cast<int>(Z.rows());
+    if (m.rows() != n || m.cols() != q_ || v.rows() != n || v.cols() != q_)
+      throw std::invalid_argument("expected_loglik: m and v must be n x q at the likelihood's observations");
+    if (Z.cols() != q_ || S < 1) throw std::invalid_argument("expected_loglik: Z must be S x q with S >= 1");
+    Eigen::VectorXd out = Eigen::VectorXd::Zero(n);
+    const double logT = std::log(T_);
+    Eigen::ArrayXd f(S), a(S), z(S), e(S);
+    for (int i = 0; i < n; ++i) {
+      if (!(N_[i] > 0)) continue;
+      z.setConstant(fixed_);
+      e.setZero();
+      for (int j = 0; j < q_; ++j) {
+        const double sd = std::sqrt(std::max(v(i, j), 0.0));
+        f = m(i, j) + sd * Z.col(j).array();
+        a = (-f.abs()).exp();
+        z += theta_[j] * (f >= 0.0).select(1.0, a) / (1.0 + a);
+        const double y = Y_(i, j);
+        if (y > 0)
+          for (int t = 0; t < S; ++t) e[t] += y * (std::min(f[t], 0.0) - std::log1p(a[t]));
+      }
+      double acc = 0.0;
+      for (int t = 0; t < S; ++t) acc += e[t] - N_[i] * std::log(z[t]);
+      out[i] = const_[i] + N_[i] * logT + acc / S;
+    }
+    return out;
+  }
+
   Eigen::MatrixXd response_mean(const Eigen::MatrixXd& f) const override {
     const int K = n_response();
     Eigen::MatrixXd P(f.rows(), K);

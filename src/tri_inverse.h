@@ -25,17 +25,22 @@ namespace augp {
 namespace tri_detail {
 
 constexpr int BASE = 64;
+constexpr int INV_BASE = 32;
 
 inline void invert_rec(Eigen::Ref<Eigen::MatrixXd> L) {
   const int n = static_cast<int>(L.rows());
-  if (n <= BASE) {
-    for (int j = 0; j < n; ++j) {
+  if (n <= INV_BASE) {
+    // Columns from the last: with the trailing block D already inverted, column j of
+    // the inverse below the diagonal is -D^-1 L(j+1:n, j) / L(j, j), a triangular
+    // matrix-vector product on contiguous columns.
+    Eigen::VectorXd x(n);
+    for (int j = n - 1; j >= 0; --j) {
       L(j, j) = 1.0 / L(j, j);
-      for (int i = j + 1; i < n; ++i) {
-        double s = 0.0;
-        for (int k = j; k < i; ++k) s += L(i, k) * L(k, j);
-        L(i, j) = -s / L(i, i);
-      }
+      const int r = n - j - 1;
+      if (r == 0) continue;
+      x.head(r) = L.col(j).tail(r);
+      L.col(j).tail(r).noalias() = L.bottomRightCorner(r, r).triangularView<Eigen::Lower>() * x.head(r);
+      L.col(j).tail(r) *= -L(j, j);
     }
     return;
   }

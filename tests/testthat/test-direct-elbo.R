@@ -71,6 +71,25 @@ test_that("the default expected_loglik averages loglik_obs over the given draws"
   expect_error(de_ns$.lik_expected_loglik_cpp(lik, m, v, Z[, 1:2]), "Z must be S x q")
 })
 
+test_that("logistic-softmax expected_loglik averages loglik_obs over the draws (bijective, far tails, empty rows)", {
+  set.seed(5)
+  Y <- de_counts(7, 4, c(1, 0, 3, 1, 2, 1, 0), 5)
+  for (bij in c(FALSE, TRUE)) {
+    q <- if (bij) 3L else 4L
+    lik <- list(type = "logistic_softmax", q = q, Y = Y, bijective = bij, theta = c(1, 2, 0.5, 1.5))
+    m <- matrix(rnorm(7 * q, sd = 3), 7, q)
+    m[1, 1] <- 40
+    m[2, 2] <- -40
+    v <- matrix(runif(7 * q, 0, 4), 7, q)
+    v[3, 1] <- 0
+    Z <- matrix(rnorm(50 * q), 50, q)
+    arr <- array(0, c(50, 7, q))
+    for (t in 1:50) arr[t, , ] <- m + sqrt(v) * rep(Z[t, ], each = 7)
+    expect_equal(de_ns$.lik_expected_loglik_cpp(lik, m, v, Z),
+                 colMeans(de_ns$.lik_loglik_obs_cpp(lik, arr)), tolerance = 1e-12)
+  }
+})
+
 test_that("Bernoulli and Gaussian expected_loglik are exact (quadrature / closed form)", {
   for (nm in c("binomial", "gaussian")) {
     lik <- de_cases[[nm]]
