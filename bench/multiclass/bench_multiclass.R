@@ -29,12 +29,7 @@ for (p in c("MASS", "kernlab", "mlbench", "nnet")) {
 }
 library(augmentedGP)
 
-clip <- function(P) { P <- pmin(pmax(P, 1e-9), 1); P / rowSums(P) }
-scores <- function(P, y) {
-  P <- clip(P[, levels(y), drop = FALSE])
-  c(error = mean(levels(y)[max.col(P, ties.method = "first")] != y),
-    logloss = -mean(log(P[cbind(seq_along(y), as.integer(y))])))
-}
+source(file.path("bench", "multiclass", "common.R"))
 # Elapsed seconds of a fit: the median of `reps` runs (fits under a second are
 # timed 5 times, so that timer resolution and noise do not decide the ratio).
 timed <- function(expr, reps = 1L) {
@@ -48,21 +43,6 @@ timed <- function(expr, reps = 1L) {
     if (length(times) >= reps || (length(times) == 1L && times[1] > 1)) break
   }
   list(val = val, time = stats::median(times))
-}
-prep <- function(x, y) {
-  x <- as.data.frame(lapply(as.data.frame(x), as.double))
-  keep <- vapply(x, stats::sd, 0) > 0
-  list(x = x[, keep, drop = FALSE], y = droplevels(factor(y)))
-}
-split_sets <- function(d, n_train, n_test, seed) {
-  set.seed(seed)
-  idx <- sample(nrow(d$x))
-  tr <- idx[seq_len(n_train)]
-  te <- setdiff(idx, tr)[seq_len(min(n_test, nrow(d$x) - n_train))]
-  ytr <- droplevels(d$y[tr])
-  te <- te[d$y[te] %in% levels(ytr)]  # a class unseen in training cannot be scored
-  list(xtr = d$x[tr, , drop = FALSE], ytr = ytr, xte = d$x[te, , drop = FALSE],
-       yte = factor(as.character(d$y[te]), levels = levels(ytr)))
 }
 
 max_splits <- as.integer(Sys.getenv("AUGP_BENCH_SPLITS", "1000"))

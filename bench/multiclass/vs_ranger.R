@@ -18,28 +18,7 @@ for (p in c("MASS", "mlbench", "nnet", "ranger")) {
 suppressMessages(library(augmentedGP))
 options(augmentedGP.threads = 1)
 
-clip <- function(P) { P <- pmin(pmax(P, 1e-9), 1); P / rowSums(P) }
-scores <- function(P, y) {
-  P <- clip(as.matrix(P)[, levels(y), drop = FALSE])
-  c(error = mean(levels(y)[max.col(P, ties.method = "first")] != y),
-    logloss = -mean(log(P[cbind(seq_along(y), as.integer(y))])))
-}
-prep <- function(x, y) {
-  x <- as.data.frame(lapply(as.data.frame(x), as.double))
-  keep <- vapply(x, stats::sd, 0) > 0
-  list(x = x[, keep, drop = FALSE], y = droplevels(factor(y)))
-}
-# The splits of bench_multiclass.R.
-split_sets <- function(d, n_train, n_test, seed) {
-  set.seed(seed)
-  idx <- sample(nrow(d$x))
-  tr <- idx[seq_len(n_train)]
-  te <- setdiff(idx, tr)[seq_len(min(n_test, nrow(d$x) - n_train))]
-  ytr <- droplevels(d$y[tr])
-  te <- te[d$y[te] %in% levels(ytr)]
-  list(xtr = d$x[tr, , drop = FALSE], ytr = ytr, xte = d$x[te, , drop = FALSE],
-       yte = factor(as.character(d$y[te]), levels = levels(ytr)))
-}
+source(file.path("bench", "multiclass", "common.R"))
 sets <- list()
 sets[["iris"]] <- list(d = prep(iris[1:4], iris$Species), n_train = 100, n_test = 50, splits = 20)
 fgl <- MASS::fgl
