@@ -46,17 +46,7 @@ timed <- function(expr, reps = 1L) {
 }
 
 max_splits <- as.integer(Sys.getenv("AUGP_BENCH_SPLITS", "1000"))
-sets <- list()
-sets[["iris"]] <- list(d = prep(iris[1:4], iris$Species), n_train = 100, n_test = 50, splits = 20)
-fgl <- MASS::fgl
-sets[["fgl"]] <- list(d = prep(fgl[1:9], fgl$type), n_train = 150, n_test = 64, splits = 20)
-data("Vehicle", package = "mlbench", envir = environment())
-sets[["Vehicle"]] <- list(d = prep(Vehicle[1:18], Vehicle$Class), n_train = 600, n_test = 246,
-                          splits = 5)
-data("LetterRecognition", package = "mlbench", envir = environment())
-sets[[sprintf("Letter-%d", letter_n)]] <- list(
-  d = prep(LetterRecognition[-1], LetterRecognition$lettr), n_train = letter_n,
-  n_test = letter_n, splits = 1)
+sets <- multiclass_sets(letter_n)
 if (nzchar(only)) sets <- sets[grepl(only, names(sets))]
 
 # Warm-up: one small fit of every method before any timing, so that no method's

@@ -28,3 +28,19 @@ split_sets <- function(d, n_train, n_test, seed) {
   list(xtr = d$x[tr, , drop = FALSE], ytr = ytr, xte = d$x[te, , drop = FALSE],
        yte = factor(as.character(d$y[te]), levels = levels(ytr)))
 }
+# The multi-class sets with their split sizes and number of random splits; letters with
+# letter_n training (and test) rows.
+multiclass_sets <- function(letter_n = 2000) {
+  sets <- list()
+  sets[["iris"]] <- list(d = prep(iris[1:4], iris$Species), n_train = 100, n_test = 50, splits = 20)
+  fgl <- MASS::fgl
+  sets[["fgl"]] <- list(d = prep(fgl[1:9], fgl$type), n_train = 150, n_test = 64, splits = 20)
+  data("Vehicle", package = "mlbench", envir = environment())
+  sets[["Vehicle"]] <- list(d = prep(Vehicle[1:18], Vehicle$Class), n_train = 600, n_test = 246,
+                            splits = 5)
+  data("LetterRecognition", package = "mlbench", envir = environment())
+  sets[[sprintf("Letter-%d", letter_n)]] <- list(
+    d = prep(LetterRecognition[-1], LetterRecognition$lettr), n_train = letter_n,
+    n_test = letter_n, splits = 1)
+  sets
+}

@@ -19,16 +19,7 @@ suppressMessages(library(augmentedGP))
 options(augmentedGP.threads = 1)
 
 source(file.path("bench", "multiclass", "common.R"))
-sets <- list()
-sets[["iris"]] <- list(d = prep(iris[1:4], iris$Species), n_train = 100, n_test = 50, splits = 20)
-fgl <- MASS::fgl
-sets[["fgl"]] <- list(d = prep(fgl[1:9], fgl$type), n_train = 150, n_test = 64, splits = 20)
-data("Vehicle", package = "mlbench", envir = environment())
-sets[["Vehicle"]] <- list(d = prep(Vehicle[1:18], Vehicle$Class), n_train = 600, n_test = 246,
-                          splits = 5)
-data("LetterRecognition", package = "mlbench", envir = environment())
-sets[["Letter-2000"]] <- list(d = prep(LetterRecognition[-1], LetterRecognition$lettr),
-                              n_train = 2000, n_test = 2000, splits = 1)
+sets <- multiclass_sets(2000)
 data("Vowel", package = "mlbench", envir = environment())
 vowel_split <- function() {
   V <- Vowel
