@@ -183,7 +183,8 @@ latent_posterior <- function(object, newdata = NULL, offset = NULL) {
     a
   }
   v <- as_rq(pr$var)
-  if (any(v < 0, na.rm = TRUE)) v <- pmax(v, 0)
+  # (min() allocates nothing: no logical vector of length r for a large fit)
+  if (length(v) && isTRUE(min(v, na.rm = TRUE) < 0)) v <- pmax(v, 0)
   list(mean = as_rq(pr$mean), var = v,
        draws = if (gibbs && r > 0) latent_draw_array(pr$draws, r, q), ok = ok, rownames = rn)
 }
