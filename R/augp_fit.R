@@ -138,10 +138,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
     warning(sprintf(paste0("The kernel matrix was nearly singular (duplicate or very close ",
                            "inputs?): jitter raised to %.3g."), eng$jitter), call. = FALSE)
   }
-  if (as.numeric(nrow(x)) * ncol(x) >= LARGE_DESIGN) {
-    invisible(gc(verbose = FALSE))
-    .release_memory_cpp()
-  }
+  release_large(nrow(x), ncol(x))
   fit <- new_augp_fit(
     call = match.call(), method = method,
     likelihood = lik_fitted(likelihood, eng$lik, resp$levels),
@@ -320,6 +317,14 @@ as_design_matrix <- function(x) {
 # which lets garbage of the size of the design accumulate) and, after the engine, hands
 # the C++ heap's freed memory back to the system (.release_memory_cpp()).
 LARGE_DESIGN <- 5e7
+
+# Between the stages of a fit on a large n x p design: R's garbage collected and the C++
+# heap's free memory returned to the system.
+release_large <- function(n, p) {
+  if (as.numeric(n) * p < LARGE_DESIGN) return(invisible())
+  invisible(gc(verbose = FALSE))
+  .release_memory_cpp()
+}
 
 # The predictor names of a design: its column names, or x1, x2, ... without them (kept
 # apart from the matrix: naming the caller's matrix would copy it).

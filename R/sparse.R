@@ -402,10 +402,7 @@ sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z
   hyper_start <- as.integer(min(floor(iters / 2), round(SVI_HYPER_WARMUP * length(starts0))))
   # Large data: collect the R garbage of the stages before (row samples of length n) and
   # return the C++ heap's free memory before the pass that holds the data in blocks.
-  if (as.numeric(n) * ncol(X) >= LARGE_DESIGN) {
-    invisible(gc(verbose = FALSE))
-    .release_memory_cpp()
-  }
+  release_large(n, ncol(X))
   res <- .sparse_svi_cpp(X, mu0, lik, bs, kernel_flatten(kernel), Z, jitter, state,
                          as.integer(starts), bpb, ctl$step_tau, ctl$step_kappa,
                          if (learn_hyper || learn_z) ctl$lr else 0, learn_hyper && ctl$lr > 0,
