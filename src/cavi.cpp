@@ -218,10 +218,7 @@ double collapsed_core(const Eigen::MatrixXd& K, const Eigen::VectorXd& kappa,
   for (int j = 0; j < n; ++j)
     for (int i = j; i < n; ++i) L(i, j) = sw[i] * K(i, j) * sw[j];
   L.diagonal().array() += 1.0;
-  {
-    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(L);
-    if (llt.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
-  }
+  if (!chol_lower_inplace(L)) return -std::numeric_limits<double>::infinity();
   Eigen::VectorXd r(n);
   double s = 0.0;
   for (int i = 0; i < n; ++i) {

@@ -14,8 +14,7 @@ bool GaussianStep::factor(const Eigen::MatrixXd& K, const Eigen::VectorXd& omega
   for (int j = 0; j < n; ++j)
     for (int i = j; i < n; ++i) L_(i, j) = sw_[i] * K(i, j) * sw_[j];
   L_.diagonal().array() += 1.0;
-  Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(L_);
-  if (llt.info() != Eigen::Success) return false;
+  if (!chol_lower_inplace(L_)) return false;
   L_.triangularView<Eigen::StrictlyUpper>().setZero();
   have_li_ = false;
   return true;
@@ -118,8 +117,7 @@ bool chol_jitter(const Eigen::MatrixXd& K, double* jitter, Eigen::MatrixXd& L) {
   for (int attempt = 0; attempt <= 10; ++attempt) {
     L = K;
     L.diagonal().array() += jit;
-    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(L);
-    if (llt.info() == Eigen::Success) {
+    if (chol_lower_inplace(L)) {
       L.triangularView<Eigen::StrictlyUpper>().setZero();
       *jitter = jit;
       return true;

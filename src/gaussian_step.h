@@ -56,6 +56,15 @@ class GaussianStep {
   const Eigen::MatrixXd& inv_factor() const;
 };
 
+// Overwrites the lower triangle of the symmetric matrix A (its strictly upper triangle is
+// neither read nor written) by its lower Cholesky factor; false when A is not numerically
+// positive definite. This is the blocked factorisation that Eigen::LLT runs, without the
+// L1 norm LLT computes beforehand for its condition estimate (a row-wise, strided pass
+// over the matrix that no caller here needs), so the factor is the same to the last bit.
+inline bool chol_lower_inplace(Eigen::Ref<Eigen::MatrixXd> A) {
+  return Eigen::internal::llt_inplace<double, Eigen::Lower>::blocked(A) == -1;
+}
+
 // Lower Cholesky factor of K + jitter I; the jitter grows tenfold (at most 10
 // times) until the factorisation succeeds. *jitter is updated to the value used.
 bool chol_jitter(const Eigen::MatrixXd& K, double* jitter, Eigen::MatrixXd& L);

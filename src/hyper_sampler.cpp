@@ -98,8 +98,7 @@ namespace {
 // Lower Cholesky factor of K into L; false if K is not numerically positive definite.
 bool chol_lower(const Eigen::MatrixXd& K, Eigen::MatrixXd& L) {
   L = K;
-  Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower> llt(L);
-  if (llt.info() != Eigen::Success) return false;
+  if (!chol_lower_inplace(L)) return false;
   L.triangularView<Eigen::StrictlyUpper>().setZero();
   return true;
 }
@@ -143,8 +142,7 @@ HyperBlock::HyperBlock(const KernelSpec& spec, const std::vector<HyperPrior>& pr
         }
       }
   }
-  kernel_at(spec_.theta, K_);
-  if (!chol_lower(K_, LK_))
+  if (!kernel_at(spec_.theta, K_) || !chol_lower(K_, LK_))
     throw std::runtime_error("the starting kernel matrix is not positive definite");
   cur_.resize(cols_.size());
   prop_.resize(cols_.size());
@@ -269,8 +267,7 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
     *marg = kNegInf;
     const double lp = log_prior(th);
     if (!std::isfinite(lp)) return kNegInf;
-    kernel_at(th, Kp_);
-    if (!Kp_.allFinite()) return kNegInf;
+    if (!kernel_at(th, Kp_)) return kNegInf;
     *marg = log_marginal(Kp_, kappa, omega, mu0, prop_);
     n_chol_ += static_cast<long>(cols_.size());
     return std::isfinite(*marg) ? *marg + lp : kNegInf;
@@ -360,14 +357,14 @@ void HyperBlock::scale_move(const Likelihood& lik, Eigen::MatrixXd& f, const Eig
     f.col(cols_[k]) = mu0.col(cols_[k]) + s * std::exp(t0 / 2.0) * G.col(k);
   spec_.theta[scale_index_] = t1;
   // K = v (C + jitter I) scales with v as a whole, and so does its factor
-  K_ *= s * s;
-  LK_ *= s;
+  K_.triangularView<Eigen::Lower>() *= s * s;
+  LK_.triangularView<Eigen::Lower>() *= s;
 }
 
-void HyperBlock::kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const {
+bool HyperBlock::kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const {
   if (d2_.size() == 0) {
     K = kernel_matrix_jitter(KernelSpec{spec_.code, spec_.nls, theta}, X_, block_jitter(theta));
-    return;
+    return K.allFinite();
   }
   const long n = X_.rows(), pairs = n * (n + 1) / 2, nb = spec_.nls[0];
   const double v = std::exp(theta[0]);
@@ -376,13 +373,15 @@ void HyperBlock::kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K)
   for (long c = 1; c < nb; ++c)
     kv_ -= 0.5 * std::exp(-2.0 * theta[1 + c]) * d2_.segment(c * pairs, pairs);
   kv_ = kv_.exp() * v;
-  K.resize(n, n);
+  if (!kv_.allFinite()) return false;
+  if (K.rows() != n || K.cols() != n) K.setZero(n, n);
   long k = 0;
   for (long j = 0; j < n; ++j) {
-    for (long i = j; i < n; ++i) K(i, j) = kv_[k++];
-    for (long i = j + 1; i < n; ++i) K(j, i) = K(i, j);
+    K.col(j).tail(n - j) = kv_.segment(k, n - j).matrix();
+    k += n - j;
   }
   K.diagonal().array() += block_jitter(theta);
+  return true;
 }
 
 double HyperBlock::block_jitter(const std::vector<double>& theta) const {

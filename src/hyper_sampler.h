@@ -122,6 +122,7 @@ class HyperBlock {
 
   const std::vector<double>& theta() const { return spec_.theta; }
   const std::vector<int>& cols() const { return cols_; }
+  // The kernel matrix at theta: its lower triangle only (see kernel_at).
   const Eigen::MatrixXd& K() const { return K_; }
   const Eigen::MatrixXd& LK() const { return LK_; }
   int n_params() const { return spec_.n_params(); }
@@ -168,13 +169,16 @@ class HyperBlock {
   // The diagonal jitter of the kernel matrix at theta: jitter times the overall scale v
   // for kernels that have one (K = v (C + jitter I)), else jitter.
   double block_jitter(const std::vector<double>& theta) const;
-  // The kernel matrix at theta with its jitter (block_jitter) into K. A single squared-
-  // exponential leaf, v exp(-sum_c (x_c - x'_c)^2 / (2 l_c^2)) with one lengthscale or
-  // one per input, is computed from the squared distances (or squared differences per
-  // input) of the pairs cached at construction: the lower triangle packed by columns,
-  // one block per lengthscale, so that a proposal costs one vectorised exp per pair.
+  // The kernel matrix at theta with its jitter (block_jitter) into K; false when an entry
+  // is not finite. A single squared-exponential leaf, v exp(-sum_c (x_c - x'_c)^2 /
+  // (2 l_c^2)) with one lengthscale or one per input, is computed from the squared
+  // distances (or squared differences per input) of the pairs cached at construction: the
+  // lower triangle packed by columns, one block per lengthscale, so that a proposal costs
+  // one vectorised exp per pair. Only K's lower triangle is written then: every reader of
+  // K_ and Kp_ (the factorisations of K and of B, the symmetric products of the f draw,
+  // the rescaling of scale_move) reads the lower triangle alone.
   // d2_ is empty for other kernels (and very large n), which go through kernel_eval.
-  void kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const;
+  bool kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const;
   Eigen::ArrayXd d2_;
   mutable Eigen::ArrayXd kv_;
 };
