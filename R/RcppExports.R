@@ -121,8 +121,8 @@
     .Call(`_augmentedGP_lik_predictive_interval_cpp`, lik, m, v, level, seed)
 }
 
-.mcmc_rhat_ess_cpp <- function(draws) {
-    .Call(`_augmentedGP_mcmc_rhat_ess_cpp`, draws)
+.mcmc_rhat_ess_cpp <- function(draws, threads = 1L) {
+    .Call(`_augmentedGP_mcmc_rhat_ess_cpp`, draws, threads)
 }
 
 .model_dense_new <- function(X, lik, mu0, jitter, specs, maxit, tol, threads) {

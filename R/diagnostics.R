@@ -142,6 +142,7 @@ mcmc_response_draws <- function(draws, lik, max_vars = 200L) {
 mcmc_diagnostics <- function(x, max_vars = 200L, tail = TRUE) {
   what <- "values"
   point <- NULL
+  threads <- 1L
   if (is.array(x) && length(dim(x)) == 3L) {
     draws <- x
     nv <- dim(draws)[3]
@@ -151,6 +152,7 @@ mcmc_diagnostics <- function(x, max_vars = 200L, tail = TRUE) {
   } else {
     eng <- if (inherits(x, "augp")) x$engine else x
     if (is.null(eng$draws)) return(NULL)
+    if (is.numeric(eng$control$threads)) threads <- as.integer(eng$control$threads)
     draws <- mcmc_response_draws(eng$draws, lik_with_draws(eng), max_vars)
     point <- rep(attr(draws, "points"), attr(draws, "responses"))
     what <- "response"
@@ -163,9 +165,10 @@ mcmc_diagnostics <- function(x, max_vars = 200L, tail = TRUE) {
     # R-hat and bulk ESS as posterior::rhat() and posterior::ess_bulk() define them, all
     # quantities in one C++ pass; constant quantities (e.g. a probability at 0 or 1 to
     # double precision) have no defined R-hat or ESS: NA. An ESS estimate is capped at
-    # S log10(S) for short chains, as posterior does.
+    # S log10(S) for short chains, as posterior does. The quantities are spread over the
+    # fit's threads (the same values for any number of threads).
     storage.mode(draws) <- "double"
-    re <- .mcmc_rhat_ess_cpp(draws)
+    re <- .mcmc_rhat_ess_cpp(draws, threads)
     rhat <- re[, 1]
     ess_bulk <- re[, 2]
     if (tail) {

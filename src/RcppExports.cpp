@@ -455,13 +455,14 @@ BEGIN_RCPP
 END_RCPP
 }
 // mcmc_rhat_ess_cpp
-Rcpp::NumericMatrix mcmc_rhat_ess_cpp(Rcpp::NumericVector draws);
-RcppExport SEXP _augmentedGP_mcmc_rhat_ess_cpp(SEXP drawsSEXP) {
+Rcpp::NumericMatrix mcmc_rhat_ess_cpp(Rcpp::NumericVector draws, int threads);
+RcppExport SEXP _augmentedGP_mcmc_rhat_ess_cpp(SEXP drawsSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type draws(drawsSEXP);
-    rcpp_result_gen = Rcpp::wrap(mcmc_rhat_ess_cpp(draws));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(mcmc_rhat_ess_cpp(draws, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1047,7 +1048,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_lik_expected_loglik_cpp", (DL_FUNC) &_augmentedGP_lik_expected_loglik_cpp, 4},
     {"_augmentedGP_lik_learn_params_cpp", (DL_FUNC) &_augmentedGP_lik_learn_params_cpp, 3},
     {"_augmentedGP_lik_predictive_interval_cpp", (DL_FUNC) &_augmentedGP_lik_predictive_interval_cpp, 5},
-    {"_augmentedGP_mcmc_rhat_ess_cpp", (DL_FUNC) &_augmentedGP_mcmc_rhat_ess_cpp, 1},
+    {"_augmentedGP_mcmc_rhat_ess_cpp", (DL_FUNC) &_augmentedGP_mcmc_rhat_ess_cpp, 2},
     {"_augmentedGP_model_dense_new", (DL_FUNC) &_augmentedGP_model_dense_new, 8},
     {"_augmentedGP_model_dense_level", (DL_FUNC) &_augmentedGP_model_dense_level, 3},
     {"_augmentedGP_model_dense_eval", (DL_FUNC) &_augmentedGP_model_dense_eval, 2},

@@ -12,7 +12,7 @@ bool GaussianStep::factor(const Eigen::MatrixXd& K, const Eigen::VectorXd& omega
   sw_ = omega.cwiseMax(0.0).cwiseSqrt();
   L_.resize(n, n);
   for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i) L_(i, j) = sw_[i] * K(i, j) * sw_[j];
+    L_.col(j).tail(n - j) = sw_.tail(n - j).cwiseProduct(K.col(j).tail(n - j)) * sw_[j];
   L_.diagonal().array() += 1.0;
   if (!chol_lower_inplace(L_)) return false;
   L_.triangularView<Eigen::StrictlyUpper>().setZero();

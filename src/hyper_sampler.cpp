@@ -357,8 +357,11 @@ void HyperBlock::scale_move(const Likelihood& lik, Eigen::MatrixXd& f, const Eig
     f.col(cols_[k]) = mu0.col(cols_[k]) + s * std::exp(t0 / 2.0) * G.col(k);
   spec_.theta[scale_index_] = t1;
   // K = v (C + jitter I) scales with v as a whole, and so does its factor
-  K_.triangularView<Eigen::Lower>() *= s * s;
-  LK_.triangularView<Eigen::Lower>() *= s;
+  const long n_k = K_.rows();
+  for (long j = 0; j < n_k; ++j) {
+    K_.col(j).tail(n_k - j) *= s * s;
+    LK_.col(j).tail(n_k - j) *= s;
+  }
 }
 
 bool HyperBlock::kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const {

@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "parallel.h"
+
 namespace {
 
 // qnorm((r - 3/8) / (N + 1/4)) for the average ranks r = 1, 1.5, 2, ..., N (entry
@@ -52,6 +54,36 @@ void z_scale(const std::vector<double>& x, std::vector<double>& z,
   }
 }
 
+// z-scaled ranks of the folded draws fold[i] = |x[i] - med| into z, from srt, x sorted by
+// z_scale(): rounding is monotone, so |x - med| does not increase along the draws below
+// med (in their sorted order) and does not decrease along those at or above it, and
+// merging the two runs sorts the folded draws in O(N), with the same ties as a sort.
+void z_scale_folded(const std::vector<double>& fold, double med, std::vector<double>& z,
+                    const std::vector<std::pair<double, int>>& srt,
+                    std::vector<int>& order, const std::vector<double>& table) {
+  const int N = static_cast<int>(fold.size());
+  // draws below med: sorted positions [0, b), folded values increasing from b - 1 down
+  const int b = static_cast<int>(std::lower_bound(srt.begin(), srt.end(), std::make_pair(med, -1)) -
+                                 srt.begin());
+  order.resize(N);
+  int lo = b - 1, hi = b;
+  for (int k = 0; k < N; ++k) {
+    if (hi >= N || (lo >= 0 && fold[srt[lo].second] <= fold[srt[hi].second])) {
+      order[k] = srt[lo--].second;
+    } else {
+      order[k] = srt[hi++].second;
+    }
+  }
+  z.resize(N);
+  for (int i = 0; i < N;) {
+    int j = i + 1;
+    while (j < N && fold[order[j]] == fold[order[i]]) ++j;
+    const double zr = table[i + j - 1];
+    for (int k = i; k < j; ++k) z[order[k]] = zr;
+    i = j;
+  }
+}
+
 // R-hat basic of the m chains of length n stored one after another in z.
 double rhat_basic(const std::vector<double>& z, int n, int m) {
   std::vector<double> mean(m), var(m);
@@ -72,9 +104,8 @@ double rhat_basic(const std::vector<double>& z, int n, int m) {
   return std::sqrt((b / w + n - 1.0) / n);
 }
 
-// Bulk ESS of the m chains of length n stored one after another in z.
+// Bulk ESS of the m chains of length n >= 3 stored one after another in z.
 double ess_basic(const std::vector<double>& z, int n, int m) {
-  if (n < 3) return NA_REAL;
   std::vector<double> y(z.size()), mean(m), var0(m);
   for (int c = 0; c < m; ++c) {
     const double* p = z.data() + static_cast<long>(c) * n;
@@ -146,9 +177,11 @@ double ess_basic(const std::vector<double>& z, int n, int m) {
 }  // namespace
 
 // draws: array [iterations, chains, quantities]. Returns a quantities x 2 matrix of
-// split R-hat and bulk ESS (see the top of this file).
+// split R-hat and bulk ESS (see the top of this file). The quantities are independent
+// items spread over `threads` threads (parallel_items: no R API in the workers, which
+// write only their own quantity's entries), so the result does not depend on threads.
 // [[Rcpp::export(name = ".mcmc_rhat_ess_cpp")]]
-Rcpp::NumericMatrix mcmc_rhat_ess_cpp(Rcpp::NumericVector draws) {
+Rcpp::NumericMatrix mcmc_rhat_ess_cpp(Rcpp::NumericVector draws, int threads = 1) {
   const Rcpp::IntegerVector d = draws.attr("dim");
   if (d.size() != 3) Rcpp::stop("draws must be an array [iterations, chains, quantities]");
   const int S = d[0], M = d[1], Q = d[2];
@@ -157,11 +190,17 @@ Rcpp::NumericMatrix mcmc_rhat_ess_cpp(Rcpp::NumericVector draws) {
   const bool split = S > 1;
   const int n = split ? half : S, m = split ? 2 * M : M;
   const int N = n * m;
-  std::vector<double> x(N), z(N), fold(N), tmp;
-  std::vector<std::pair<double, int>> idx;
   const std::vector<double> table = z_table(N);
-  for (int q = 0; q < Q; ++q) {
-    const double* p = draws.begin() + static_cast<long>(q) * S * M;
+  const double* all = draws.begin();
+  // per quantity: R-hat and ESS, and whether each is NA
+  std::vector<double> rhat(Q), ess(Q);
+  std::vector<char> rhat_na(Q, 0), ess_na(Q, 0);
+  const int nthreads = std::max(1, std::min(threads, Q / 8));
+  augp::parallel_items(Q, nthreads, [&](int q) {
+    std::vector<double> x(N), z(N), fold(N), tmp;
+    std::vector<std::pair<double, int>> idx;
+    std::vector<int> order;
+    const double* p = all + static_cast<long>(q) * S * M;
     // split chains, one after another: chain c's halves are chains 2c and 2c + 1
     bool finite = true;
     for (int c = 0; c < M; ++c)
@@ -174,12 +213,13 @@ Rcpp::NumericMatrix mcmc_rhat_ess_cpp(Rcpp::NumericVector draws) {
       }
     const auto mm = std::minmax_element(x.begin(), x.end());
     if (!finite || !(std::fabs(*mm.second - *mm.first) >= DBL_EPSILON)) {
-      out(q, 0) = out(q, 1) = NA_REAL;
-      continue;
+      rhat_na[q] = ess_na[q] = 1;
+      return;
     }
     z_scale(x, z, idx, table);
     const double rb = rhat_basic(z, n, m);
-    const double ess = ess_basic(z, n, m);
+    if (n >= 3) ess[q] = ess_basic(z, n, m);
+    else ess_na[q] = 1;
     // folded draws |x - median|, the median of all S M draws (before the split)
     tmp.assign(p, p + static_cast<long>(S) * M);
     const long T = static_cast<long>(S) * M, h = T / 2;
@@ -188,13 +228,18 @@ Rcpp::NumericMatrix mcmc_rhat_ess_cpp(Rcpp::NumericVector draws) {
     if (T % 2 == 0) med = 0.5 * (med + *std::max_element(tmp.begin(), tmp.begin() + h));
     for (int i = 0; i < N; ++i) fold[i] = std::fabs(x[i] - med);
     const auto fm = std::minmax_element(fold.begin(), fold.end());
-    double rt = NA_REAL;
     if (std::fabs(*fm.second - *fm.first) >= DBL_EPSILON) {
-      z_scale(fold, z, idx, table);
-      rt = rhat_basic(z, n, m);
+      z_scale_folded(fold, med, z, idx, order, table);
+      const double rt = rhat_basic(z, n, m);
+      if (std::isnan(rt)) rhat_na[q] = 1;
+      else rhat[q] = std::max(rb, rt);
+    } else {
+      rhat_na[q] = 1;
     }
-    out(q, 0) = ISNAN(rt) ? NA_REAL : std::max(rb, rt);
-    out(q, 1) = ess;
+  });
+  for (int q = 0; q < Q; ++q) {
+    out(q, 0) = rhat_na[q] ? NA_REAL : rhat[q];
+    out(q, 1) = ess_na[q] ? NA_REAL : ess[q];
   }
   return out;
 }

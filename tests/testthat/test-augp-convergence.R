@@ -255,6 +255,9 @@ test_that("the C++ split R-hat and bulk ESS equal posterior's", {
       suppressWarnings(c(posterior::rhat(m), posterior::ess_bulk(m)))
     }, numeric(2)))
     expect_equal(out, ref, tolerance = 1e-10)
+    # quantities spread over threads: the same values
+    big <- b[, , rep(1:5, 8), drop = FALSE]
+    expect_identical(cv_ns$.mcmc_rhat_ess_cpp(big, 2L), out[rep(1:5, 8), ])
   }
   # capped short chains: posterior caps tau at 1 / log10(S M)
   sh <- array(rep(c(1, -1), 20), c(10, 4, 1)) + array(stats::rnorm(40, 0, 1e-3), c(10, 4, 1))
