@@ -14,8 +14,9 @@ bool GaussianStep::factor(const Eigen::MatrixXd& K, const Eigen::VectorXd& omega
   for (int j = 0; j < n; ++j)
     L_.col(j).tail(n - j) = sw_.tail(n - j).cwiseProduct(K.col(j).tail(n - j)) * sw_[j];
   L_.diagonal().array() += 1.0;
+  // Only L_'s lower triangle is meaningful (every use below goes through a triangular
+  // view of it, or zeroes the rest first, as inv_factor does).
   if (!chol_lower_inplace(L_)) return false;
-  L_.triangularView<Eigen::StrictlyUpper>().setZero();
   have_li_ = false;
   return true;
 }
@@ -23,6 +24,7 @@ bool GaussianStep::factor(const Eigen::MatrixXd& K, const Eigen::VectorXd& omega
 const Eigen::MatrixXd& GaussianStep::inv_factor() const {
   if (!have_li_) {
     Li_ = L_;
+    Li_.triangularView<Eigen::StrictlyUpper>().setZero();
     lower_tri_invert(Li_);  // n^3 / 3 flops; the strictly upper part stays zero
     have_li_ = true;
   }

@@ -96,8 +96,11 @@ Eigen::MatrixXd kernel_matrix_jitter(const KernelSpec& spec, const Eigen::Matrix
 
 namespace {
 // Lower Cholesky factor of K into L; false if K is not numerically positive definite.
+// Reads K's lower triangle only.
 bool chol_lower(const Eigen::MatrixXd& K, Eigen::MatrixXd& L) {
-  L = K;
+  const long n = K.rows();
+  if (L.rows() != n || L.cols() != n) L.resize(n, n);
+  for (long j = 0; j < n; ++j) L.col(j).tail(n - j) = K.col(j).tail(n - j);
   if (!chol_lower_inplace(L)) return false;
   L.triangularView<Eigen::StrictlyUpper>().setZero();
   return true;
@@ -372,10 +375,14 @@ bool HyperBlock::kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K)
   const long n = X_.rows(), pairs = n * (n + 1) / 2, nb = spec_.nls[0];
   const double v = std::exp(theta[0]);
   // the exponent -sum_c d2_c / (2 l_c^2), then v exp(.) in one vectorised pass
-  kv_ = -0.5 * std::exp(-2.0 * theta[1]) * d2_.head(pairs);
-  for (long c = 1; c < nb; ++c)
-    kv_ -= 0.5 * std::exp(-2.0 * theta[1 + c]) * d2_.segment(c * pairs, pairs);
-  kv_ = kv_.exp() * v;
+  if (nb == 1) {
+    kv_ = (-0.5 * std::exp(-2.0 * theta[1]) * d2_.head(pairs)).exp() * v;
+  } else {
+    kv_ = -0.5 * std::exp(-2.0 * theta[1]) * d2_.head(pairs);
+    for (long c = 1; c < nb; ++c)
+      kv_ -= 0.5 * std::exp(-2.0 * theta[1 + c]) * d2_.segment(c * pairs, pairs);
+    kv_ = kv_.exp() * v;
+  }
   if (!kv_.allFinite()) return false;
   if (K.rows() != n || K.cols() != n) K.setZero(n, n);
   long k = 0;
