@@ -125,6 +125,14 @@
     .Call(`_augmentedGP_mcmc_rhat_ess_cpp`, draws, threads)
 }
 
+.lik_response_mean_points_cpp <- function(lik, draws, pts) {
+    .Call(`_augmentedGP_lik_response_mean_points_cpp`, lik, draws, pts)
+}
+
+.mcmc_response_rhat_ess_cpp <- function(lik, draws, pts, threads = 1L) {
+    .Call(`_augmentedGP_mcmc_response_rhat_ess_cpp`, lik, draws, pts, threads)
+}
+
 .model_dense_new <- function(X, lik, mu0, jitter, specs, maxit, tol, threads) {
     .Call(`_augmentedGP_model_dense_new`, X, lik, mu0, jitter, specs, maxit, tol, threads)
 }

@@ -109,26 +109,29 @@ SVI_TREND_REL <- 1e-3
 
 # --- Gibbs diagnostics -------------------------------------------------------------
 
-# Draws of the response means at (at most about max_vars) training points from latent
-# draws [iterations, chains, n * q] (latent column j of point i at i + n (j - 1)),
-# through the engine likelihood `lik` (.lik_response_mean_cpp): an array
-# [iterations, chains, points x R] (R responses per point, point varying fastest),
-# with attributes points (the training indices) and responses (R).
-mcmc_response_draws <- function(draws, lik, max_vars = 200L) {
-  d <- dim(draws)
+# The training points whose response means diagnose Gibbs draws [iterations, chains,
+# n * q] (latent column j of point i at i + n (j - 1)) under the engine likelihood `lik`:
+# list(points = at most about max_vars / R training indices, evenly spaced, responses =
+# R, the responses per point).
+mcmc_response_points <- function(draws, lik, max_vars = 200L) {
   q <- as.integer(lik$q)
-  n <- d[3] / q
-  S <- d[1] * d[2]
+  n <- dim(draws)[3] / q
   # The responses per point, from one evaluation at the first draw.
   R <- ncol(.lik_response_mean_cpp(lik, matrix(draws[1, 1, 1L + n * (seq_len(q) - 1L)], 1, q)))
   np <- max(1L, min(n, floor(max_vars / R)))
-  pts <- unique(round(seq(1, n, length.out = np)))
-  cols <- as.vector(outer(pts, n * (seq_len(q) - 1L), "+"))
-  # draw (iteration fastest, then chain) x point x latent j; each draw with its own
-  # likelihood parameters when `lik` has param_draws
-  F <- array(draws[, , cols, drop = FALSE], c(S, length(pts), q))
-  P <- .lik_response_mean_draws_cpp(lik, F)
-  structure(array(P, c(d[1], d[2], length(pts) * R)), points = pts, responses = R)
+  list(points = unique(round(seq(1, n, length.out = np))), responses = R)
+}
+
+# Draws of the response means at those points (mcmc_response_points()), through the
+# engine likelihood `lik` (.lik_response_mean_points_cpp, each draw with its own
+# likelihood parameters when `lik` has param_draws): an array [iterations, chains,
+# points x R] (R responses per point, point varying fastest), with attributes points
+# (the training indices) and responses (R).
+mcmc_response_draws <- function(draws, lik, max_vars = 200L) {
+  sel <- mcmc_response_points(draws, lik, max_vars)
+  storage.mode(draws) <- "double"
+  P <- .lik_response_mean_points_cpp(lik, draws, as.integer(sel$points))
+  structure(P, points = sel$points, responses = sel$responses)
 }
 
 # Convergence diagnostics of Gibbs draws, one row per diagnosed quantity: rhat (split
@@ -153,11 +156,16 @@ mcmc_diagnostics <- function(x, max_vars = 200L, tail = TRUE) {
     eng <- if (inherits(x, "augp")) x$engine else x
     if (is.null(eng$draws)) return(NULL)
     if (is.numeric(eng$control$threads)) threads <- as.integer(eng$control$threads)
-    draws <- mcmc_response_draws(eng$draws, lik_with_draws(eng), max_vars)
-    point <- rep(attr(draws, "points"), attr(draws, "responses"))
+    lik <- lik_with_draws(eng)
+    sel <- mcmc_response_points(eng$draws, lik, max_vars)
+    point <- rep(sel$points, sel$responses)
     what <- "response"
+    # without the tail ESS, the response means stay inside C++
+    # (.mcmc_response_rhat_ess_cpp): no array of them is made
+    draws <- if (tail) mcmc_response_draws(eng$draws, lik, max_vars)
+    d <- c(dim(eng$draws)[1:2], length(point))
   }
-  d <- dim(draws)
+  if (!is.null(draws)) d <- dim(draws)
   reliable <- d[1] >= MCMC_MIN_DRAWS
   nq <- d[3]
   rhat <- ess_bulk <- ess_tail <- rep(NA_real_, nq)
@@ -167,8 +175,14 @@ mcmc_diagnostics <- function(x, max_vars = 200L, tail = TRUE) {
     # double precision) have no defined R-hat or ESS: NA. An ESS estimate is capped at
     # S log10(S) for short chains, as posterior does. The quantities are spread over the
     # fit's threads (the same values for any number of threads).
-    storage.mode(draws) <- "double"
-    re <- .mcmc_rhat_ess_cpp(draws, threads)
+    re <- if (is.null(draws)) {
+      lat <- eng$draws
+      storage.mode(lat) <- "double"
+      .mcmc_response_rhat_ess_cpp(lik, lat, as.integer(sel$points), threads)
+    } else {
+      storage.mode(draws) <- "double"
+      .mcmc_rhat_ess_cpp(draws, threads)
+    }
     rhat <- re[, 1]
     ess_bulk <- re[, 2]
     if (tail) {

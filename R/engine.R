@@ -553,10 +553,14 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
     dimnames(theta) <- list(NULL, NULL, ptab$name)
     kernel <- engine_set_params(kernel, apply(theta, 3, stats::median))
   }
-  kept <- control_kept_draws(ctl)
-  flat <- matrix(draws, kept * ctl$chains, n * q)
-  mean <- colMeans(flat)
-  var <- if (nrow(flat) > 1) apply(flat, 2, stats::var) else rep(NA_real_, n * q)
+  # means and variances over all draws of every chain, one latent value at a time (no
+  # copy of the draws)
+  mean <- colMeans(draws, dims = 2)
+  var <- if (prod(dim(draws)[1:2]) > 1) {
+    vapply(seq_len(n * q), function(k) stats::var(as.vector(draws[, , k])), 0)
+  } else {
+    rep(NA_real_, n * q)
+  }
   list(kernel = kernel, draws = draws,
        mean = engine_shape(matrix(mean, n, q), q), var = engine_shape(matrix(var, n, q), q),
        elbo = if (is.null(vi)) numeric(0) else vi$elbo,

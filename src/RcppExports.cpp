@@ -466,6 +466,33 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// lik_response_mean_points_cpp
+Rcpp::NumericVector lik_response_mean_points_cpp(Rcpp::List lik, Rcpp::NumericVector draws, Rcpp::IntegerVector pts);
+RcppExport SEXP _augmentedGP_lik_response_mean_points_cpp(SEXP likSEXP, SEXP drawsSEXP, SEXP ptsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type draws(drawsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type pts(ptsSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_response_mean_points_cpp(lik, draws, pts));
+    return rcpp_result_gen;
+END_RCPP
+}
+// mcmc_response_rhat_ess_cpp
+Rcpp::NumericMatrix mcmc_response_rhat_ess_cpp(Rcpp::List lik, Rcpp::NumericVector draws, Rcpp::IntegerVector pts, int threads);
+RcppExport SEXP _augmentedGP_mcmc_response_rhat_ess_cpp(SEXP likSEXP, SEXP drawsSEXP, SEXP ptsSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type draws(drawsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type pts(ptsSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(mcmc_response_rhat_ess_cpp(lik, draws, pts, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // model_dense_new
 SEXP model_dense_new(Eigen::MatrixXd X, List lik, Eigen::MatrixXd mu0, double jitter, List specs, int maxit, double tol, int threads);
 RcppExport SEXP _augmentedGP_model_dense_new(SEXP XSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP jitterSEXP, SEXP specsSEXP, SEXP maxitSEXP, SEXP tolSEXP, SEXP threadsSEXP) {
@@ -1049,6 +1076,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_lik_learn_params_cpp", (DL_FUNC) &_augmentedGP_lik_learn_params_cpp, 3},
     {"_augmentedGP_lik_predictive_interval_cpp", (DL_FUNC) &_augmentedGP_lik_predictive_interval_cpp, 5},
     {"_augmentedGP_mcmc_rhat_ess_cpp", (DL_FUNC) &_augmentedGP_mcmc_rhat_ess_cpp, 2},
+    {"_augmentedGP_lik_response_mean_points_cpp", (DL_FUNC) &_augmentedGP_lik_response_mean_points_cpp, 3},
+    {"_augmentedGP_mcmc_response_rhat_ess_cpp", (DL_FUNC) &_augmentedGP_mcmc_response_rhat_ess_cpp, 4},
     {"_augmentedGP_model_dense_new", (DL_FUNC) &_augmentedGP_model_dense_new, 8},
     {"_augmentedGP_model_dense_level", (DL_FUNC) &_augmentedGP_model_dense_level, 3},
     {"_augmentedGP_model_dense_eval", (DL_FUNC) &_augmentedGP_model_dense_eval, 2},

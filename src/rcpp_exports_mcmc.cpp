@@ -13,7 +13,11 @@
 //     (autocovariance at lag t: sum_i y_i y_(i+t) / n for the centred chain y, as
 //     posterior's FFT gives), with tau capped below at 1 / log10(N).
 // A quantity that is constant (max - min below the double epsilon) or not finite gets NA.
-#include <Rcpp.h>
+//
+// The quantities diagnosed in Gibbs fits are the response means at some training points,
+// computed here from the latent draws (response_points()); the diagnostics of a fit need
+// them only inside C++, so they are never an R vector then.
+#include <RcppEigen.h>
 
 #include <cfloat>
 #include <algorithm>
@@ -22,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include "adapter.h"
+#include "likelihood.h"
 #include "parallel.h"
 
 namespace {
@@ -174,24 +180,49 @@ double ess_basic(const std::vector<double>& z, int n, int m) {
   return N / tau;
 }
 
-}  // namespace
-
-// draws: array [iterations, chains, quantities]. Returns a quantities x 2 matrix of
-// split R-hat and bulk ESS (see the top of this file). The quantities are independent
-// items spread over `threads` threads (parallel_items: no R API in the workers, which
-// write only their own quantity's entries), so the result does not depend on threads.
-// [[Rcpp::export(name = ".mcmc_rhat_ess_cpp")]]
-Rcpp::NumericMatrix mcmc_rhat_ess_cpp(Rcpp::NumericVector draws, int threads = 1) {
+// The response means of Gibbs draws at training points: latent draws [iterations,
+// chains, n * q] (latent column j of point i at i + n j, 0-based) read in place; pts are
+// the points (1-based). Fills out (length S r R, S = iterations x chains, r = points) as
+// an array [S, r, R], point fastest, each draw with its own likelihood parameters when
+// lik has param_draws; returns R.
+int response_points(const Rcpp::List& lik, const Rcpp::NumericVector& draws,
+                    const Rcpp::IntegerVector& pts, std::vector<double>& out) {
+  std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik)->subset({});
+  const augp::ParamDraws pd = augp::param_draws_from_list(lik);
   const Rcpp::IntegerVector d = draws.attr("dim");
-  if (d.size() != 3) Rcpp::stop("draws must be an array [iterations, chains, quantities]");
-  const int S = d[0], M = d[1], Q = d[2];
+  const int q = L->n_latent(), R = L->n_response(), r = pts.size();
+  if (d.size() != 3 || d[2] % q != 0)
+    throw std::invalid_argument("latent draws must be an [iterations, chains, n * q] array");
+  const long S = static_cast<long>(d[0]) * d[1], n = d[2] / q;
+  for (int i = 0; i < r; ++i)
+    if (pts[i] < 1 || pts[i] > n) throw std::invalid_argument("a point is out of range");
+  if (!pd.empty() && pd.values.rows() != S)
+    throw std::invalid_argument("param_draws needs one row of parameters per latent draw");
+  out.assign(S * r * R, 0.0);
+  const double* a = draws.begin();
+  Eigen::MatrixXd F(r, q);
+  for (long s = 0; s < S; ++s) {
+    for (int j = 0; j < q; ++j)
+      for (int i = 0; i < r; ++i) F(i, j) = a[s + S * (pts[i] - 1 + n * j)];
+    pd.apply(*L, static_cast<int>(s));
+    const Eigen::MatrixXd M = L->response_mean(F);
+    for (int k = 0; k < R; ++k)
+      for (int i = 0; i < r; ++i) out[s + S * (i + static_cast<long>(r) * k)] = M(i, k);
+  }
+  return R;
+}
+
+// Split R-hat and bulk ESS (see the top of this file) of the Q quantities in all, an
+// array [S, M, Q], into a Q x 2 matrix. The quantities are independent items spread over
+// `threads` threads (parallel_items: no R API in the workers, which write only their own
+// quantity's entries), so the result does not depend on threads.
+Rcpp::NumericMatrix rhat_ess(const double* all, int S, int M, int Q, int threads) {
   Rcpp::NumericMatrix out(Q, 2);
   const int half = S / 2;
   const bool split = S > 1;
   const int n = split ? half : S, m = split ? 2 * M : M;
   const int N = n * m;
   const std::vector<double> table = z_table(N);
-  const double* all = draws.begin();
   // per quantity: R-hat and ESS, and whether each is NA
   std::vector<double> rhat(Q), ess(Q);
   std::vector<char> rhat_na(Q, 0), ess_na(Q, 0);
@@ -242,4 +273,50 @@ Rcpp::NumericMatrix mcmc_rhat_ess_cpp(Rcpp::NumericVector draws, int threads = 1
     out(q, 1) = ess_na[q] ? NA_REAL : ess[q];
   }
   return out;
+}
+
+}  // namespace
+
+// draws: array [iterations, chains, quantities]. Returns a quantities x 2 matrix of
+// split R-hat and bulk ESS, the quantities over `threads` threads.
+// [[Rcpp::export(name = ".mcmc_rhat_ess_cpp")]]
+Rcpp::NumericMatrix mcmc_rhat_ess_cpp(Rcpp::NumericVector draws, int threads = 1) {
+  const Rcpp::IntegerVector d = draws.attr("dim");
+  if (d.size() != 3) Rcpp::stop("draws must be an array [iterations, chains, quantities]");
+  return rhat_ess(draws.begin(), d[0], d[1], d[2], threads);
+}
+
+// The response means of Gibbs latent draws [iterations, chains, n * q] at the training
+// points pts (1-based): an array [iterations, chains, length(pts) * R], point fastest
+// (see response_points()).
+// [[Rcpp::export(name = ".lik_response_mean_points_cpp")]]
+Rcpp::NumericVector lik_response_mean_points_cpp(Rcpp::List lik, Rcpp::NumericVector draws,
+                                                 Rcpp::IntegerVector pts) {
+  try {
+    std::vector<double> P;
+    const int R = response_points(lik, draws, pts, P);
+    const Rcpp::IntegerVector d = draws.attr("dim");
+    Rcpp::NumericVector out(P.begin(), P.end());
+    out.attr("dim") = Rcpp::IntegerVector::create(d[0], d[1], pts.size() * R);
+    return out;
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// Split R-hat and bulk ESS of the response means at the training points pts (1-based)
+// of Gibbs latent draws [iterations, chains, n * q]: the values of
+// .mcmc_rhat_ess_cpp(.lik_response_mean_points_cpp(lik, draws, pts), threads), without
+// the response means as an R array in between.
+// [[Rcpp::export(name = ".mcmc_response_rhat_ess_cpp")]]
+Rcpp::NumericMatrix mcmc_response_rhat_ess_cpp(Rcpp::List lik, Rcpp::NumericVector draws,
+                                               Rcpp::IntegerVector pts, int threads = 1) {
+  try {
+    std::vector<double> P;
+    const int R = response_points(lik, draws, pts, P);
+    const Rcpp::IntegerVector d = draws.attr("dim");
+    return rhat_ess(P.data(), d[0], d[1], pts.size() * R, threads);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
 }

@@ -264,3 +264,27 @@ test_that("the C++ split R-hat and bulk ESS equal posterior's", {
   expect_equal(cv_ns$.mcmc_rhat_ess_cpp(sh)[1, 2],
                suppressWarnings(posterior::ess_bulk(sh[, , 1])), tolerance = 1e-10)
 })
+
+test_that("the fit's diagnostics without the tail ESS equal those of the response-mean draws", {
+  d <- cv_data(30)
+  g <- suppressWarnings(augp_fit(d$x, d$y, method = "gibbs", seed = 2,
+                                 control = augp_control(threads = 2, iter = 80, chains = 3)))
+  eng <- g$engine
+  lik <- cv_ns$lik_with_draws(eng)
+  P <- cv_ns$mcmc_response_draws(eng$draws, lik, max_vars = 7)
+  pts <- attr(P, "points")
+  expect_length(pts, 7L)
+  # the response means of the chosen points, draw by draw
+  expect_equal(P[, , 3], stats::plogis(eng$draws[, , pts[3]]), tolerance = 1e-12)
+  ref <- cv_ns$.mcmc_rhat_ess_cpp(P, 1L)
+  for (th in 1:2) {
+    expect_identical(cv_ns$.mcmc_response_rhat_ess_cpp(lik, eng$draws, as.integer(pts), th), ref)
+  }
+  full <- cv_ns$mcmc_diagnostics(eng, max_vars = 7)
+  short <- cv_ns$mcmc_diagnostics(eng, max_vars = 7, tail = FALSE)
+  expect_identical(short$rhat, full$rhat)
+  expect_identical(short$ess_bulk, full$ess_bulk)
+  expect_identical(short$point, full$point)
+  expect_identical(attributes(short)[c("iterations", "chains", "reliable", "what")],
+                   attributes(full)[c("iterations", "chains", "reliable", "what")])
+})
