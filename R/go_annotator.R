@@ -265,7 +265,7 @@
 #'   (`author_prior_count`), with `author_pseudocount = "auto"` the last
 #'   held-out choice (`heldout`: the counts and the maximised held-out log
 #'   likelihood per author, without the terms that do not depend on the
-#'   count) and `objective_prev` (see Author prior counts; equal to
+#'   count; `NULL` when no M-step ran) and `objective_prev` (see Author prior counts; equal to
 #'   `objective` for a fixed count, `NA` for the last iteration), and
 #'   bookkeeping. See
 #'   [predict.go_annotator()], [coef.go_annotator()], [fitted.go_annotator()]
@@ -433,6 +433,7 @@ go_check_author_pseudocount <- function(x, em) {
 # H_a at it per author, and, when kept (option augmentedGP.go_keep_heldout), one row
 # per (author, sentence) with the sentence in the caller's order.
 go_heldout_detail <- function(h, author_ids, inv) {
+  if (length(h$c) == 0) return(NULL)  # no M-step (max_iter = 1)
   out <- list(prior_count = stats::setNames(h$c, author_ids),
               value = stats::setNames(h$value, author_ids))
   if (length(h$sentence) > 0) {

@@ -194,4 +194,9 @@ test_that("bad values of author_pseudocount give clear errors", {
   expect_error(run(author_pseudocount = "auto", em = "hard"),
                "`author_pseudocount = \"auto\"` needs `em = \"soft\"`", fixed = TRUE)
   expect_s3_class(run(author_pseudocount = "auto"), "go_annotator")
+  # a single iteration makes no choice: uniform profiles, no held-out detail
+  one <- go_annotator(sim$sentences, sim$authors, go_subset$terms, max_iter = 1, threads = 1,
+                      seed = 1, author_pseudocount = "auto")
+  expect_null(one$heldout)
+  expect_equal(unname(one$theta_floor), rep(1 / length(one$go_id), 2))
 })
