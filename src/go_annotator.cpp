@@ -48,12 +48,16 @@
 // ties to the larger c, then golden sections between the best point's
 // neighbours); the top of the interval is a practically flat profile. An
 // author whose other fold has no credit gets H_a constant and the top.
-// The counts are chosen from each E-step before the M-step that uses them, so
-// the objective changes with them; its theta prior then includes the Dirichlet
-// normalising constants, log Gamma(K (c + 1)) - K log Gamma(c + 1) per profile.
-// Given the counts c^t chosen after E-step t, the M-step is an exact EM step for
-// the objective J(.; c^t), so J(params^{t+1}; c^t) >= J(params^t; c^t) under soft
-// EM without truncation: Fit::objective_prev holds J(params^t; c^t) and
+// The counts are chosen from the first E-step (definitions only, uniform
+// profiles: no sentence has yet been counted into the word distributions or the
+// credits it is scored against) and then held fixed, or, with
+// Control::reselect_author_pc, from every E-step before the M-step that uses
+// them. The objective's theta prior then includes the Dirichlet normalising
+// constants, log Gamma(K (c + 1)) - K log Gamma(c + 1) per profile, so that it
+// is a log density for every c. Given the counts c^t used by the M-step after
+// E-step t, that M-step is an exact EM step for the objective J(.; c^t), so
+// J(params^{t+1}; c^t) >= J(params^t; c^t) under soft EM without truncation:
+// Fit::objective_prev holds J(params^t; c^t) and
 // Fit::objective J(params^{t+1}; c^t), and the convergence test compares these two.
 #include "go_annotator.h"
 
@@ -1211,15 +1215,19 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
   Profile uniform;
   uniform.floor = 1.0 / static_cast<double>(c.n_terms);
   fit.theta.assign(static_cast<std::size_t>(n_profiles), uniform);
-  // prior counts: fixed, or (auto) chosen before every M-step; the first
-  // iteration's uniform profiles are scored with the top of the search interval
+  // prior counts: fixed, or (auto) chosen after the first E-step (after every one
+  // with reselect_author_pc); the first iteration's uniform profiles are scored
+  // with the top of the search interval
   std::vector<double> apc(static_cast<std::size_t>(n_profiles),
                           auto_pc ? ctl.author_pc_hi : ctl.author_pseudocount);
   double theta_lp = theta_log_prior(fit.theta, c.n_terms, apc, auto_pc);
   std::vector<int> prev;
   auto clock_start = std::chrono::steady_clock::now();
   for (int it = 1; it <= ctl.max_iter; ++it) {
-    fit.resp = e_step(c, fit.phi, fit.theta, ctl, run);
+    // the sums over all terms are needed only by the E-steps the counts are chosen from
+    Control ectl = ctl;
+    ectl.auto_author_pc = auto_pc && (it == 1 || ctl.reselect_author_pc);
+    fit.resp = e_step(c, fit.phi, fit.theta, ectl, run);
     const auto now = std::chrono::steady_clock::now();
     fit.seconds.push_back(std::chrono::duration<double>(now - clock_start).count());
     clock_start = now;
@@ -1248,9 +1256,9 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
     if (it == ctl.max_iter) break;
     tick(it);
     clock_start = std::chrono::steady_clock::now();
-    // M-step, with the prior counts chosen from this E-step when auto; the
+    // M-step, with the prior counts chosen from this E-step when due; the
     // current parameters' objective under them is what the next one improves on
-    if (auto_pc) {
+    if (auto_pc && (it == 1 || ctl.reselect_author_pc)) {
       fit.heldout = choose_author_pc(c, fit.resp, fit.theta, author_docs, ctl, run);
       apc = fit.heldout.c;
       theta_lp = theta_log_prior(fit.theta, c.n_terms, apc, true);

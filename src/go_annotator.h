@@ -56,12 +56,14 @@ struct Corpus {
 struct Control {
   double pseudocount = 0.01;        // Dirichlet prior on phi: alpha - 1 = definition counts + pseudocount
   double author_pseudocount = 0.0;  // Dirichlet prior on theta: alpha - 1 = author_pseudocount
-  // Per-profile prior count chosen by held-out word likelihood at every M-step
-  // (see choose_author_pc); author_pseudocount is then unused.
+  // Per-profile prior count chosen by held-out word likelihood after the first
+  // E-step, or after every one with reselect_author_pc (see choose_author_pc and
+  // go_annotator.cpp); author_pseudocount is then unused.
   bool auto_author_pc = false;
   double author_pc_lo = 1e-3;  // search interval of the chosen prior count
   double author_pc_hi = 1e8;
   bool keep_heldout = false;   // keep the last selection's per-sentence detail (tests)
+  bool reselect_author_pc = false;  // choose again before every M-step (else only the first)
   bool hard = false;
   int max_iter = 100;
   double tol = 1e-6;

@@ -114,6 +114,9 @@ augp::go::Control to_control(const List& ctl) {
     c.author_pc_hi = range[1];
   }
   if (ctl.containsElementNamed("keep_heldout")) c.keep_heldout = as<bool>(ctl["keep_heldout"]);
+  if (ctl.containsElementNamed("reselect_author_pc")) {
+    c.reselect_author_pc = as<bool>(ctl["reselect_author_pc"]);
+  }
   c.hard = as<bool>(ctl["hard"]);
   c.max_iter = as<int>(ctl["max_iter"]);
   c.tol = as<double>(ctl["tol"]);

@@ -63,8 +63,8 @@ apc_problem <- function(seed) {
   go_problem_documents(O, X, D = 8, A = 3, max_authors = 2)
 }
 
-apc_fit <- function(p, iters, background, keep = FALSE, ...) {
-  old <- options(augmentedGP.go_keep_heldout = keep)
+apc_fit <- function(p, iters, background, keep = FALSE, reselect = FALSE, ...) {
+  old <- options(augmentedGP.go_keep_heldout = keep, augmentedGP.go_apc_reselect = reselect)
   on.exit(options(old))
   ga0(Matrix::Matrix(p$X, sparse = TRUE), p$authors, Matrix::Matrix(p$O, sparse = TRUE),
       documents = p$documents, pseudocount = 0.3, background = background,
@@ -72,15 +72,20 @@ apc_fit <- function(p, iters, background, keep = FALSE, ...) {
 }
 
 test_that("the held-out likelihood equals the dense reference and the chosen count maximises it", {
-  for (bg in c(0, 0.4)) {
+  # by default the counts are chosen once, from the first E-step (uniform profiles,
+  # definitions only); with the internal option augmentedGP.go_apc_reselect before every
+  # M-step, so a three-iteration run's last choice is made from the E-step with the
+  # parameters that a two-iteration run ends with
+  for (case in list(c(0, 0), c(0.4, 0), c(0, 1), c(0.4, 1))) {
+    bg <- case[1]
+    reselect <- case[2] == 1
     p <- apc_problem(11)
-    # the selection of the third iteration's run is made from the E-step with the
-    # parameters that a two-iteration run ends with
-    f2 <- apc_fit(p, 2, bg)
-    f3 <- apc_fit(p, 3, bg, keep = TRUE)
+    f2 <- apc_fit(p, 2, bg, reselect = reselect)
+    f3 <- apc_fit(p, 3, bg, keep = TRUE, reselect = reselect)
+    fsel <- if (reselect) f2 else apc_fit(p, 1, bg)
     ids <- sprintf("a%d", seq_len(p$A))
-    theta <- as.matrix(coef(f2))[ids, ]
-    P <- apc_word_probs(f2, bg)
+    theta <- as.matrix(coef(fsel))[ids, ]
+    P <- apc_word_probs(fsel, bg)
     pairs <- f3$heldout$pairs
     # every sentence of every author's documents, once per author
     n_pairs <- sum(vapply(seq_len(p$A), function(a) {
@@ -94,7 +99,7 @@ test_that("the held-out likelihood equals the dense reference and the chosen cou
     K <- nrow(p$O)
     # the background constant sum_w n_w log(lambda beta_w) is left out of log S0
     bconst <- if (bg > 0) {
-      as.vector(p$X %*% log(f2$phi$lambda * f2$phi$beta))[pairs$sentence]
+      as.vector(p$X %*% log(fsel$phi$lambda * fsel$phi$beta))[pairs$sentence]
     } else 0
     cpp <- sapply(cs, function(c) {
       log(pairs$rho + c) + pairs$ls0 + bconst - log(pairs$n_other + K * c)
@@ -115,9 +120,11 @@ test_that("the held-out likelihood equals the dense reference and the chosen cou
       expect_equal(h(ca) + sum(pairs$ls0[i] + if (bg > 0) bconst[i] else 0), dense,
                    tolerance = 1e-10)
     }
-    # the last M-step's profiles use the chosen counts: (credit + c) / (N + K c)
-    e <- go_dense_estep(p$X, log(P), theta, p$sdoc, p$dauth)
-    credit <- go_dense_credit(e$R, theta, p$sdoc, p$dauth)
+    # the last M-step's profiles use the chosen counts: (credit + c) / (N + K c) with
+    # the credits of the E-step before it
+    theta2 <- as.matrix(coef(f2))[ids, ]
+    e <- go_dense_estep(p$X, log(apc_word_probs(f2, bg)), theta2, p$sdoc, p$dauth)
+    credit <- go_dense_credit(e$R, theta2, p$sdoc, p$dauth)
     cc <- unname(f3$author_prior_count[ids])
     expect_equal(unname(as.matrix(coef(f3))[ids, ]),
                  (credit + cc) / (rowSums(credit) + K * cc), tolerance = 1e-10)
@@ -174,6 +181,18 @@ test_that("EM with chosen counts never decreases the objective under the counts 
   expect_true(all(is.finite(fit$objective_prev[-n])))
   expect_true(is.na(fit$objective_prev[n]))
   expect_equal(unname(Matrix::rowSums(coef(fit))), rep(1, nrow(coef(fit))), tolerance = 1e-12)
+  # chosen once (the default), the count is fixed from the second iteration on
+  expect_equal(fit$objective_prev[2:(n - 1)], fit$objective[2:(n - 1)])
+  # chosen again before every M-step: still monotone under the counts in use
+  old <- options(augmentedGP.go_apc_reselect = TRUE)
+  on.exit(options(old))
+  re <- ga0(sim$sentences, sim$authors, go_subset$terms, max_iter = 40, tol = 1e-9,
+            author_pseudocount = "auto", threads = 2, seed = 1)
+  nr <- re$iterations
+  expect_gt(nr, 3)
+  gain <- re$objective[-1] - re$objective_prev[-nr]
+  expect_true(all(gain >= -1e-9 * abs(re$objective[-1])))
+  expect_false(isTRUE(all.equal(re$objective_prev[-nr], re$objective[-nr])))
   # with a fixed count the two traces coincide
   fix <- ga0(sim$sentences, sim$authors, go_subset$terms, max_iter = 10,
              author_pseudocount = 0.5, threads = 2, seed = 1)
