@@ -124,14 +124,15 @@
 #' In documents with several authors, each author's own profile predicts the
 #' sentence. The chosen counts are `fit$author_prior_count`. The objective
 #' then includes the Dirichlet normalising constants of the profiles' priors
-#' (a log density for every count). The first iteration's uniform profiles
-#' are scored with the count `1e8`, so the counts change once, between the
-#' first two iterations; what never decreases (soft EM, `truncate = 0`) is
-#' the objective under the counts of the M-step:
+#' (a log density for every count). Every entry of `fit$objective`,
+#' including the first iteration's (uniform profiles, scored again once the
+#' counts are chosen), uses the chosen counts, so under soft EM with
+#' `truncate = 0` it never decreases, as with a fixed count. In general what
+#' EM does not decrease is the objective under the counts of the M-step:
 #' `fit$objective[t + 1] >= fit$objective_prev[t]`, where `objective_prev[t]`
 #' is iteration `t`'s parameters scored with the counts used by the M-step
-#' after it (from the second iteration on, `objective_prev[t] = objective[t]`).
-#' The stopping rule compares these two.
+#' after it (here `objective_prev[t] = objective[t]`); the stopping rule
+#' compares these two.
 #'
 #' The criterion is word prediction, not term ranking: an author whose
 #' sentences share words with the same few terms gets a small count even when

@@ -54,7 +54,11 @@
 // Control::reselect_author_pc, from every E-step before the M-step that uses
 // them. The objective's theta prior then includes the Dirichlet normalising
 // constants, log Gamma(K (c + 1)) - K log Gamma(c + 1) per profile, so that it
-// is a log density for every c. Given the counts c^t used by the M-step after
+// is a log density for every c. Chosen once, the counts are fixed for every
+// M-step and the first iteration's objective is recomputed with them (the
+// uniform profiles of the first E-step have no counts of their own), so the
+// objective trace is J(.; c) for one c and non-decreasing as for fixed counts.
+// In general, given the counts c^t used by the M-step after
 // E-step t, that M-step is an exact EM step for the objective J(.; c^t), so
 // J(params^{t+1}; c^t) >= J(params^t; c^t) under soft EM without truncation:
 // Fit::objective_prev holds J(params^t; c^t) and
@@ -1264,6 +1268,9 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
       theta_lp = theta_log_prior(fit.theta, c.n_terms, apc, true);
     }
     fit.objective_prev.push_back(fit.resp.loglik + bg_const + fit.phi.log_prior + theta_lp);
+    // counts chosen once: the first iteration is rescored with them, so the whole
+    // trace is the objective under the same counts
+    if (auto_pc && it == 1 && !ctl.reselect_author_pc) fit.objective[0] = fit.objective_prev[0];
     std::vector<Profile> th = m_step_theta(c, fit.resp, fit.theta, author_docs, apc, run);
     if (bgm) {
       Phi next = build_phi_bg(c, &fit.resp, &fit.phi, word_sent, ctl.pseudocount, ctl.background, run);
