@@ -19,6 +19,50 @@
 // only touches the terms that have one of its words. The objective is
 // sum_s log sum_G P(G|d) prod_w p_G(w)^n_sw + sum O_Gw log phi_G(w)
 // + sum_w (D_w + pc) log beta(w) (+ the theta prior), non-decreasing under soft EM.
+//
+// Held-out prior counts of the profiles (Control::auto_author_pc). With the prior
+// count c, author a's profile is theta_G(c) = (n_G + c) / (N + K c), n_G the
+// author's credits (sum over its sentences s of r_sG theta_aG / sum_{b in d}
+// theta_bG), N = sum_G n_G. Each sentence has a fold (a seeded hash of its index,
+// 0 or 1). For a sentence s of fold f in a document of a, the profile built from
+// the other fold's credits n^-_G (total N^-) predicts its words by
+//   p(w_s) = sum_G theta_G(c) L_sG = (S1_s + c S0_s) / (N^- + K c),
+//   S1_s = sum_G n^-_G L_sG,  S0_s = sum_G L_sG  (all K terms),
+// with L_sG = P(s | G) the E-step's word likelihood. The author's held-out log
+// likelihood is therefore, with rho_s = S1_s / S0_s,
+//   H_a(c) = sum_s log S0_s + sum_s [log(rho_s + c) - log(N^-_s + K c)],
+// whose first sum does not depend on c. Only S0_s and the stored
+// responsibilities are needed: for a stored entry, L_sG / S0_s =
+// r_sG k_s p_s / (P(G | d) S0_s) with p_s = sum_G P(G | d) L_sG the E-step's
+// normaliser and k_s the posterior mass kept in the row, so rho_s = sum over the
+// stored entries of n^-_G r_sG exp(lflat_s) / P(G | d), lflat_s = log(k_s p_s /
+// S0_s). The E-step computes S0_s in the same pass as p_s: relative to
+// exp(m_s - log F_d) (m_s the largest score, F_d the floor, so every term's
+// scaled value exp(W_sG + log F_d - m_s) <= 1 and the largest is >= F_d), the
+// candidates contribute exp(score - log prior + log F_d - m_s) and the other
+// terms the closed-form total of their word parts; the background constant
+// shared by all terms cancels in rho_s and is left out of S0_s. Terms dropped by
+// truncation are left out of S1_s (exact with truncate = 0). For a sentence of
+// a document with several authors the author's own profile is the predictor.
+// H_a is maximised over u = log c in [log lo, log hi] (a grid of quarter decades,
+// ties to the larger c, then golden sections between the best point's
+// neighbours); the top of the interval is a practically flat profile. An
+// author whose other fold has no credit gets H_a constant and the top.
+// The counts are chosen from the first E-step (definitions only, uniform
+// profiles: no sentence has yet been counted into the word distributions or the
+// credits it is scored against) and then held fixed, or, with
+// Control::reselect_author_pc, from every E-step before the M-step that uses
+// them. The objective's theta prior then includes the Dirichlet normalising
+// constants, log Gamma(K (c + 1)) - K log Gamma(c + 1) per profile, so that it
+// is a log density for every c. Chosen once, the counts are fixed for every
+// M-step and the first iteration's objective is recomputed with them (the
+// uniform profiles of the first E-step have no counts of their own), so the
+// objective trace is J(.; c) for one c and non-decreasing as for fixed counts.
+// In general, given the counts c^t used by the M-step after
+// E-step t, that M-step is an exact EM step for the objective J(.; c^t), so
+// J(params^{t+1}; c^t) >= J(params^t; c^t) under soft EM without truncation:
+// Fit::objective_prev holds J(params^t; c^t) and
+// Fit::objective J(params^{t+1}; c^t), and the convergence test compares these two.
 #include "go_annotator.h"
 
 #include <algorithm>
@@ -420,6 +464,12 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
   Resp out;
   out.top.assign(S, -1);
   out.top_r.assign(S, 0.0);
+  // per-sentence sums over all terms for the held-out choice of the prior counts
+  const bool want_flat = ctl.auto_author_pc && !ctl.hard;
+  if (want_flat) {
+    out.ls0.assign(S, std::numeric_limits<double>::quiet_NaN());
+    out.lflat.assign(S, std::numeric_limits<double>::quiet_NaN());
+  }
 
   // M(len) and log E(len) for every sentence length (only needed with a floor)
   bool any_floor = false;
@@ -501,7 +551,9 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
     // word score of a term touched by the sentence; candidates at most K
     std::vector<int> pos(K, -1), cg(K), support, touched, order, all_terms;
     std::vector<char> seen(K, 0), small;
-    std::vector<double> accd(K, 0.0), cs(K), ex(K), pinc, lpd, ldense, dense_sc, dense_ex;
+    // cp: log prior of each candidate (its score minus cp is the word part)
+    std::vector<double> accd(K, 0.0), cs(K), cp(K), ex(K), pinc, lpd, ldense, dense_sc,
+        dense_ex;
     touched.reserve(K);
     for (std::size_t b = b0; b < b1; ++b) {
       double ll = 0.0;
@@ -624,15 +676,18 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
               if (small[k]) continue;
               const int g = support[k];
               cg[nc] = g;
+              cp[nc] = lpd[k];
               cs[nc++] = lpd[k] + len * phi.logpz[g] + (is_u(g) ? U : accd[g]);
             }
             for (int g : touched) {
               const int q = pos[g];
               if (q < 0) {
                 cg[nc] = g;
+                cp[nc] = logF;
                 cs[nc++] = logF + len * phi.logpz[g] + accd[g];
               } else if (small[static_cast<std::size_t>(q)]) {
                 cg[nc] = g;
+                cp[nc] = lpd[static_cast<std::size_t>(q)];
                 cs[nc++] = lpd[static_cast<std::size_t>(q)] + len * phi.logpz[g] + accd[g];
                 sp_touched += std::exp(lpd[static_cast<std::size_t>(q)]);
                 ++n_small_touched;
@@ -642,6 +697,7 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             // no floor: only the support has prior mass
             for (std::size_t k = 0; k < ns; ++k) {
               cg[nc] = support[k];
+              cp[nc] = lpd[k];
               cs[nc++] = lpd[k] + len * phi.logpz[support[k]] + (is_u(support[k]) ? U : 0.0);
             }
             for (std::size_t k = w0; k < w1; ++k) {
@@ -663,6 +719,8 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
           double tie_tol = 1e-12 * (1.0 + std::fabs(mx));
           // the other terms: a bound on their best score and their total (relative to m)
           double other_max = NEG_INF, m = mx, sum = 0.0;
+          // word parts of the terms that are not candidates: sum of L_sG exp(logF - m)
+          double flat_other = 0.0;
           if (n_other > 0 || n_small_un > 0) {
             const std::size_t li = static_cast<std::size_t>(
                 std::lower_bound(lens.begin(), lens.end(), len) - lens.begin());
@@ -682,10 +740,16 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
               other = (static_cast<double>(n_other - nu_other) + extra) * std::exp(logF - m) +
                       static_cast<double>(nu_other) * std::exp(logF + U - m) +
                       sp_un * std::exp(-m);
+              if (want_flat) {
+                flat_other = (static_cast<double>(n_other - nu_other + n_small_un) + extra) *
+                                 std::exp(logF - m) +
+                             static_cast<double>(nu_other) * std::exp(logF + U - m);
+              }
             } else {
               double base = 0.0;
               for (std::size_t k = 0; k < nc; ++k) base += std::exp(logF + len * phi.logpz[cg[k]] - m);
               other = std::max(0.0, std::exp(logF + len_lse[li] - m) - base);
+              flat_other = other;
             }
             sum = other;
           }
@@ -750,6 +814,19 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             accd[g] = 0.0;
           }
           ll += m + std::log(sum);
+          // S0_s relative to exp(m - logF): the candidates' word parts plus the others'
+          double lflat0 = std::numeric_limits<double>::quiet_NaN(), ls0 = lflat0;
+          if (want_flat && F > 0.0) {
+            double x = 0.0;
+            if (full) {
+              for (std::size_t g = 0; g < K; ++g) x += std::exp(dense_sc[g] - ldense[g] + logF - m);
+            } else {
+              for (std::size_t k = 0; k < nc; ++k) x += std::exp(cs[k] - cp[k] + logF - m);
+              x += flat_other;
+            }
+            ls0 = m - logF + std::log(x);
+            lflat0 = m + std::log(sum) - ls0;
+          }
           // deterministic argmax: exact ties broken by a seeded hash of (sentence, term)
           int best = -1;
           std::uint64_t best_rank = 0;
@@ -791,6 +868,10 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
               if (terms[k] == best) out.top_r[s] = r;
             }
             kept = order.size();
+            if (want_flat) {
+              out.ls0[s] = ls0;
+              out.lflat[s] = lflat0 + std::log(ksum);
+            }
           }
           bn[b].push_back(kept);
         }
@@ -821,7 +902,7 @@ Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
 
 std::vector<Profile> m_step_theta(const Corpus& c, const Resp& resp,
                                   const std::vector<Profile>& theta,
-                                  const Csc& author_docs, double author_pc,
+                                  const Csc& author_docs, const std::vector<double>& author_pc,
                                   const Runner& run) {
   const std::size_t K = static_cast<std::size_t>(c.n_terms);
   const std::size_t D = c.doc_ptr.size() - 1;
@@ -896,9 +977,10 @@ std::vector<Profile> m_step_theta(const Corpus& c, const Resp& resp,
         std::sort(touched.begin(), touched.end());
         double total = 0.0;
         for (int g : touched) total += credit[g];
-        if (author_pc > 0.0 || total > 0.0) {
-          const double norm = total + author_pc * static_cast<double>(K);
-          out[a].floor = author_pc / norm;
+        const double pca = author_pc[a];
+        if (pca > 0.0 || total > 0.0) {
+          const double norm = total + pca * static_cast<double>(K);
+          out[a].floor = pca / norm;
           out[a].inc.reserve(touched.size());
           for (int g : touched) out[a].inc.push_back({g, credit[g] / norm});
         } else {
@@ -915,18 +997,196 @@ std::vector<Profile> m_step_theta(const Corpus& c, const Resp& resp,
   return out;
 }
 
-double theta_log_prior(const std::vector<Profile>& theta, int n_terms, double author_pc) {
-  if (author_pc <= 0.0) return 0.0;
+double theta_log_prior(const std::vector<Profile>& theta, int n_terms,
+                       const std::vector<double>& author_pc, bool normalised) {
   double lp = 0.0;
-  for (const Profile& pr : theta) {
-    const double n_floor = static_cast<double>(n_terms) - static_cast<double>(pr.inc.size());
+  const double K = static_cast<double>(n_terms);
+  for (std::size_t a = 0; a < theta.size(); ++a) {
+    const double pca = author_pc[a];
+    if (pca <= 0.0) continue;
+    const Profile& pr = theta[a];
+    const double n_floor = K - static_cast<double>(pr.inc.size());
     if (n_floor > 0.0) {
       if (!(pr.floor > 0.0)) return NEG_INF;
-      lp += author_pc * n_floor * std::log(pr.floor);
+      lp += pca * n_floor * std::log(pr.floor);
     }
-    for (const Entry& e : pr.inc) lp += author_pc * std::log(pr.floor + e.v);
+    for (const Entry& e : pr.inc) lp += pca * std::log(pr.floor + e.v);
+    // log Gamma(K (c + 1)) - K log Gamma(c + 1)
+    if (normalised) lp += std::lgamma(K * (pca + 1.0)) - K * std::lgamma(pca + 1.0);
   }
   return lp;
+}
+
+int heldout_fold(std::uint64_t seed, std::size_t s) {
+  std::uint64_t x = seed ^ (0xA24BAED4963EE407ULL * (static_cast<std::uint64_t>(s) + 1));
+  return static_cast<int>(splitmix64(x) >> 63);
+}
+
+double heldout_value(const HeldOut& h, std::size_t i0, std::size_t i1, double K, double c) {
+  double v = 0.0;
+  for (std::size_t i = i0; i < i1; ++i) v += std::log(h.rho[i] + c) - std::log(h.n_other[i] + K * c);
+  return v;
+}
+
+HeldOut choose_author_pc(const Corpus& c, const Resp& resp, const std::vector<Profile>& theta,
+                         const Csc& author_docs, const Control& ctl, const Runner& run) {
+  if (resp.lflat.size() != resp.top.size()) {
+    throw std::logic_error("held-out choice needs the E-step's sums over all terms");
+  }
+  const std::size_t K = static_cast<std::size_t>(c.n_terms);
+  const double Kd = static_cast<double>(K);
+  const std::size_t A = theta.size();
+  const double ulo = std::log(ctl.author_pc_lo), uhi = std::log(ctl.author_pc_hi);
+  // per profile block: its pairs, concatenated in profile order afterwards
+  const std::vector<std::size_t> acuts = even_blocks(A, AUTH_BLOCK);
+  const std::size_t nb = acuts.size() - 1;
+  std::vector<HeldOut> part(nb);
+  HeldOut out;
+  out.c.assign(A, ctl.author_pc_hi);
+  out.value.assign(A, 0.0);
+  run(nb, [&](std::size_t b0, std::size_t b1) {
+    std::vector<double> th(K, 0.0), n0(K, 0.0), n1(K, 0.0), pgd;
+    std::vector<char> seen(K, 0);
+    std::vector<int> touched;
+    for (std::size_t b = b0; b < b1; ++b) {
+      HeldOut& h = part[b];
+      h.ptr.push_back(0);
+      for (std::size_t a = acuts[b]; a < acuts[b + 1]; ++a) {
+        const double fl = theta[a].floor;
+        for (const Entry& e : theta[a].inc) th[e.g] = e.v;
+        touched.clear();
+        pgd.clear();
+        double N[2] = {0.0, 0.0};
+        // (1) the two folds' credits n^f_aG = sum_{s in f} r_sG theta_aG / den_dG,
+        // keeping P(G | d) = den_dG / n_d for every stored entry
+        for (std::size_t k = author_docs.p[a]; k < author_docs.p[a + 1]; ++k) {
+          const std::size_t d = static_cast<std::size_t>(author_docs.idx[k]);
+          const std::size_t x0 = c.doc_authors.p[d], x1 = c.doc_authors.p[d + 1];
+          const double na = static_cast<double>(x1 - x0);
+          for (std::size_t s = c.doc_ptr[d]; s < c.doc_ptr[d + 1]; ++s) {
+            std::vector<double>& nf = heldout_fold(ctl.seed, s) == 0 ? n0 : n1;
+            double& Nf = heldout_fold(ctl.seed, s) == 0 ? N[0] : N[1];
+            for (std::size_t e = resp.p[s]; e < resp.p[s + 1]; ++e) {
+              const int g = resp.g[e];
+              const double ta = fl + th[g];
+              double den = ta;
+              if (x1 - x0 > 1) {
+                den = 0.0;
+                for (std::size_t q = x0; q < x1; ++q) {
+                  den += value_of(theta[static_cast<std::size_t>(c.doc_authors.idx[q])], g);
+                }
+              }
+              pgd.push_back(den / na);
+              const double add = den > 0.0 ? resp.r[e] * ta / den : resp.r[e] / na;
+              if (!seen[g]) {
+                seen[g] = 1;
+                touched.push_back(g);
+              }
+              nf[g] += add;
+              Nf += add;
+            }
+          }
+        }
+        // (2) rho_s = S1_s / S0_s = sum_G n^{other fold}_G L_sG / S0_s over the stored
+        // entries, with L_sG / S0_s = r_sG exp(lflat_s) / P(G | d)
+        std::size_t ip = 0;
+        for (std::size_t k = author_docs.p[a]; k < author_docs.p[a + 1]; ++k) {
+          const std::size_t d = static_cast<std::size_t>(author_docs.idx[k]);
+          for (std::size_t s = c.doc_ptr[d]; s < c.doc_ptr[d + 1]; ++s) {
+            const int f = heldout_fold(ctl.seed, s);
+            const std::vector<double>& no = f == 0 ? n1 : n0;
+            const double sc = std::exp(resp.lflat[s]);
+            double rho = 0.0;
+            for (std::size_t e = resp.p[s]; e < resp.p[s + 1]; ++e, ++ip) {
+              if (pgd[ip] > 0.0) rho += no[resp.g[e]] * resp.r[e] * sc / pgd[ip];
+            }
+            if (!std::isfinite(rho)) rho = 0.0;  // no sums (a document without prior mass)
+            h.sent.push_back(s);
+            h.fold.push_back(f);
+            h.rho.push_back(rho);
+            h.n_other.push_back(f == 0 ? N[1] : N[0]);
+            h.ls0.push_back(resp.ls0[s]);
+          }
+        }
+        for (int g : touched) {
+          n0[g] = 0.0;
+          n1[g] = 0.0;
+          seen[g] = 0;
+        }
+        for (const Entry& e : theta[a].inc) th[e.g] = 0.0;
+        const std::size_t i0 = h.ptr.back(), i1 = h.rho.size();
+        h.ptr.push_back(i1);
+        // (3) maximise H(exp(u)) over u in [ulo, uhi]: a grid of steps of a quarter
+        // decade from the top (ties go to the larger prior count), then golden
+        // sections between the best point's neighbours
+        const auto H = [&](double u) { return heldout_value(h, i0, i1, Kd, std::exp(u)); };
+        const double step = 0.25 * std::log(10.0);
+        const std::size_t ng =
+            static_cast<std::size_t>(std::ceil((uhi - ulo) / step - 1e-9)) + 1;
+        std::vector<double> grid(ng);
+        for (std::size_t i = 0; i < ng; ++i) {
+          grid[i] = i + 1 == ng ? ulo : uhi - static_cast<double>(i) * step;
+        }
+        std::size_t ib = 0;
+        double hb = H(grid[0]);
+        const auto better = [](double x, double y) {
+          return x > y + 1e-12 * (1.0 + std::fabs(y));
+        };
+        for (std::size_t i = 1; i < ng; ++i) {
+          const double v = H(grid[i]);
+          if (better(v, hb)) {
+            hb = v;
+            ib = i;
+          }
+        }
+        double ub = grid[ib];
+        if (i1 > i0 && ng > 1) {
+          double lo = grid[std::min(ib + 1, ng - 1)], hi = grid[ib == 0 ? 0 : ib - 1];
+          const double gr = 0.5 * (std::sqrt(5.0) - 1.0);
+          double x1 = hi - gr * (hi - lo), x2 = lo + gr * (hi - lo);
+          double f1 = H(x1), f2 = H(x2);
+          for (int it = 0; it < 60 && hi - lo > 1e-10; ++it) {
+            if (f1 >= f2) {
+              hi = x2;
+              x2 = x1;
+              f2 = f1;
+              x1 = hi - gr * (hi - lo);
+              f1 = H(x1);
+            } else {
+              lo = x1;
+              x1 = x2;
+              f1 = f2;
+              x2 = lo + gr * (hi - lo);
+              f2 = H(x2);
+            }
+          }
+          const double um = f1 >= f2 ? x1 : x2;
+          const double fm = std::max(f1, f2);
+          if (better(fm, hb)) {
+            ub = um;
+            hb = fm;
+          }
+        }
+        out.c[a] = std::exp(ub);
+        out.value[a] = hb;
+      }
+    }
+  });
+  out.ptr.push_back(0);
+  for (std::size_t b = 0; b < nb; ++b) {
+    const HeldOut& h = part[b];
+    const std::size_t base = out.sent.size();
+    for (std::size_t k = 1; k < h.ptr.size(); ++k) out.ptr.push_back(base + h.ptr[k]);
+    if (ctl.keep_heldout) {
+      out.sent.insert(out.sent.end(), h.sent.begin(), h.sent.end());
+      out.fold.insert(out.fold.end(), h.fold.begin(), h.fold.end());
+      out.rho.insert(out.rho.end(), h.rho.begin(), h.rho.end());
+      out.n_other.insert(out.n_other.end(), h.n_other.begin(), h.n_other.end());
+      out.ls0.insert(out.ls0.end(), h.ls0.begin(), h.ls0.end());
+    }
+  }
+  if (!ctl.keep_heldout) out.ptr.clear();
+  return out;
 }
 
 std::vector<double> term_distribution(const Resp& resp, int n_terms) {
@@ -942,6 +1202,11 @@ std::vector<double> term_distribution(const Resp& resp, int n_terms) {
 Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& run,
            const std::function<void(int)>& tick) {
   if (!(ctl.pseudocount > 0.0)) throw std::invalid_argument("pseudocount must be > 0");
+  const bool auto_pc = ctl.auto_author_pc;
+  if (auto_pc && ctl.hard) throw std::invalid_argument("a held-out prior count needs soft EM");
+  if (auto_pc && !(ctl.author_pc_lo > 0.0 && ctl.author_pc_hi >= ctl.author_pc_lo)) {
+    throw std::invalid_argument("bad search interval for the prior count");
+  }
   const Csc word_sent = transpose(c.sentences, c.n_words);
   const Csc author_docs = transpose(c.doc_authors, n_profiles);
   Fit fit;
@@ -954,11 +1219,19 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
   Profile uniform;
   uniform.floor = 1.0 / static_cast<double>(c.n_terms);
   fit.theta.assign(static_cast<std::size_t>(n_profiles), uniform);
-  double theta_lp = theta_log_prior(fit.theta, c.n_terms, ctl.author_pseudocount);
+  // prior counts: fixed, or (auto) chosen after the first E-step (after every one
+  // with reselect_author_pc); the first iteration's uniform profiles are scored
+  // with the top of the search interval
+  std::vector<double> apc(static_cast<std::size_t>(n_profiles),
+                          auto_pc ? ctl.author_pc_hi : ctl.author_pseudocount);
+  double theta_lp = theta_log_prior(fit.theta, c.n_terms, apc, auto_pc);
   std::vector<int> prev;
   auto clock_start = std::chrono::steady_clock::now();
   for (int it = 1; it <= ctl.max_iter; ++it) {
-    fit.resp = e_step(c, fit.phi, fit.theta, ctl, run);
+    // the sums over all terms are needed only by the E-steps the counts are chosen from
+    Control ectl = ctl;
+    ectl.auto_author_pc = auto_pc && (it == 1 || ctl.reselect_author_pc);
+    fit.resp = e_step(c, fit.phi, fit.theta, ectl, run);
     const auto now = std::chrono::steady_clock::now();
     fit.seconds.push_back(std::chrono::duration<double>(now - clock_start).count());
     clock_start = now;
@@ -976,7 +1249,8 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
     fit.n_changed.push_back(changed);
     prev = fit.resp.top;
     if (it > 1) {
-      const double before = fit.objective[fit.objective.size() - 2];
+      // the previous parameters under the prior counts of the last M-step
+      const double before = fit.objective_prev.back();
       const double rel = std::fabs(obj - before) / std::max(1.0, std::fabs(before));
       if ((ctl.hard && changed == 0.0) || rel < ctl.tol) {
         fit.converged = true;
@@ -986,9 +1260,18 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
     if (it == ctl.max_iter) break;
     tick(it);
     clock_start = std::chrono::steady_clock::now();
-    // M-step
-    std::vector<Profile> th =
-        m_step_theta(c, fit.resp, fit.theta, author_docs, ctl.author_pseudocount, run);
+    // M-step, with the prior counts chosen from this E-step when due; the
+    // current parameters' objective under them is what the next one improves on
+    if (auto_pc && (it == 1 || ctl.reselect_author_pc)) {
+      fit.heldout = choose_author_pc(c, fit.resp, fit.theta, author_docs, ctl, run);
+      apc = fit.heldout.c;
+      theta_lp = theta_log_prior(fit.theta, c.n_terms, apc, true);
+    }
+    fit.objective_prev.push_back(fit.resp.loglik + bg_const + fit.phi.log_prior + theta_lp);
+    // counts chosen once: the first iteration is rescored with them, so the whole
+    // trace is the objective under the same counts
+    if (auto_pc && it == 1 && !ctl.reselect_author_pc) fit.objective[0] = fit.objective_prev[0];
+    std::vector<Profile> th = m_step_theta(c, fit.resp, fit.theta, author_docs, apc, run);
     if (bgm) {
       Phi next = build_phi_bg(c, &fit.resp, &fit.phi, word_sent, ctl.pseudocount, ctl.background, run);
       fit.phi = std::move(next);
@@ -997,8 +1280,9 @@ Fit fit_em(const Corpus& c, int n_profiles, const Control& ctl, const Runner& ru
       fit.phi = build_phi(c, &fit.resp, word_sent, ctl.pseudocount, run);
     }
     fit.theta.swap(th);
-    theta_lp = theta_log_prior(fit.theta, c.n_terms, ctl.author_pseudocount);
+    theta_lp = theta_log_prior(fit.theta, c.n_terms, apc, auto_pc);
   }
+  fit.author_pc = apc;
   return fit;
 }
 

@@ -56,6 +56,14 @@ struct Corpus {
 struct Control {
   double pseudocount = 0.01;        // Dirichlet prior on phi: alpha - 1 = definition counts + pseudocount
   double author_pseudocount = 0.0;  // Dirichlet prior on theta: alpha - 1 = author_pseudocount
+  // Per-profile prior count chosen by held-out word likelihood after the first
+  // E-step, or after every one with reselect_author_pc (see choose_author_pc and
+  // go_annotator.cpp); author_pseudocount is then unused.
+  bool auto_author_pc = false;
+  double author_pc_lo = 1e-3;  // search interval of the chosen prior count
+  double author_pc_hi = 1e8;
+  bool keep_heldout = false;   // keep the last selection's per-sentence detail (tests)
+  bool reselect_author_pc = false;  // choose again before every M-step (else only the first)
   bool hard = false;
   int max_iter = 100;
   double tol = 1e-6;
@@ -98,6 +106,13 @@ struct Resp {
   std::vector<double> top_r; // its responsibility
   double loglik = 0.0;       // sum_s log sum_G P(G|D) P(s|G)
   double n_full = 0.0;       // sentences scored against every term (see e_step)
+  // Only with Control::auto_author_pc (soft EM), per sentence: ls0 = log S0_s,
+  // S0_s = sum over all terms G of L_sG, L_sG = P(s | G) (without the background
+  // constant shared by all terms), and lflat = log(k_s p_s / S0_s), p_s =
+  // sum_G P(G | d) L_sG and k_s the posterior mass kept in the stored row, so
+  // that L_sG / S0_s = r_sG exp(lflat_s) / P(G | d) for a stored entry r_sG.
+  std::vector<double> ls0;
+  std::vector<double> lflat;
 };
 
 // Build phi from definition counts plus the sentences' expected counts (resp
@@ -120,14 +135,42 @@ double background_constant(const Phi& phi, const Csc& word_sent);
 Resp e_step(const Corpus& c, const Phi& phi, const std::vector<Profile>& theta,
             const Control& ctl, const Runner& run);
 
-// Exact author-credit M-step for theta; returns the new profiles.
+// Exact author-credit M-step for theta with the prior count author_pc[a] of
+// profile a; returns the new profiles.
 std::vector<Profile> m_step_theta(const Corpus& c, const Resp& resp,
                                   const std::vector<Profile>& theta,
-                                  const Csc& author_docs, double author_pc,
+                                  const Csc& author_docs, const std::vector<double>& author_pc,
                                   const Runner& run);
 
-// log prior of theta under a symmetric Dirichlet with alpha - 1 = author_pc.
-double theta_log_prior(const std::vector<Profile>& theta, int n_terms, double author_pc);
+// log prior of theta under symmetric Dirichlets with alpha - 1 = author_pc[a];
+// with `normalised` the Dirichlet log normalising constants are included.
+double theta_log_prior(const std::vector<Profile>& theta, int n_terms,
+                       const std::vector<double>& author_pc, bool normalised);
+
+// Held-out choice of the profiles' prior counts (see go_annotator.cpp).
+struct HeldOut {
+  std::vector<double> c;      // chosen prior count per profile
+  std::vector<double> value;  // H_a(c_a) per profile, without the constant sum_s log S0_s
+  // detail (Control::keep_heldout): the (profile, sentence) pairs, profile-major,
+  // profile a's pairs in [ptr[a], ptr[a + 1]) in sentence order
+  std::vector<std::size_t> ptr;
+  std::vector<std::size_t> sent;
+  std::vector<int> fold;
+  std::vector<double> rho;      // S1_s / S0_s
+  std::vector<double> n_other;  // total credit of the other fold
+  std::vector<double> ls0;      // log S0_s
+};
+
+// Fold (0 or 1) of sentence s.
+int heldout_fold(std::uint64_t seed, std::size_t s);
+
+// H(c) = sum_i log(rho_i + c) - log(n_other_i + K c) over the pairs [i0, i1).
+double heldout_value(const HeldOut& h, std::size_t i0, std::size_t i1, double K, double c);
+
+// Choose every profile's prior count from the E-step `resp` (which must carry
+// ls0 / lflat) computed with the profiles `theta`.
+HeldOut choose_author_pc(const Corpus& c, const Resp& resp, const std::vector<Profile>& theta,
+                         const Csc& author_docs, const Control& ctl, const Runner& run);
 
 // Transpose of a Csc matrix with nrow rows (counts kept).
 Csc transpose(const Csc& m, int nrow);
@@ -144,6 +187,12 @@ struct Fit {
   std::vector<double> n_changed;
   std::vector<double> seconds;  // wall time of each iteration (M-step before it + E-step)
   std::vector<double> n_full;   // per E-step: sentences scored against every term
+  // objective_prev[t] (t >= 1): the objective of iteration t's parameters under
+  // the prior counts used by the M-step after it (which gave iteration t + 1's);
+  // equal to objective[t] with a fixed prior count
+  std::vector<double> objective_prev;
+  std::vector<double> author_pc;  // prior count of each profile in the last M-step
+  HeldOut heldout;                // the last held-out selection (auto_author_pc)
   bool converged = false;
   int iterations = 0;
 };

@@ -107,6 +107,16 @@ augp::go::Control to_control(const List& ctl) {
   augp::go::Control c;
   c.pseudocount = as<double>(ctl["pseudocount"]);
   c.author_pseudocount = as<double>(ctl["author_pseudocount"]);
+  if (ctl.containsElementNamed("auto_author_pc")) {
+    c.auto_author_pc = as<bool>(ctl["auto_author_pc"]);
+    NumericVector range = ctl["author_pc_range"];
+    c.author_pc_lo = range[0];
+    c.author_pc_hi = range[1];
+  }
+  if (ctl.containsElementNamed("keep_heldout")) c.keep_heldout = as<bool>(ctl["keep_heldout"]);
+  if (ctl.containsElementNamed("reselect_author_pc")) {
+    c.reselect_author_pc = as<bool>(ctl["reselect_author_pc"]);
+  }
   c.hard = as<bool>(ctl["hard"]);
   c.max_iter = as<int>(ctl["max_iter"]);
   c.tol = as<double>(ctl["tol"]);
@@ -148,6 +158,17 @@ List go_em_cpp(List data, List control) {
       _["lu"] = NumericVector(phi.lu.begin(), phi.lu.end()),
       _["log_prior"] = phi.log_prior);
   const std::vector<double> pi = augp::go::term_distribution(fit.resp, as<int>(data["n_terms"]));
+  const augp::go::HeldOut& ho = fit.heldout;
+  std::vector<int> ho_sent(ho.sent.begin(), ho.sent.end());
+  List heldout = List::create(
+      _["c"] = NumericVector(ho.c.begin(), ho.c.end()),
+      _["value"] = NumericVector(ho.value.begin(), ho.value.end()),
+      _["ptr"] = NumericVector(ho.ptr.begin(), ho.ptr.end()),
+      _["sentence"] = IntegerVector(ho_sent.begin(), ho_sent.end()),
+      _["fold"] = IntegerVector(ho.fold.begin(), ho.fold.end()),
+      _["rho"] = NumericVector(ho.rho.begin(), ho.rho.end()),
+      _["n_other"] = NumericVector(ho.n_other.begin(), ho.n_other.end()),
+      _["ls0"] = NumericVector(ho.ls0.begin(), ho.ls0.end()));
   return List::create(
       _["theta"] = theta_to_list(fit.theta), _["phi"] = phi_list,
       _["resp"] = resp_to_list(fit.resp),
@@ -157,7 +178,10 @@ List go_em_cpp(List data, List control) {
       _["seconds"] = NumericVector(fit.seconds.begin(), fit.seconds.end()),
       _["n_full"] = NumericVector(fit.n_full.begin(), fit.n_full.end()),
       _["converged"] = fit.converged, _["iterations"] = fit.iterations,
-      _["pi"] = NumericVector(pi.begin(), pi.end()));
+      _["pi"] = NumericVector(pi.begin(), pi.end()),
+      _["objective_prev"] = NumericVector(fit.objective_prev.begin(), fit.objective_prev.end()),
+      _["author_pc"] = NumericVector(fit.author_pc.begin(), fit.author_pc.end()),
+      _["heldout"] = heldout);
 }
 
 // E-step for new documents with given profiles and phi (prediction).

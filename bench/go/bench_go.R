@@ -3,7 +3,7 @@
 #   Rscript bench/go/bench_go.R [n_sentences] [max_iter] [truncate]
 # Defaults: 100000 sentences, 4 iterations, truncate = 1e-3, 2 threads
 # (GO_BENCH_THREADS); GO_BENCH_HARD=0 skips hard EM. The model's settings are the
-# package defaults.
+# package defaults, but GO_BENCH_APC sets `author_pseudocount` (a number or "auto").
 # Prints a results block; bench/go/results.md records the runs that were made.
 suppressPackageStartupMessages(library(augmentedGP))
 args <- commandArgs(trailingOnly = TRUE)
@@ -11,6 +11,9 @@ n_sent <- if (length(args) >= 1) as.numeric(args[1]) else 1e5
 iters <- if (length(args) >= 2) as.integer(args[2]) else 4L
 trunc <- if (length(args) >= 3) as.numeric(args[3]) else 1e-3
 threads <- as.integer(Sys.getenv("GO_BENCH_THREADS", "2"))
+apc <- Sys.getenv("GO_BENCH_APC", "")
+apc_arg <- if (!nzchar(apc)) list() else
+  list(author_pseudocount = if (apc == "auto") apc else as.numeric(apc))
 peak_mb <- function() {
   st <- readLines("/proc/self/status")
   as.numeric(gsub("[^0-9]", "", st[grepl("^VmHWM", st)])) / 1024
@@ -42,8 +45,9 @@ truth <- sim$sentences$go_id
 run <- function(em) {
   t1 <- proc.time()[["elapsed"]]
   c1 <- sum(proc.time()[c("user.self", "sys.self")])
-  fit <- go_annotator(X, sim$authors, O, documents = sim$sentences$document, em = em,
-                      max_iter = iters, tol = 0, truncate = trunc, threads = threads, seed = 1)
+  fit <- do.call(go_annotator, c(list(X, sim$authors, O, documents = sim$sentences$document,
+                                      em = em, max_iter = iters, tol = 0, truncate = trunc,
+                                      threads = threads, seed = 1), apc_arg))
   total <- proc.time()[["elapsed"]] - t1
   cpu <- sum(proc.time()[c("user.self", "sys.self")]) - c1
   # profile overlap sum_G min(theta_hat, theta_true), over authors that wrote documents
@@ -64,6 +68,11 @@ run <- function(em) {
               Matrix::nnzero(fit$theta_increment), Matrix::nnzero(fit$responsibilities)))
   cat(sprintf("  sentences scored against every term, per E-step: %s\n",
               paste(fit$n_scored_all, collapse = ", ")))
+  if (!is.null(fit$heldout)) {
+    q <- stats::quantile(fit$author_prior_count, c(0, 0.25, 0.5, 0.75, 1))
+    cat(sprintf("  author prior counts (held-out; quantiles 0, .25, .5, .75, 1): %s\n",
+                paste(signif(q, 3), collapse = " ")))
+  }
   invisible(fit)
 }
 fit_soft <- run("soft")

@@ -260,6 +260,10 @@ for (cn in names(configs)) {
     cat(sprintf("  EM objective first/last %.6g / %.6g; background weight %.3f\n",
                 fE$fit$objective[1], utils::tail(fE$fit$objective, 1),
                 if (is.null(fE$fit$background_weight)) 0 else fE$fit$background_weight))
+    if (!is.null(fE$fit$heldout)) {
+      cat(sprintf("  author prior count chosen by held-out likelihood: %s\n",
+                  paste(signif(fE$fit$author_prior_count, 4), collapse = ", ")))
+    }
   }
 }
 res <- do.call(rbind, rows)

@@ -180,6 +180,11 @@ for (cn in names(configs)) {
     data.frame(config = cn, model = "held-out docs: EM + known authors",
                t(rank_stats(Mh, truth[!tr])), seconds = fT$sec))
   print(rows[[cn]], digits = 3, row.names = FALSE)
+  if (!is.null(fE$fit$heldout)) {
+    q <- stats::quantile(fE$fit$author_prior_count, c(0, 0.1, 0.25, 0.5, 0.75, 0.9, 1))
+    cat("  author prior counts chosen by held-out likelihood (quantiles 0, .1, .25, .5, .75,",
+        ".9, 1):", paste(signif(q, 3), collapse = " "), "\n")
+  }
 }
 res <- do.call(rbind, rows)
 cat("\n| configuration | model | top-1 | top-5 | top-10 | MRR | seconds |\n|---|---|---|---|---|---|---|\n")
