@@ -5,7 +5,7 @@
 # outliers. Everything in one run, so that times are comparable.
 #
 # Usage (from the package root, augmentedGP installed):
-#   Rscript bench/regression/bench_regression.R [threads] [splits] [sections]
+#   Rscript bench/regression/bench_regression.R [threads] [splits] [sections] [sets]
 # sections: any of "A", "B", "C" (default "ABC"). Writes bench/regression/results_*.csv
 # for the sections run; bench/regression/results.md records a run. Run timing benches
 # alone on the machine (e.g. under flock); the script prints the load average (uptime)
@@ -25,6 +25,8 @@ args <- commandArgs(trailingOnly = TRUE)
 threads <- if (length(args) >= 1) as.integer(args[1]) else 2L
 n_splits <- if (length(args) >= 2) as.integer(args[2]) else 5L
 sections <- if (length(args) >= 3) toupper(args[3]) else "ABC"
+# optional: section A on some sets only (comma-separated names); its csv then gets their names
+only_sets <- if (length(args) >= 4) strsplit(args[4], ",", fixed = TRUE)[[1]] else NULL
 run_section <- function(x) grepl(x, sections, fixed = TRUE)
 load_line <- function() paste(system("uptime", intern = TRUE), collapse = " ")
 cat("start:", load_line(), "\n")
@@ -136,7 +138,7 @@ log_mean_exp <- function(l) max(l) + log(mean(exp(l - max(l))))
 fit_augp_fb <- function(s, ard = "auto", seed = 1) {
   tr <- data.frame(s$xtr, .y = s$ytr)
   it <- fb_iter(length(s$ytr))
-  r <- elapsed(quiet(augp(.y ~ ., data = tr, method = "gibbs", seed = seed,
+  r <- elapsed(quiet(augp(.y ~ ., data = tr, likelihood = gaussian_noise(), method = "gibbs", seed = seed,
                           control = augp_control(threads = threads, sample_hyper = TRUE, ard = ard,
                                                  chains = it[["chains"]], iter = it[["iter"]],
                                                  warmup = it[["warmup"]]))))
@@ -182,7 +184,7 @@ score <- function(p, yte) c(rmse = sqrt(mean((p$mean - yte)^2)), lpd = mean(p$lp
 if (run_section("A")) {
 cat("== A: held-out RMSE / LPD / time ==\n")
 rowsA <- list()
-for (nm in names(sets)) {
+for (nm in if (is.null(only_sets)) names(sets) else only_sets) {
   ns <- if (nm == "diamonds") 1L else n_splits
   for (k in seq_len(ns)) {
     s <- split_set(sets[[nm]], 100 + k)
@@ -206,7 +208,8 @@ for (nm in names(sets)) {
   }
 }
 A <- do.call(rbind, rowsA)
-utils::write.csv(A, file.path(out_dir, "results_heldout.csv"), row.names = FALSE)
+utils::write.csv(A, file.path(out_dir, if (is.null(only_sets)) "results_heldout.csv" else
+  sprintf("results_heldout_%s.csv", paste(only_sets, collapse = "_"))), row.names = FALSE)
 }
 
 # ---- B: the exact Gaussian fit at n = 2000 vs kernlab ----
