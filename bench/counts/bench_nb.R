@@ -10,7 +10,9 @@
 # density per test point (LPD, nats; higher is better), log mean over draws of
 # p(y | f) for augp (log_lik() on the test rows: posterior draws for Gibbs, draws from
 # q(f) for VI) and the plug-in NB density at the fitted mean and dispersion for the
-# peers. Fit time in seconds (elapsed). Ratios are augp / peer.
+# peers. Fit time in seconds (elapsed). Ratios are augp / peer. augp_fb (full Bayes):
+# Gibbs that samples the kernel hyperparameters and r too (augp_control(sample_hyper =
+# TRUE), 4 chains x 2000 iterations, 1000 warm-up; LPD over all 4000 draws).
 args <- commandArgs(trailingOnly = TRUE)
 threads <- if (length(args) >= 1) as.integer(args[1]) else 2L
 n_splits <- if (length(args) >= 2) as.integer(args[2]) else 5L
@@ -56,13 +58,27 @@ sets <- list(
 )
 
 # ---- methods: fit on train, return the per-point held-out log predictive density ----
+# method "fb": full Bayes, Gibbs with the kernel hyperparameters and r sampled under their
+# default priors (augp_control(sample_hyper = TRUE)); r is then the posterior mean of its
+# draws, rhat / ess the largest split R-hat and smallest bulk ESS over the sampled
+# parameters (hyper_draws()).
 fit_augp <- function(s, train, test, method = "vi") {
-  ctl <- if (method == "vi") augp_control(threads = threads) else
-    augp_control(threads = threads, iter = 600, warmup = 200, chains = 2)
-  f <- elapsed(quiet(augp(s$augp, train, likelihood = negative_binomial(), method = method,
-                          seed = 1, control = ctl)))
+  ctl <- switch(method,
+    vi = augp_control(threads = threads),
+    gibbs = augp_control(threads = threads, iter = 600, warmup = 200, chains = 2),
+    fb = augp_control(threads = threads, sample_hyper = TRUE, iter = 2000, warmup = 1000, chains = 4))
+  f <- elapsed(quiet(augp(s$augp, train, likelihood = negative_binomial(),
+                          method = if (method == "fb") "gibbs" else method, seed = 1, control = ctl)))
   ll <- log_lik(f$value, newdata = test, ndraws = if (method == "vi") 1000 else NULL, seed = 1)
-  list(lpd = apply(ll, 2, log_mean_exp), time = f$time, r = f$value$r)
+  out <- list(lpd = apply(ll, 2, log_mean_exp), time = f$time, r = f$value$r)
+  if (method == "fb") {
+    h <- hyper_draws(f$value, "standardised")
+    dg <- posterior::summarise_draws(h, "rhat", "ess_bulk")
+    out$r <- mean(h[, , "r"])
+    out$rhat <- max(dg$rhat, na.rm = TRUE)
+    out$ess <- min(dg$ess_bulk, na.rm = TRUE)
+  }
+  out
 }
 
 fit_gam <- function(s, train, test) {
@@ -99,13 +115,15 @@ for (nm in names(sets)) {
     tr <- make_split(d, 1000 + sp)
     train <- d[tr, , drop = FALSE]
     test <- d[-tr, , drop = FALSE]
-    res <- list(augp_vi = fit_augp(s, train, test), gam_nb = fit_gam(s, train, test),
-                glm_nb = fit_glm(s, train, test))
+    res <- list(augp_vi = fit_augp(s, train, test), augp_fb = fit_augp(s, train, test, "fb"),
+                gam_nb = fit_gam(s, train, test), glm_nb = fit_glm(s, train, test))
     if (nm == "quine") res$augp_gibbs <- fit_augp(s, train, test, "gibbs")
     for (m in names(res)) {
       rows[[length(rows) + 1]] <- data.frame(data = nm, n = nrow(d), split = sp, method = m,
                                              lpd = mean(res[[m]]$lpd), time = res[[m]]$time,
-                                             r = res[[m]]$r)
+                                             r = res[[m]]$r,
+                                             rhat = if (is.null(res[[m]]$rhat)) NA else res[[m]]$rhat,
+                                             ess = if (is.null(res[[m]]$ess)) NA else res[[m]]$ess)
     }
     cat(sprintf("%-10s split %d: %s\n", nm, sp,
                 paste(sprintf("%s %.3f (%.2fs)", names(res),
@@ -130,7 +148,8 @@ if (requireNamespace("brms", quietly = TRUE) && !identical(Sys.getenv("AUGP_BENC
     ll <- brms::log_lik(b$value, newdata = test)
     tab <- rbind(tab, data.frame(data = "insurance", n = nrow(d), split = 1L, method = "brms_gp",
                                  lpd = mean(apply(ll, 2, log_mean_exp)), time = b$time,
-                                 r = mean(as.matrix(b$value, variable = "shape"))))
+                                 r = mean(as.matrix(b$value, variable = "shape")), rhat = NA,
+                                 ess = NA))
     cat(sprintf("insurance split 1: brms_gp %.3f (%.1fs, compile + sampling)\n",
                 tail(tab$lpd, 1), tail(tab$time, 1)))
   } else {
@@ -144,9 +163,11 @@ utils::write.csv(tab, file.path(out_dir, "results_nb.csv"), row.names = FALSE)
 agg <- stats::aggregate(cbind(lpd, time, r) ~ data + method, tab, mean)
 agg$lpd_sd <- stats::aggregate(lpd ~ data + method, tab, stats::sd)$lpd
 print(agg[order(agg$data, agg$method), ], digits = 4, row.names = FALSE)
-cat("\nPer split, augp VI minus peer (LPD, nats per test point), and time ratios augp VI / peer:\n")
+for (am in c("augp_vi", "augp_fb")) {
+cat(sprintf("\nPer split, %s minus peer (LPD, nats per test point), and time ratios %s / peer:\n",
+            am, am))
 for (nm in names(sets)) {
-  a <- tab[tab$data == nm & tab$method == "augp_vi", ]
+  a <- tab[tab$data == nm & tab$method == am, ]
   for (peer in c("gam_nb", "glm_nb")) {
     p <- tab[tab$data == nm & tab$method == peer, ]
     dl <- a$lpd - p$lpd
@@ -154,4 +175,16 @@ for (nm in names(sets)) {
                 nm, peer, mean(dl), stats::sd(dl) / sqrt(length(dl)), sum(dl > 0), length(dl),
                 mean(a$time) / mean(p$time)))
   }
+}
+}
+cat("\nFull Bayes: LPD minus the best peer's per split (mean, se, splits at least as good),",
+    "largest R-hat and smallest bulk ESS over the sampled parameters (worst split):\n")
+for (nm in names(sets)) {
+  a <- tab[tab$data == nm & tab$method == "augp_fb", ]
+  best <- pmax(tab$lpd[tab$data == nm & tab$method == "gam_nb"],
+               tab$lpd[tab$data == nm & tab$method == "glm_nb"])
+  dl <- a$lpd - best
+  cat(sprintf("%-10s dLPD %+.3f (se %.3f; %d of %d), R-hat %.3f, ESS %.0f, time %.1f s\n", nm,
+              mean(dl), stats::sd(dl) / sqrt(length(dl)), sum(dl >= 0), length(dl), max(a$rhat),
+              min(a$ess), mean(a$time)))
 }

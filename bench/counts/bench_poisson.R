@@ -12,7 +12,10 @@
 # better). augp (VI): log E_q[Poisson(y | lambda plogis(f))] under the Gaussian
 # marginal q(f) of each test point, by 30-point Gauss-Hermite quadrature on the link's
 # mean and sd; augp (Gibbs): log of the mean over posterior draws of
-# Poisson(y | lambda plogis(f_s)) (log_lik()). glm(family = poisson) and
+# Poisson(y | lambda plogis(f_s)) (log_lik()); augp (full Bayes, every set): the same
+# over the draws of a Gibbs fit that samples the kernel hyperparameters and lambda too
+# (augp_control(sample_hyper = TRUE), 4 chains x 2000 iterations, 1000 warm-up), all
+# 4000 draws. glm(family = poisson) and
 # mgcv::gam(family = poisson): plug-in Poisson(y | fitted mean), their usual predictive.
 # Ratios are augp / peer (time); LPD differences are augp - peer.
 args <- commandArgs(trailingOnly = TRUE)
@@ -86,11 +89,11 @@ for (nm in names(sets)) {
     te <- setdiff(seq_len(n), tr)
     dtr <- d[tr, , drop = FALSE]
     dte <- d[te, , drop = FALSE]
-    add <- function(method, lpd, tm, extra = NA_real_) {
+    add <- function(method, lpd, tm, extra = NA_real_, rhat = NA_real_, ess = NA_real_) {
       rows[[length(rows) + 1L]] <<- data.frame(set = nm, split = sp, n_train = length(tr),
                                                n_test = length(te), method = method,
                                                lpd = mean(lpd), time = tm$time, cpu = tm$cpu,
-                                               lambda = extra)
+                                               lambda = extra, rhat = rhat, ess = ess)
     }
     # augp, variational
     a <- elapsed(quiet(augp(st$augp, dtr, likelihood = poisson_logistic(), seed = sp)))
@@ -103,6 +106,17 @@ for (nm in names(sets)) {
       ll <- log_lik(g$value, newdata = dte, ndraws = 1000, seed = sp)
       add("augp_gibbs", log_mean_exp_cols(ll), g, g$value$lambda)
     }
+    # augp, full Bayes: Gibbs with the kernel hyperparameters and lambda sampled under their
+    # default priors; lambda: posterior mean; rhat / ess: largest split R-hat and smallest
+    # bulk ESS over the sampled parameters
+    fb <- elapsed(quiet(augp(st$augp, dtr, likelihood = poisson_logistic(), method = "gibbs",
+                             seed = sp, control = augp_control(sample_hyper = TRUE, iter = 2000,
+                                                               warmup = 1000, chains = 4))))
+    ll <- log_lik(fb$value, newdata = dte, seed = sp)
+    h <- hyper_draws(fb$value, "standardised")
+    dg <- posterior::summarise_draws(h, "rhat", "ess_bulk")
+    add("augp_fb", log_mean_exp_cols(ll), fb, mean(h[, , "lambda"]), max(dg$rhat, na.rm = TRUE),
+        min(dg$ess_bulk, na.rm = TRUE))
     # glm(poisson)
     gl <- elapsed(quiet(stats::glm(st$glm, family = stats::poisson(), data = dtr)))
     mu <- stats::predict(gl$value, dte, type = "response")
@@ -121,7 +135,7 @@ utils::write.csv(res, file.path(out_dir, "results_poisson.csv"), row.names = FAL
 summ <- do.call(rbind, lapply(names(sets), function(nm) {
   r <- res[res$set == nm, ]
   get <- function(m, col) r[r$method == m, col]
-  aug <- c("augp_vi", if (nm == gibbs_set) "augp_gibbs")
+  aug <- c("augp_vi", if (nm == gibbs_set) "augp_gibbs", "augp_fb")
   do.call(rbind, lapply(aug, function(a) {
     data.frame(set = nm, method = a, n = sprintf("%d / %d", r$n_train[1], r$n_test[1]),
                lpd = mean(get(a, "lpd")), lpd_glm = mean(get("glm", "lpd")),
@@ -134,7 +148,9 @@ summ <- do.call(rbind, lapply(names(sets), function(nm) {
                ratio_glm = mean(get(a, "time")) / mean(get("glm", "time")),
                ratio_gam = mean(get(a, "time")) / mean(get("gam", "time")),
                cpu_ratio_gam = mean(get(a, "cpu")) / max(mean(get("gam", "cpu")), 1e-3),
-               lambda = mean(get(a, "lambda")), max_y = max(sets[[nm]]$data$y))
+               lambda = mean(get(a, "lambda")), max_y = max(sets[[nm]]$data$y),
+               d_best = mean(get(a, "lpd") - pmax(get("glm", "lpd"), get("gam", "lpd"))),
+               rhat_max = max(get(a, "rhat")), ess_min = min(get(a, "ess")))
   }))
 }))
 print(summ, digits = 4)

@@ -5,7 +5,7 @@
 # outliers. Everything in one run, so that times are comparable.
 #
 # Usage (from the package root, augmentedGP installed):
-#   Rscript bench/regression/bench_regression.R [threads] [splits] [sections]
+#   Rscript bench/regression/bench_regression.R [threads] [splits] [sections] [sets]
 # sections: any of "A", "B", "C" (default "ABC"). Writes bench/regression/results_*.csv
 # for the sections run; bench/regression/results.md records a run. Run timing benches
 # alone on the machine (e.g. under flock); the script prints the load average (uptime)
@@ -25,6 +25,8 @@ args <- commandArgs(trailingOnly = TRUE)
 threads <- if (length(args) >= 1) as.integer(args[1]) else 2L
 n_splits <- if (length(args) >= 2) as.integer(args[2]) else 5L
 sections <- if (length(args) >= 3) toupper(args[3]) else "ABC"
+# optional: section A on some sets only (comma-separated names); its csv then gets their names
+only_sets <- if (length(args) >= 4) strsplit(args[4], ",", fixed = TRUE)[[1]] else NULL
 run_section <- function(x) grepl(x, sections, fixed = TRUE)
 load_line <- function() paste(system("uptime", intern = TRUE), collapse = " ")
 cat("start:", load_line(), "\n")
@@ -125,6 +127,34 @@ fit_augp <- function(s, likelihood = gaussian_noise(), seed = 1) {
   c(p, time = r$time, ard = if (is.null(a)) NA else isTRUE(a$chosen))
 }
 
+# Full Bayes: Gibbs with the kernel hyperparameters and sigma sampled under their default
+# priors (augp_control(sample_hyper = TRUE)); ARD as augp_control(ard) decides. The held-out
+# LPD is the log of the mean over the draws of p(y | f_s, sigma_s) at each test point
+# (log_lik() on the test rows). Diagnostics: the largest split R-hat and the smallest bulk
+# ESS over the sampled hyperparameters (hyper_draws()).
+fb_iter <- function(n) if (n > 500) c(chains = 2L, iter = 600L, warmup = 300L) else
+  c(chains = 4L, iter = 2000L, warmup = 1000L)
+log_mean_exp <- function(l) max(l) + log(mean(exp(l - max(l))))
+fit_augp_fb <- function(s, ard = "auto", seed = 1) {
+  tr <- data.frame(s$xtr, .y = s$ytr)
+  it <- fb_iter(length(s$ytr))
+  r <- elapsed(quiet(augp(.y ~ ., data = tr, likelihood = gaussian_noise(), method = "gibbs", seed = seed,
+                          control = augp_control(threads = threads, sample_hyper = TRUE, ard = ard,
+                                                 chains = it[["chains"]], iter = it[["iter"]],
+                                                 warmup = it[["warmup"]]))))
+  f <- r$value
+  te <- data.frame(s$xte, .y = s$yte)
+  ll <- log_lik(f, newdata = te, ndraws = min(1000L, it[["chains"]] * (it[["iter"]] - it[["warmup"]])),
+                seed = seed)
+  mu <- colMeans(posterior_epred(f, newdata = te, ndraws = 200, seed = seed))
+  dg <- posterior::summarise_draws(hyper_draws(f, "standardised"), "rhat", "ess_bulk")
+  a <- f$engine$ard
+  list(mean = mu, lpd = apply(ll, 2, log_mean_exp), time = r$time,
+       ard = if (is.null(a)) NA else isTRUE(a$chosen),
+       rhat = max(dg$rhat, na.rm = TRUE), ess = min(dg$ess_bulk, na.rm = TRUE),
+       accept = mean(f$engine$accept, na.rm = TRUE))
+}
+
 # kernlab's default noise variance (on the scaled response), given explicitly so that the
 # predictive sd below uses the same value.
 kernlab_var <- 1
@@ -154,12 +184,13 @@ score <- function(p, yte) c(rmse = sqrt(mean((p$mean - yte)^2)), lpd = mean(p$lp
 if (run_section("A")) {
 cat("== A: held-out RMSE / LPD / time ==\n")
 rowsA <- list()
-for (nm in names(sets)) {
+for (nm in if (is.null(only_sets)) names(sets) else only_sets) {
   ns <- if (nm == "diamonds") 1L else n_splits
   for (k in seq_len(ns)) {
     s <- split_set(sets[[nm]], 100 + k)
-    for (meth in c("augp", "kernlab", "km")) {
-      p <- tryCatch(switch(meth, augp = fit_augp(s), kernlab = fit_kernlab(s), km = fit_km(s)),
+    for (meth in c("augp", "augp_fb", "augp_fb_iso", "kernlab", "km")) {
+      p <- tryCatch(switch(meth, augp = fit_augp(s), kernlab = fit_kernlab(s), km = fit_km(s),
+                           augp_fb = fit_augp_fb(s), augp_fb_iso = fit_augp_fb(s, ard = FALSE)),
                     error = function(e) {
                       message(nm, " ", meth, ": ", conditionMessage(e))
                       NULL
@@ -168,13 +199,17 @@ for (nm in names(sets)) {
       sc <- score(p, s$yte)
       rowsA[[length(rowsA) + 1]] <- data.frame(set = nm, n_train = length(s$ytr), n_test = length(s$yte),
                                                p = ncol(s$xtr), split = k, method = meth, t(sc),
-                                               ard = if (is.null(p$ard)) NA else p$ard)
+                                               ard = if (is.null(p$ard)) NA else p$ard,
+                                               rhat = if (is.null(p$rhat)) NA else p$rhat,
+                                               ess = if (is.null(p$ess)) NA else p$ess,
+                                               accept = if (is.null(p$accept)) NA else p$accept)
     }
     cat(sprintf("%s split %d done\n", nm, k))
   }
 }
 A <- do.call(rbind, rowsA)
-utils::write.csv(A, file.path(out_dir, "results_heldout.csv"), row.names = FALSE)
+utils::write.csv(A, file.path(out_dir, if (is.null(only_sets)) "results_heldout.csv" else
+  sprintf("results_heldout_%s.csv", paste(only_sets, collapse = "_"))), row.names = FALSE)
 }
 
 # ---- B: the exact Gaussian fit at n = 2000 vs kernlab ----
@@ -271,6 +306,21 @@ wideA <- do.call(rbind, lapply(split(mA, mA$set), function(d) {
 print(wideA, digits = 3)
 cat("ARD chosen by augp (splits):\n")
 print(stats::aggregate(ard ~ set, A[A$method == "augp", ], sum))
+cat("\nFull Bayes: LPD minus the best peer's (mean over splits, se over splits; splits better),",
+    "fit time, largest R-hat and smallest bulk ESS over the hyperparameters (worst split):\n")
+fb <- do.call(rbind, lapply(split(A, A$set), function(d) {
+  peer <- pmax(d$lpd[d$method == "kernlab"], d$lpd[d$method == "km"])
+  do.call(rbind, lapply(c("augp", "augp_fb", "augp_fb_iso"), function(m) {
+    dl <- d$lpd[d$method == m] - peer
+    data.frame(set = d$set[1], method = m, lpd = mean(d$lpd[d$method == m]), d_best_peer = mean(dl),
+               se = stats::sd(dl) / sqrt(length(dl)), better = sum(dl >= 0), splits = length(dl),
+               time = mean(d$time[d$method == m]),
+               rhat_max = if (m == "augp") NA else max(d$rhat[d$method == m]),
+               ess_min = if (m == "augp") NA else min(d$ess[d$method == m]),
+               accept = if (m == "augp") NA else mean(d$accept[d$method == m]))
+  }))
+}))
+print(fb, digits = 3, row.names = FALSE)
 }
 if (run_section("B")) {
 cat("\n## B: n = 2000 (means over 3 repeats)\n")
