@@ -17,7 +17,9 @@
 #' `logistic_softmax()`, a count matrix with more than two columns
 #' `stick_breaking()`, a numeric vector with non-integer values [gaussian_noise()]
 #' and a numeric vector of non-negative whole numbers that are not all 0/1
-#' (counts) [negative_binomial()].
+#' (counts) [negative_binomial()]; that last choice is announced in a message,
+#' since a measurement recorded in whole numbers (ozone in ppb, say) may be
+#' meant for [gaussian_noise()].
 #'
 #' @return An object of class `augp_likelihood`.
 #' @examples
@@ -153,7 +155,17 @@ lik_hyper_objective <- function(likelihood) UseMethod("lik_hyper_objective")
 lik_hyper_objective.augp_likelihood <- function(likelihood) "augmented"
 
 check_likelihood <- function(likelihood, y) {
-  if (is.null(likelihood)) return(guess_likelihood(y))
+  if (is.null(likelihood)) {
+    likelihood <- guess_likelihood(y)
+    # Whole numbers are read as counts; a measurement that happens to be recorded in
+    # whole numbers would otherwise be fitted with a count model without the user asking.
+    if (inherits(likelihood, "augp_negative_binomial")) {
+      message("`likelihood` not given: the response is whole numbers >= 0, so it is fitted as ",
+              "counts with negative_binomial(). For a measurement recorded in whole numbers, ",
+              "pass `likelihood = gaussian_noise()`.")
+    }
+    return(likelihood)
+  }
   if (is.function(likelihood)) likelihood <- likelihood()
   if (inherits(likelihood, "family")) likelihood <- likelihood_from_family(likelihood, y)
   if (!inherits(likelihood, "augp_likelihood")) {

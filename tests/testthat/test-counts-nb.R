@@ -190,8 +190,12 @@ test_that("the starting dispersion and prior mean read the exposures", {
 test_that("counts select negative_binomial(); 0/1 stays Bernoulli, non-integers Gaussian", {
   d <- nb_data(60, 3, 3)
   dat <- data.frame(count = d$y, x = d$x)
-  fit <- augp(count ~ x, dat, seed = 1, control = augp_control(threads = 1))
+  expect_message(fit <- augp(count ~ x, dat, seed = 1, control = augp_control(threads = 1)),
+                 "counts with negative_binomial.*gaussian_noise")
   expect_s3_class(fit$likelihood, "augp_negative_binomial")
+  # the message is about the guess only: no message when the likelihood is named
+  expect_no_message(augp(count ~ x, dat, seed = 1, likelihood = negative_binomial(),
+                         control = augp_control(threads = 1, hyper_maxit = 3)))
   expect_gt(fit$r, 0)
   expect_s3_class(nb_ns$guess_likelihood(c(0, 1, 1, 0)), "augp_bernoulli")
   expect_s3_class(nb_ns$guess_likelihood(c(0.5, 1, 2)), "augp_gaussian")
