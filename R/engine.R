@@ -635,17 +635,17 @@ engine_mean0_new <- function(fit, nnew, mean0) {
 
 #' Predictive distribution of the latent GP(s) at new inputs (internal generic)
 #' @noRd
-augp_engine_predict <- function(fit, Xnew, draws = FALSE, mean0 = NULL) {
+augp_engine_predict <- function(fit, Xnew, draws = FALSE, mean0 = NULL, ids = NULL) {
   UseMethod("augp_engine_predict")
 }
 
 #' @export
-augp_engine_predict.default <- function(fit, Xnew, draws = FALSE, mean0 = NULL) {
+augp_engine_predict.default <- function(fit, Xnew, draws = FALSE, mean0 = NULL, ids = NULL) {
   stop("`fit` must be an augp_engine object.", call. = FALSE)
 }
 
 #' @export
-augp_engine_predict.augp_engine <- function(fit, Xnew, draws = FALSE, mean0 = NULL) {
+augp_engine_predict.augp_engine <- function(fit, Xnew, draws = FALSE, mean0 = NULL, ids = NULL) {
   Xnew <- kernel_as_matrix(Xnew, "Xnew")
   if (ncol(Xnew) != ncol(fit$X)) {
     stop("`Xnew` must have the same number of columns as the training inputs.", call. = FALSE)
@@ -665,6 +665,9 @@ augp_engine_predict.augp_engine <- function(fit, Xnew, draws = FALSE, mean0 = NU
                            NULL, 0L, NULL, NULL, threads)
     return(list(mean = engine_shape(res$mean, q), var = engine_shape(res$var, q), draws = NULL))
   }
+  # Gibbs fits predict from the stored draws `ids` only (NULL: all), so a request for a
+  # few draws costs a few predictions
+  if (!is.null(ids)) fit <- engine_keep_draws(fit, ids)
   d <- dim(fit$draws)
   S <- d[1] * d[2]
   m0 <- matrix(as.double(fit$mean0), n, q)
@@ -682,6 +685,19 @@ augp_engine_predict.augp_engine <- function(fit, Xnew, draws = FALSE, mean0 = NU
     out$draws <- if (q == 1) res$draws else array(res$draws, c(S, nnew, q))
   }
   out
+}
+
+# A Gibbs engine reduced to its stored draws `ids` (draw s = iteration + iterations *
+# (chain - 1)), as one chain in that order: the latent draws and, when sampled, the
+# kernel's log parameters.
+engine_keep_draws <- function(fit, ids) {
+  keep <- function(a) {
+    d <- dim(a)
+    array(matrix(a, d[1] * d[2], d[3])[ids, , drop = FALSE], c(length(ids), 1L, d[3]))
+  }
+  fit$draws <- keep(fit$draws)
+  if (!is.null(fit$theta)) fit$theta <- keep(fit$theta)
+  fit
 }
 
 # The predictive distribution of a Gibbs fit with sampled hyperparameters: the draws

@@ -191,8 +191,9 @@ latent_posterior <- function(object, newdata = NULL, offset = NULL) {
 
 # The engine's predictive distribution at the rows `ok` of a new design X (from
 # new_design()), with the prior mean of those rows (the fit's constant prior mean plus
-# their centred offsets, when the fit has an offset).
-engine_predict_new <- function(object, X, ok, draws = FALSE) {
+# their centred offsets, when the fit has an offset). Gibbs fits: from the stored draws
+# `ids` only (NULL: all).
+engine_predict_new <- function(object, X, ok, draws = FALSE, ids = NULL) {
   Xo <- X[ok, , drop = FALSE]
   mean0 <- NULL
   if (!is.null(object$offset_centre)) {
@@ -201,7 +202,7 @@ engine_predict_new <- function(object, X, ok, draws = FALSE) {
     mean0 <- m0 + (off - object$offset_centre)
     if (object$q == 1L) mean0 <- as.numeric(mean0)
   }
-  augp_engine_predict(object$engine, Xo, draws = draws, mean0 = mean0)
+  augp_engine_predict(object$engine, Xo, draws = draws, mean0 = mean0, ids = ids)
 }
 
 # The engine likelihood list `lik` (default: the fit's) with the per-draw values of the

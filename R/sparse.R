@@ -641,7 +641,8 @@ sparse_predict_raw <- function(fit, Xnew, mu0new, chunk = 1e5) {
 
 # Predictive marginals of the latent f at new inputs (nnew x q matrices for q > 1).
 #' @export
-augp_engine_predict.augp_sparse_engine <- function(fit, Xnew, draws = FALSE, mean0 = NULL) {
+augp_engine_predict.augp_sparse_engine <- function(fit, Xnew, draws = FALSE, mean0 = NULL,
+                                                    ids = NULL) {
   Xnew <- kernel_as_matrix(Xnew, "Xnew")
   if (ncol(Xnew) != ncol(fit$X)) {
     stop("`Xnew` must have the same number of columns as the training inputs.", call. = FALSE)

@@ -397,14 +397,17 @@ gibbs_workflow_draws <- function(object, newdata, ndraws, draw_ids) {
   inp <- workflow_inputs(object, newdata)
   q <- object$q
   m <- nrow(inp$X)
-  all <- if (!inp$new) {
-    latent_draw_array(eng$draws, m, q)
+  # at new inputs only the draws `ids` are predicted
+  F <- if (!inp$new) {
+    latent_draw_array(eng$draws, m, q)[ids, , , drop = FALSE]
   } else if (m == 0) {
-    array(0, c(total, 0, q))
+    array(0, c(length(ids), 0, q))
   } else {
-    latent_draw_array(engine_predict_new(object, inp$full, inp$ok, draws = TRUE)$draws, m, q)
+    sub <- if (length(ids) < total || any(ids != seq_len(total))) ids
+    latent_draw_array(engine_predict_new(object, inp$full, inp$ok, draws = TRUE, ids = sub)$draws,
+                      m, q)
   }
-  list(F = all[ids, , , drop = FALSE], ok = inp$ok, ids = ids, chain = chain[ids])
+  list(F = F, ok = inp$ok, ids = ids, chain = chain[ids])
 }
 
 # Variational fits: independent draws from the Gaussian marginals of q(f). The normals

@@ -315,3 +315,30 @@ test_that("tidy, glance and augment return broom-style data frames", {
                unname(obs - predict(wf_soft)))
   expect_error(augment(wf_vi, data = wf_d[1:3, ]), "one row per observation")
 })
+
+test_that("Gibbs draws at new inputs are predicted for the requested draws only, each with its own kernel", {
+  set.seed(1)
+  n <- 30
+  d <- data.frame(x = runif(n, 0, 10))
+  d$y <- sin(d$x) + rnorm(n, 0, 0.3)
+  f <- suppressWarnings(augp(y ~ x, d, method = "gibbs", seed = 2,
+                             control = augp_control(sample_hyper = TRUE, chains = 2, iter = 300,
+                                                    threads = 2)))
+  th <- f$engine$theta
+  lv <- matrix(th, dim(th)[1] * dim(th)[2], dim(th)[3])[, "se.variance" == dimnames(th)[[3]]]
+  ids <- c(which.max(lv), which.min(lv))
+  expect_gt(lv[ids[1]] - lv[ids[2]], 1)
+  # far from the data (and from each other) f* is independent N(mean0, variance of that draw)
+  far <- data.frame(x = 1000 + 50 * seq_len(300))
+  P <- posterior_linpred(f, newdata = far, draw_ids = ids)
+  expect_equal(dim(P), c(2L, 300L))
+  expect_lt(abs(log(var(P[1, ]) / var(P[2, ])) - (lv[ids[1]] - lv[ids[2]])), 0.5)
+  # at training inputs f* is the stored draw of f (up to the jitter)
+  near <- posterior_linpred(f, newdata = d[1:3, , drop = FALSE], draw_ids = ids)
+  expect_equal(near, posterior_linpred(f, draw_ids = ids)[, 1:3], tolerance = 0.02,
+               ignore_attr = TRUE)
+  # the same seed gives the same subset draws; ndraws picks distinct stored draws
+  expect_identical(posterior_linpred(f, newdata = far[1:5, , drop = FALSE], ndraws = 7, seed = 4),
+                   posterior_linpred(f, newdata = far[1:5, , drop = FALSE], ndraws = 7, seed = 4))
+  expect_equal(dim(log_lik(f, newdata = d[1:4, ], ndraws = 7)), c(7L, 4L))
+})
