@@ -73,6 +73,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "numerics.h"
 #include "rng.h"
 
 namespace augp {
@@ -1116,57 +1117,17 @@ HeldOut choose_author_pc(const Corpus& c, const Resp& resp, const std::vector<Pr
         for (const Entry& e : theta[a].inc) th[e.g] = 0.0;
         const std::size_t i0 = h.ptr.back(), i1 = h.rho.size();
         h.ptr.push_back(i1);
-        // (3) maximise H(exp(u)) over u in [ulo, uhi]: a grid of steps of a quarter
-        // decade from the top (ties go to the larger prior count), then golden
-        // sections between the best point's neighbours
-        const auto H = [&](double u) { return heldout_value(h, i0, i1, Kd, std::exp(u)); };
-        const double step = 0.25 * std::log(10.0);
-        const std::size_t ng =
-            static_cast<std::size_t>(std::ceil((uhi - ulo) / step - 1e-9)) + 1;
-        std::vector<double> grid(ng);
-        for (std::size_t i = 0; i < ng; ++i) {
-          grid[i] = i + 1 == ng ? ulo : uhi - static_cast<double>(i) * step;
-        }
-        std::size_t ib = 0;
-        double hb = H(grid[0]);
-        const auto better = [](double x, double y) {
-          return x > y + 1e-12 * (1.0 + std::fabs(y));
-        };
-        for (std::size_t i = 1; i < ng; ++i) {
-          const double v = H(grid[i]);
-          if (better(v, hb)) {
-            hb = v;
-            ib = i;
-          }
-        }
-        double ub = grid[ib];
-        if (i1 > i0 && ng > 1) {
-          double lo = grid[std::min(ib + 1, ng - 1)], hi = grid[ib == 0 ? 0 : ib - 1];
-          const double gr = 0.5 * (std::sqrt(5.0) - 1.0);
-          double x1 = hi - gr * (hi - lo), x2 = lo + gr * (hi - lo);
-          double f1 = H(x1), f2 = H(x2);
-          for (int it = 0; it < 60 && hi - lo > 1e-10; ++it) {
-            if (f1 >= f2) {
-              hi = x2;
-              x2 = x1;
-              f2 = f1;
-              x1 = hi - gr * (hi - lo);
-              f1 = H(x1);
-            } else {
-              lo = x1;
-              x1 = x2;
-              f1 = f2;
-              x2 = lo + gr * (hi - lo);
-              f2 = H(x2);
-            }
-          }
-          const double um = f1 >= f2 ? x1 : x2;
-          const double fm = std::max(f1, f2);
-          if (better(fm, hb)) {
-            ub = um;
-            hb = fm;
-          }
-        }
+        // (3) maximise H(exp(u)) over u in [ulo, uhi]: a grid of steps of about a
+        // quarter decade, then golden sections between the best point's neighbours
+        // (maximise_grid_golden). It runs on x = -u so that its first-best rule gives
+        // ties to the larger prior count; the refined point replaces the grid's best
+        // only when it is better by more than rounding.
+        const auto H = [&](double x) { return heldout_value(h, i0, i1, Kd, std::exp(-x)); };
+        const int ng = std::max(1, static_cast<int>(std::lround((uhi - ulo) / (0.25 * std::log(10.0)))));
+        const Argmax1D r = maximise_grid_golden(H, -uhi, -ulo, ng, 60, 1e-10);
+        const bool refined = r.value > r.grid_value + 1e-12 * (1.0 + std::fabs(r.grid_value));
+        const double ub = -(refined ? r.x : r.grid_x);
+        const double hb = refined ? r.value : r.grid_value;
         out.c[a] = std::exp(ub);
         out.value[a] = hb;
       }
