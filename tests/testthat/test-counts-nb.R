@@ -194,8 +194,8 @@ test_that("counts select negative_binomial(); 0/1 stays Bernoulli, non-integers 
                  "counts with negative_binomial.*gaussian_noise")
   expect_s3_class(fit$likelihood, "augp_negative_binomial")
   # the message is about the guess only: no message when the likelihood is named
-  expect_no_message(augp(count ~ x, dat, seed = 1, likelihood = negative_binomial(),
-                         control = augp_control(threads = 1, hyper_maxit = 3)))
+  expect_no_message(suppressWarnings(augp(count ~ x, dat, seed = 1, likelihood = negative_binomial(),
+                                          control = augp_control(threads = 1, hyper_maxit = 3))))
   expect_gt(fit$r, 0)
   expect_s3_class(nb_ns$guess_likelihood(c(0, 1, 1, 0)), "augp_bernoulli")
   expect_s3_class(nb_ns$guess_likelihood(c(0.5, 1, 2)), "augp_gaussian")
