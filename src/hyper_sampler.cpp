@@ -28,7 +28,7 @@ const double kIndScale = 1.2;
 // per trajectory; dual-averaging constants (gamma, t0, kappa); warmup buffers before the
 // first and after the last window of the inverse-mass estimate (fractions of warmup) and
 // the first window's length.
-const int kHmcMinParams = 4;
+const int kHmcMinParams = 5;
 const double kHmcTarget = 0.75;
 const double kHmcLength = 1.5;
 const int kHmcMaxSteps = 16;

@@ -39,9 +39,10 @@
 // second stage moves theta in more sweeps for less than a second full step would cost
 // (that would factor K again after two acceptances).
 //
-// Blocks with many sampled parameters (at least kHmcMinParams, as with one lengthscale per
-// input) move by Hamiltonian Monte Carlo instead, in warmup and after: an independence
-// proposal is then almost always rejected and a random walk crawls. The gradient of the
+// Blocks with many sampled parameters (at least kHmcMinParams = 5 in hyper_sampler.cpp, as
+// with one lengthscale per input and four or more inputs) move by Hamiltonian Monte Carlo
+// instead, in warmup and after: an independence proposal fitted to the warmup draws is
+// then almost always rejected and a random walk crawls. The gradient of the
 // log marginal: with C = K + W^-1 the covariance of the pseudo-data z = kappa / omega,
 //   d/dtheta log N(z; mu0, C) = tr((a a' - C^-1) dK/dtheta) / 2,   a = C^-1 (z - mu0),
 // and C = W^-1/2 B W^-1/2 gives C^-1 = W^1/2 B^-1 W^1/2, a = W^1/2 B^-1 r (r as above), so

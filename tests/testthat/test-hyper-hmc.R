@@ -1,4 +1,4 @@
-# The HMC move of hyperparameter blocks with at least four sampled parameters (one
+# The HMC move of hyperparameter blocks with at least five sampled parameters (one
 # lengthscale per input): its gradient, its target on an exact Gaussian regression, and
 # its independence of the thread count.
 hmc_ns <- asNamespace("augmentedGP")
