@@ -273,3 +273,7 @@
     .Call(`_augmentedGP_hyper_block_chain_cpp`, spec, X, prior, kappa, omega, jitter, warmup, iter, seed)
 }
 
+.hyper_log_target_cpp <- function(spec, X, prior, kappa, omega, mu0, jitter, theta) {
+    .Call(`_augmentedGP_hyper_log_target_cpp`, spec, X, prior, kappa, omega, mu0, jitter, theta)
+}
+

@@ -62,7 +62,11 @@
 #'   given the auxiliary variables with the latent functions integrated out
 #'   (a Metropolis-Hastings step on the log scale: an adaptive random walk
 #'   during warm-up, then an independence proposal fitted to the warm-up
-#'   draws, with a delayed-rejection second try when it is rejected), then
+#'   draws, with a delayed-rejection second try when it is rejected; a kernel
+#'   with at least five sampled parameters (one lengthscale per input, four or
+#'   more inputs)
+#'   moves by Hamiltonian Monte Carlo instead, its step size and mass matrix
+#'   tuned in warm-up and then fixed), then
 #'   the latent functions given them. Predictions then
 #'   average over the hyperparameters; [hyper_draws()] returns their draws.
 #'   Likelihood parameters that the fit learns (noise scales, the
@@ -76,7 +80,9 @@
 #'   because the chains start at the variational optimum rather than at
 #'   random points, and warm-up tunes only the hyperparameter proposal of
 #'   `sample_hyper = TRUE` (a few dimensions), not a step size and mass matrix
-#'   for every latent value. Warm-up sweeps cost as much as kept ones, so a
+#'   for every latent value. With `sample_hyper = TRUE` and at least five
+#'   sampled kernel parameters, a warm-up of at least 200 iterations leaves
+#'   room to tune the Hamiltonian Monte Carlo move of the hyperparameters. Warm-up sweeps cost as much as kept ones, so a
 #'   longer warm-up lowers the effective sample size per second. [augp()]
 #'   warns (by split R-hat and bulk ESS) when the chains have not mixed; then raise
 #'   `iter` (and `warmup` with it).

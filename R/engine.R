@@ -481,7 +481,10 @@ HYPER_INIT_SD <- 0.3
 # and K at an accepted proposal (the draw of f needs a square root of K): between 2 and
 # 4 factorisations of the n x n matrix per step (src/hyper_sampler.h). The second stage
 # gives most of what a second full step would add to the effective sample size per
-# sweep, for fewer factorisations.
+# sweep, for fewer factorisations. Blocks with at least five sampled parameters (one
+# lengthscale per input) take an HMC trajectory per step instead: B at the current
+# hyperparameters, B at each leapfrog position (with B^-1 for the gradient, two
+# triangular passes of the same order of work) and K when the end point is accepted.
 HYPER_MOVES <- 1L
 
 # Gibbs chains. With ctl$sample_hyper the kernel hyperparameters are sampled too, under

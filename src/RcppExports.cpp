@@ -1043,6 +1043,24 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// hyper_log_target_cpp
+Rcpp::NumericVector hyper_log_target_cpp(List spec, Eigen::MatrixXd X, Rcpp::NumericMatrix prior, Eigen::MatrixXd kappa, Eigen::MatrixXd omega, Eigen::MatrixXd mu0, double jitter, NumericVector theta);
+RcppExport SEXP _augmentedGP_hyper_log_target_cpp(SEXP specSEXP, SEXP XSEXP, SEXP priorSEXP, SEXP kappaSEXP, SEXP omegaSEXP, SEXP mu0SEXP, SEXP jitterSEXP, SEXP thetaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type prior(priorSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type kappa(kappaSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type theta(thetaSEXP);
+    rcpp_result_gen = Rcpp::wrap(hyper_log_target_cpp(spec, X, prior, kappa, omega, mu0, jitter, theta));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_rpg_cpp", (DL_FUNC) &_augmentedGP_rpg_cpp, 6},
@@ -1113,6 +1131,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_hyper_log_prior_cpp", (DL_FUNC) &_augmentedGP_hyper_log_prior_cpp, 5},
     {"_augmentedGP_lik_param_sweeps_cpp", (DL_FUNC) &_augmentedGP_lik_param_sweeps_cpp, 5},
     {"_augmentedGP_hyper_block_chain_cpp", (DL_FUNC) &_augmentedGP_hyper_block_chain_cpp, 9},
+    {"_augmentedGP_hyper_log_target_cpp", (DL_FUNC) &_augmentedGP_hyper_log_target_cpp, 8},
     {NULL, NULL, 0}
 };
 

@@ -103,6 +103,12 @@ Eigen::MatrixXd GaussianStep::Binv() const {
   return Li.transpose() * Li;
 }
 
+Eigen::MatrixXd GaussianStep::Binv_from_factor() const {
+  Eigen::MatrixXd T = inv_factor();
+  lower_tri_crossprod(T);
+  return T;
+}
+
 double GaussianStep::trace_Binv() const {
   return inv_factor().squaredNorm();
 }

@@ -38,6 +38,9 @@ class GaussianStep {
   double logdet_B() const;  // log |B|
   double trace_Binv() const;  // tr(B^-1) = tr(K^-1 S)
   Eigen::MatrixXd Binv() const;
+  // B^-1 in full from the inverse of the lower factor: L^-T L^-1 (two triangular passes
+  // of n^3 / 3 flops each).
+  Eigen::MatrixXd Binv_from_factor() const;
   Eigen::VectorXd solve_B(const Eigen::VectorXd& r) const;
   // L^-1 M for the lower factor L of B (B^-1 = L^-T L^-1).
   Eigen::MatrixXd solve_factor(const Eigen::MatrixXd& M) const;

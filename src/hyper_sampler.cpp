@@ -3,6 +3,7 @@
 #include "param_sampler.h"
 
 #include "likelihood.h"
+#include "kernel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,6 +23,18 @@ const double kTargetAccept = 0.3;
 // mean of the second half of the warmup draws, scale kIndScale times their covariance.
 const double kIndDf = 4.0;
 const double kIndScale = 1.2;
+// HMC (blocks with at least kHmcMinParams sampled parameters): target acceptance of the
+// step-size adaptation, trajectory length in whitened units and the most leapfrog steps
+// per trajectory; dual-averaging constants (gamma, t0, kappa); warmup buffers before the
+// first and after the last window of the inverse-mass estimate (fractions of warmup) and
+// the first window's length.
+const int kHmcMinParams = 5;
+const double kHmcTarget = 0.75;
+const double kHmcLength = 1.5;
+const int kHmcMaxSteps = 16;
+const double kDaGamma = 0.05, kDaT0 = 10.0, kDaKappa = 0.75;
+const double kHmcInitBuf = 0.15, kHmcTermBuf = 0.1;
+const int kHmcFirstWindow = 25;
 // The largest number of input pairs whose squared distances a block caches (8 bytes
 // each).
 const long kMaxCachedPairs = 2500000;
@@ -63,6 +76,37 @@ double hyper_log_prior(const HyperPrior& p, double theta) {
       return kNegInf;
   }
   return lp + jac;
+}
+
+double hyper_log_prior_grad(const HyperPrior& p, double theta) {
+  if (p.family == HyperPrior::FIXED || !std::isfinite(theta)) return 0.0;
+  // chain rule through lx = log x: dlx / dtheta, and d(log density of x + lx) / dlx
+  const double c = p.on_sd ? 0.5 : 1.0;
+  const double lx = p.on_sd ? theta / 2.0 : theta;
+  const double x = std::exp(lx);
+  double d;
+  switch (p.family) {
+    case HyperPrior::INV_GAMMA:
+      d = -(p.a + 1.0) + p.b / x;
+      break;
+    case HyperPrior::HALF_T: {
+      const double z2 = (x / p.b) * (x / p.b) / p.a;
+      d = -(p.a + 1.0) * z2 / (1.0 + z2);
+      break;
+    }
+    case HyperPrior::LOG_NORMAL:
+      d = -1.0 - (lx - p.a) / (p.b * p.b);
+      break;
+    case HyperPrior::GAMMA:
+      d = (p.a - 1.0) - p.b * x;
+      break;
+    case HyperPrior::HALF_NORMAL:
+      d = -(x / p.b) * (x / p.b);
+      break;
+    default:
+      return 0.0;
+  }
+  return c * (d + 1.0);
 }
 
 void hyper_check_prior(const HyperPrior& p, const char* what) {
@@ -156,6 +200,182 @@ HyperBlock::HyperBlock(const KernelSpec& spec, const std::vector<HyperPrior>& pr
   m2_ = Eigen::MatrixXd::Zero(p, p);
   lmean_ = Eigen::VectorXd::Zero(p);
   lm2_ = Eigen::MatrixXd::Zero(p, p);
+  hmc_ = p >= kHmcMinParams;
+  if (hmc_) {
+    hmc_chol_ = 0.2 * Eigen::MatrixXd::Identity(p, p);
+    wmean_ = Eigen::VectorXd::Zero(p);
+    wm2_ = Eigen::MatrixXd::Zero(p, p);
+    hmc_reset_dual(0.0);
+    // windows of the inverse-mass estimate: doubling from kHmcFirstWindow between the
+    // buffers, the last one stretched to the final buffer
+    hmc_init_ = static_cast<int>(kHmcInitBuf * warmup_);
+    hmc_last_ = warmup_ - static_cast<int>(kHmcTermBuf * warmup_);
+    int start = hmc_init_, len = kHmcFirstWindow;
+    while (start + len <= hmc_last_) {
+      int end = start + len;
+      if (end + 2 * len > hmc_last_) end = hmc_last_;
+      win_ends_.push_back(end);
+      start = end;
+      len *= 2;
+    }
+    n_leap_ = hmc_n_steps(log_eps_);
+  }
+}
+
+void HyperBlock::hmc_reset_dual(double log_eps) {
+  log_eps_ = log_eps;
+  log_eps_bar_ = log_eps;
+  da_mu_ = std::log(10.0) + log_eps;
+  da_h_ = 0.0;
+  da_t_ = 0;
+}
+
+int HyperBlock::hmc_n_steps(double log_eps) const {
+  const double L = std::ceil(kHmcLength * std::exp(-log_eps));
+  return static_cast<int>(std::min(std::max(L, 1.0), static_cast<double>(kHmcMaxSteps)));
+}
+
+void HyperBlock::hmc_adapt(const std::vector<double>& theta, double accept_prob, int warmup_it) {
+  const int p = static_cast<int>(free_.size());
+  // dual averaging on log eps
+  ++da_t_;
+  const double t = static_cast<double>(da_t_);
+  const double w = 1.0 / (t + kDaT0);
+  da_h_ = (1.0 - w) * da_h_ + w * (kHmcTarget - accept_prob);
+  log_eps_ = da_mu_ - std::sqrt(t) / kDaGamma * da_h_;
+  log_eps_ = std::min(std::max(log_eps_, std::log(1e-4)), std::log(10.0));
+  const double eta = std::pow(t, -kDaKappa);
+  log_eps_bar_ = eta * log_eps_ + (1.0 - eta) * log_eps_bar_;
+  if (warmup_it > hmc_init_ && warmup_it <= hmc_last_ && !win_ends_.empty()) {
+    Eigen::VectorXd x(p);
+    for (int k = 0; k < p; ++k) x[k] = theta[free_[k]];
+    ++wn_;
+    const Eigen::VectorXd d = x - wmean_;
+    wmean_ += d / static_cast<double>(wn_);
+    wm2_ += d * (x - wmean_).transpose();
+    if (std::find(win_ends_.begin(), win_ends_.end(), warmup_it) != win_ends_.end()) {
+      if (wn_ > 2) {
+        // the window's covariance shrunk toward 1e-3 I (weight 5 / (n + 5))
+        const double nw = static_cast<double>(wn_);
+        Eigen::MatrixXd cov = wm2_ / (nw - 1.0) * (nw / (nw + 5.0));
+        cov.diagonal().array() += 1e-3 * 5.0 / (nw + 5.0);
+        Eigen::MatrixXd L;
+        if (!chol_lower(cov, L)) L = cov.diagonal().cwiseMax(1e-8).cwiseSqrt().asDiagonal();
+        hmc_chol_ = L;
+        hmc_reset_dual(log_eps_);
+      }
+      wn_ = 0;
+      wmean_.setZero();
+      wm2_.setZero();
+    }
+  }
+  if (warmup_it == warmup_) log_eps_ = log_eps_bar_;
+  n_leap_ = hmc_n_steps(log_eps_);
+}
+
+Eigen::VectorXd HyperBlock::marginal_grad(const std::vector<double>& theta,
+                                          const Eigen::MatrixXd& kappa,
+                                          const Eigen::MatrixXd& omega,
+                                          const Eigen::MatrixXd& mu0,
+                                          const std::vector<GaussianStep>& steps) const {
+  const long n = X_.rows();
+  // M = sum_j (a_j a_j' - C_j^-1), a_j = W^1/2 B^-1 r_j, C_j^-1 = W^1/2 B^-1 W^1/2
+  Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
+  for (std::size_t k = 0; k < cols_.size(); ++k) {
+    const int j = cols_[k];
+    const Eigen::VectorXd& sw = steps[k].sqrt_omega();
+    Eigen::VectorXd r(n);
+    for (long i = 0; i < n; ++i)
+      r[i] = sw[i] > 0.0 ? (kappa(i, j) - sw[i] * sw[i] * mu0(i, j)) / sw[i] : 0.0;
+    const Eigen::VectorXd a = steps[k].solve_B(r).cwiseProduct(sw);
+    const Eigen::MatrixXd Bi = steps[k].Binv_from_factor();
+    M.noalias() += a * a.transpose();
+    M -= sw.asDiagonal() * Bi * sw.asDiagonal();
+  }
+  const std::vector<double> g =
+      kernel_grad_contract(KernelSpec{spec_.code, spec_.nls, theta}, X_, M);
+  const int p = static_cast<int>(free_.size());
+  Eigen::VectorXd out(p);
+  for (int k = 0; k < p; ++k) {
+    const int i = free_[k];
+    out[k] = 0.5 * g[i];
+    // the jitter v * jitter of a kernel with an overall scale v moves with log v
+    if (i == scale_index_) out[k] += 0.5 * block_jitter(theta) * M.trace();
+  }
+  return out;
+}
+
+double HyperBlock::log_target_grad(const std::vector<double>& theta, const Eigen::MatrixXd& kappa,
+                                   const Eigen::MatrixXd& omega, const Eigen::MatrixXd& mu0,
+                                   Eigen::VectorXd* grad) {
+  const double lp = log_prior(theta);
+  if (!std::isfinite(lp)) return kNegInf;
+  if (!kernel_at(theta, Kp_)) return kNegInf;
+  const double marg = log_marginal(Kp_, kappa, omega, mu0, prop_);
+  if (!std::isfinite(marg)) return kNegInf;
+  if (grad != nullptr) {
+    *grad = marginal_grad(theta, kappa, omega, mu0, prop_);
+    for (int k = 0; k < grad->size(); ++k)
+      (*grad)[k] += hyper_log_prior_grad(priors_[free_[k]], theta[free_[k]]);
+    if (!grad->allFinite()) return kNegInf;
+  }
+  return marg + lp;
+}
+
+bool HyperBlock::hmc_moves(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega,
+                           const Eigen::MatrixXd& mu0, Rng& rng, int warmup_it, double* cur) {
+  const int p = static_cast<int>(free_.size());
+  // the gradient at the current theta, from the factors of B that step() just made
+  Eigen::VectorXd g0 = marginal_grad(spec_.theta, kappa, omega, mu0, cur_);
+  for (int k = 0; k < p; ++k) g0[k] += hyper_log_prior_grad(priors_[free_[k]], spec_.theta[free_[k]]);
+  if (!g0.allFinite()) return false;
+  const Eigen::MatrixXd& Lm = hmc_chol_;
+  for (int m = 0; m < moves_; ++m) {
+    const double eps = std::exp(log_eps_) * (0.8 + 0.4 * rng.unif());
+    const int steps = n_leap_;
+    Eigen::VectorXd rho(p);
+    for (int k = 0; k < p; ++k) rho[k] = rng.norm();
+    const double u = rng.unif();
+    const double h0 = -(*cur + log_prior(spec_.theta)) + 0.5 * rho.squaredNorm();
+    std::vector<double> th = spec_.theta;
+    Eigen::VectorXd g = g0;
+    double lt = kNegInf;
+    // leapfrog in x (theta = Lm x): the force on x is Lm' grad
+    rho += 0.5 * eps * (Lm.transpose() * g);
+    for (int l = 0; l < steps; ++l) {
+      const Eigen::VectorXd dth = eps * (Lm * rho);
+      for (int k = 0; k < p; ++k) th[free_[k]] += dth[k];
+      lt = log_target_grad(th, kappa, omega, mu0, &g);
+      n_chol_ += static_cast<long>(cols_.size());
+      if (!std::isfinite(lt)) break;
+      rho += (l + 1 < steps ? 1.0 : 0.5) * eps * (Lm.transpose() * g);
+    }
+    double log_ratio = kNegInf;
+    if (std::isfinite(lt)) log_ratio = h0 - (-lt + 0.5 * rho.squaredNorm());
+    if (!std::isfinite(log_ratio)) log_ratio = kNegInf;
+    const double accept_prob = std::exp(std::min(0.0, log_ratio));
+    bool accept = false;
+    if (std::log(u) < log_ratio) {
+      // move to the end point: its factors of B are in prop_, its K in Kp_
+      ++n_chol_;
+      if (chol_lower(Kp_, LKp_)) {
+        spec_.theta = th;
+        K_.swap(Kp_);
+        LK_.swap(LKp_);
+        std::swap(cur_, prop_);
+        *cur = lt - log_prior(th);
+        g0 = g;
+        accept = true;
+      }
+    }
+    if (warmup_it > 0) {
+      hmc_adapt(spec_.theta, accept_prob, warmup_it);
+    } else {
+      ++proposed_;
+      if (accept) ++accepted_;
+    }
+  }
+  return true;
 }
 
 void HyperBlock::set_proposal(const Eigen::MatrixXd& cov) {
@@ -246,6 +466,7 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
   double cur = log_marginal(K_, kappa, omega, mu0, cur_);
   n_chol_ += static_cast<long>(cols_.size());
   if (!std::isfinite(cur)) return false;
+  if (hmc_ && !hmc_moves(kappa, omega, mu0, rng, warmup_it, &cur)) return false;
   const bool indep = warmup_it == 0 && have_ind_;
   // a proposal: the independence t after warmup, else the adaptive random walk
   auto propose = [&]() {
@@ -286,7 +507,7 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
     cur = marg;
     return true;
   };
-  for (int m = 0; m < (p > 0 ? moves_ : 0); ++m) {
+  for (int m = 0; m < (p > 0 && !hmc_ ? moves_ : 0); ++m) {
     const double lt_x = cur + log_prior(spec_.theta);
     // log weights w = target / proposal density of the independence proposal
     const double lq_x = indep ? ind_log_density(spec_.theta) : 0.0;

@@ -37,13 +37,41 @@
 // acceptance of Tierney and Mira (1999), which needs the target only at the current
 // point and the two proposals. A rejected proposal costs one factorisation, so the
 // second stage moves theta in more sweeps for less than a second full step would cost
-// (that would factor K again after two acceptances). Everything is frozen after warmup,
-// so the kept draws come from one fixed Markov kernel; adaptation uses only the chain's
-// own draws, so it depends on the seed alone.
+// (that would factor K again after two acceptances).
+//
+// Blocks with many sampled parameters (at least kHmcMinParams = 5 in hyper_sampler.cpp, as
+// with one lengthscale per input and four or more inputs) move by Hamiltonian Monte Carlo
+// instead, in warmup and after: an independence proposal fitted to the warmup draws is
+// then almost always rejected and a random walk crawls. The gradient of the
+// log marginal: with C = K + W^-1 the covariance of the pseudo-data z = kappa / omega,
+//   d/dtheta log N(z; mu0, C) = tr((a a' - C^-1) dK/dtheta) / 2,   a = C^-1 (z - mu0),
+// and C = W^-1/2 B W^-1/2 gives C^-1 = W^1/2 B^-1 W^1/2, a = W^1/2 B^-1 r (r as above), so
+// the factor of B serves the gradient too: B^-1 from the inverse of its factor, then
+// kernel_grad_contract() contracts M = sum_j (a_j a_j' - C_j^-1) with dK/dtheta without
+// forming the derivative matrices (plus the jitter's share, jitter v tr(M) / 2 for log v,
+// when the jitter scales with v). The log prior's gradient is analytic
+// (hyper_log_prior_grad). HMC works in whitened coordinates x, theta = Lm x on the
+// sampled coordinates with Lm Lm' = Sigma (identity mass in x, i.e. inverse mass Sigma
+// on theta): momentum rho ~ N(0, I), leapfrog steps of size eps jittered uniformly in
+// [0.8, 1.2] eps per trajectory, a number of steps ceil(kHmcLength / eps) (at most
+// kHmcMaxSteps) so that a trajectory covers about the same distance whatever eps is,
+// then a Metropolis accept on the change of the Hamiltonian. Each leapfrog step costs
+// the factor of B at its position and two triangular passes for B^-1 (both n^3 / 3
+// flops), an accepted trajectory the factor of K at its end; the end point's factors of
+// B serve the f draw. Warmup: the step size adapts by dual averaging (Nesterov 2009, in
+// the form of Hoffman and Gelman 2014) toward an acceptance rate of kHmcTarget; Sigma is
+// the covariance of the draws of windows that double in length between an initial and
+// a final buffer (shrunk toward a small multiple of the identity), the dual averaging
+// restarting at each new Sigma; at the end of warmup eps becomes the dual-averaging
+// average.
+//
+// Everything is frozen after warmup, so the kept draws come from one fixed Markov
+// kernel; adaptation uses only the chain's own draws, so it depends on the seed alone.
 #ifndef AUGP_HYPER_SAMPLER_H
 #define AUGP_HYPER_SAMPLER_H
 
 #include <Eigen/Dense>
+#include <cmath>
 #include <vector>
 
 #include "gaussian_step.h"
@@ -71,6 +99,9 @@ struct HyperPrior {
 
 // log p(theta) with the Jacobian of x(theta); -Inf outside the support or for FIXED.
 double hyper_log_prior(const HyperPrior& p, double theta);
+
+// d/dtheta of hyper_log_prior (0 for FIXED).
+double hyper_log_prior_grad(const HyperPrior& p, double theta);
 
 // Checks a prior's family and parameters; throws std::invalid_argument naming `what`.
 void hyper_check_prior(const HyperPrior& p, const char* what);
@@ -126,9 +157,23 @@ class HyperBlock {
   const Eigen::MatrixXd& K() const { return K_; }
   const Eigen::MatrixXd& LK() const { return LK_; }
   int n_params() const { return spec_.n_params(); }
-  // Proposals and acceptances counted after warmup.
+  // Proposals and acceptances counted after warmup (HMC: one proposal per trajectory).
   long proposed() const { return proposed_; }
   long accepted() const { return accepted_; }
+  // Whether the block moves by HMC (see the header comment).
+  bool uses_hmc() const { return hmc_; }
+  // The frozen HMC step size and number of leapfrog steps (after warmup).
+  double hmc_step() const { return std::exp(log_eps_); }
+  int hmc_steps() const { return n_leap_; }
+
+  // log p(theta | aux) up to a constant, the log marginal above plus the log prior of the
+  // sampled parameters, at the log parameters theta (all of them; the fixed ones as in the
+  // block), and its gradient in the sampled ones (in their order) into *grad when grad is
+  // not null. -Inf when a factorisation fails or theta is outside the prior's support.
+  // Factors into the proposal buffers (tests; step() uses the same code).
+  double log_target_grad(const std::vector<double>& theta, const Eigen::MatrixXd& kappa,
+                         const Eigen::MatrixXd& omega, const Eigen::MatrixXd& mu0,
+                         Eigen::VectorXd* grad);
 
  private:
   // Factor B for every column at kernel matrix K into steps; returns the summed
@@ -137,6 +182,26 @@ class HyperBlock {
                       const Eigen::MatrixXd& omega, const Eigen::MatrixXd& mu0,
                       std::vector<GaussianStep>& steps) const;
   double log_prior(const std::vector<double>& theta) const;
+  // The gradient of the log marginal in the sampled parameters at theta, from the factors
+  // of B in steps (made by log_marginal at the kernel matrix of theta).
+  Eigen::VectorXd marginal_grad(const std::vector<double>& theta, const Eigen::MatrixXd& kappa,
+                                const Eigen::MatrixXd& omega, const Eigen::MatrixXd& mu0,
+                                const std::vector<GaussianStep>& steps) const;
+  // HMC: the move (moves_ trajectories) and the warmup adaptation after each trajectory.
+  bool hmc_moves(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega,
+                 const Eigen::MatrixXd& mu0, Rng& rng, int warmup_it, double* cur);
+  void hmc_adapt(const std::vector<double>& theta, double accept_prob, int warmup_it);
+  void hmc_reset_dual(double log_eps);
+  int hmc_n_steps(double log_eps) const;
+  bool hmc_ = false;
+  Eigen::MatrixXd hmc_chol_;  // Lm: lower factor of Sigma (the inverse mass)
+  double log_eps_ = 0.0, log_eps_bar_ = 0.0, da_h_ = 0.0, da_mu_ = 0.0;
+  int da_t_ = 0, n_leap_ = 1;
+  int hmc_init_ = 0, hmc_last_ = 0;   // warmup: first and last iteration of the windows
+  std::vector<int> win_ends_;         // warmup iterations at which Sigma is re-estimated
+  long wn_ = 0;                       // Welford sums over the current window
+  Eigen::VectorXd wmean_;
+  Eigen::MatrixXd wm2_;
   void adapt(const std::vector<double>& theta, double accept_prob, int warmup_it);
   void set_proposal(const Eigen::MatrixXd& cov);
 

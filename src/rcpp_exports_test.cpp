@@ -344,6 +344,41 @@ Rcpp::NumericMatrix hyper_block_chain_cpp(List spec, Eigen::MatrixXd X, Rcpp::Nu
         for (int k = 0; k < sp.n_params(); ++k) out(it - warmup, k) = b.theta()[k];
     }
     out.attr("accept") = static_cast<double>(b.accepted()) / std::max(1L, b.proposed());
+    out.attr("hmc") = b.uses_hmc();
+    out.attr("step") = b.hmc_step();
+    out.attr("leapfrog") = b.hmc_steps();
+    out.attr("chol") = static_cast<double>(b.factorisations());
+    return out;
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The log target of a hyperparameter block, log p(theta | aux) up to a constant, at the
+// log parameters theta (pseudo-data from kappa and omega, prior mean mu0), with its
+// gradient in the sampled parameters as attribute "grad" (tests).
+// [[Rcpp::export(name = ".hyper_log_target_cpp")]]
+Rcpp::NumericVector hyper_log_target_cpp(List spec, Eigen::MatrixXd X, Rcpp::NumericMatrix prior,
+                                         Eigen::MatrixXd kappa, Eigen::MatrixXd omega,
+                                         Eigen::MatrixXd mu0, double jitter, NumericVector theta) {
+  try {
+    const augp::KernelSpec sp = augp::kernel_spec_from_list(spec);
+    std::vector<augp::HyperPrior> pr;
+    for (int k = 0; k < prior.nrow(); ++k) {
+      augp::HyperPrior h;
+      h.family = static_cast<int>(prior(k, 0));
+      h.a = prior(k, 1);
+      h.b = prior(k, 2);
+      h.on_sd = prior(k, 3) != 0.0;
+      pr.push_back(h);
+    }
+    std::vector<int> cols(kappa.cols());
+    for (int j = 0; j < kappa.cols(); ++j) cols[j] = j;
+    augp::HyperBlock b(sp, pr, cols, X, jitter, 1, 0);
+    Eigen::VectorXd g;
+    const double v = b.log_target_grad(Rcpp::as<std::vector<double>>(theta), kappa, omega, mu0, &g);
+    Rcpp::NumericVector out = Rcpp::NumericVector::create(v);
+    out.attr("grad") = Rcpp::NumericVector(g.data(), g.data() + g.size());
     return out;
   } catch (std::exception& e) {
     Rcpp::stop(e.what());

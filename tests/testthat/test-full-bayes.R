@@ -163,6 +163,51 @@ test_that("the hyperparameter move leaves p(theta | auxiliaries) invariant (quad
   expect_true(attr(th, "accept") > 0.2)
 })
 
+test_that("with one lengthscale per input the move still leaves p(theta | auxiliaries) invariant", {
+  # The variance and d lengthscales on four points: with d = 3 (four sampled parameters)
+  # the random-walk / independence scheme, with d = 4 (five) HMC. Reference: the
+  # posterior means of the log parameters by self-normalised importance sampling from
+  # the prior.
+  X4 <- cbind(c(-1, -0.3, 0.2, 1.1), c(0.4, -1, 1.2, 0), c(1, 0.5, -0.8, -0.2),
+              c(0.3, 0.9, -0.6, -1.2))
+  kappa <- matrix(c(0.5, -0.5, 0.5, 0.5))
+  omega <- matrix(c(0.8, 0.6, 0.9, 0.7))
+  jit <- 1e-6
+  for (d in 3:4) {
+    X <- X4[, seq_len(d), drop = FALSE]
+    pm <- rbind(c(fb_ns$PRIOR_CODES[["half_normal"]], 0, 1.5, 1),
+                matrix(c(fb_ns$PRIOR_CODES[["inv_gamma"]], 4, 3, 0), d, 4, byrow = TRUE))
+    spec <- fb_ns$kernel_flatten(kernel_se(lengthscale = rep(1, d), variance = 1))
+    th <- fb_ns$.hyper_block_chain_cpp(spec, X, pm, kappa, omega, jit, 1000L, 40000L, c(4, 2))
+    set.seed(3)
+    S <- 40000
+    tv <- 2 * log(abs(stats::rnorm(S, 0, 1.5)))
+    tl <- matrix(-log(stats::rgamma(d * S, 4, rate = 3)), S, d)
+    r <- kappa[, 1] / sqrt(omega[, 1])
+    sw <- sqrt(omega[, 1])
+    D2 <- lapply(seq_len(d), function(c) outer(X[, c], X[, c], "-")^2)
+    lw <- vapply(seq_len(S), function(i) {
+      E <- D2[[1]] / exp(2 * tl[i, 1])
+      for (c in 2:d) E <- E + D2[[c]] / exp(2 * tl[i, c])
+      B <- diag(4) + exp(tv[i]) * (sw %o% sw) * (exp(-E / 2) + diag(jit, 4))
+      L <- chol(B)
+      u <- backsolve(L, r, transpose = TRUE)
+      -sum(log(diag(L))) - 0.5 * sum(u^2)
+    }, 0)
+    w <- exp(lw - max(lw))
+    w <- w / sum(w)
+    ref <- colSums(w * cbind(tv, tl))
+    ref_se <- sqrt(colSums(w^2 * (cbind(tv, tl) - rep(ref, each = S))^2))
+    for (k in seq_len(d + 1)) {
+      m <- matrix(th[, k], ncol = 1)
+      expect_lt(abs(mean(m) - ref[k]), 4 * sqrt(posterior::mcse_mean(m)^2 + ref_se[k]^2) + 2e-3,
+                label = paste("d", d, "mean", k))
+    }
+    expect_identical(attr(th, "hmc"), d == 4)
+    expect_true(attr(th, "accept") > if (d == 4) 0.5 else 0.1)
+  }
+})
+
 # Simulation-based calibration (Talts et al. 2018): theta and f drawn from the prior, y
 # from the likelihood, the sampler run on y; the rank of each true value among L thinned
 # draws is uniform on 0..L when the sampler targets the posterior. Returns chi-square
