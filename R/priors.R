@@ -40,7 +40,10 @@ new_prior_dist <- function(family, a = 0, b = 1) {
 #'   same model can be fitted with both:
 #' * lengthscale: an inverse-gamma distribution with 1% of its mass below the
 #'   smallest and 1% above the largest distance between two training inputs
-#'   (standardised; for ARD kernels, per input along that input);
+#'   (standardised, over all inputs, for every lengthscale of an ARD kernel
+#'   too: along one input the smallest spacing of n points shrinks like
+#'   1 / n^2, so a prior tuned to it would put most of its mass on
+#'   lengthscales that turn the kernel matrix into a multiple of the identity);
 #' * sd: a half Student-t with 3 degrees of freedom and scale 2.5 latent
 #'   units (2.5 on the log-odds scale for binary and multi-class likelihoods;
 #'   2.5 standard deviations of the response for regression);
@@ -265,8 +268,7 @@ hyper_prior_table <- function(kernel, prior, X, latent_scale = 1) {
              variance = if (!is.null(prior$sd)) prior$sd else
                new_prior_dist("half_t", 3, 2.5 * ls),
              lengthscale = if (!is.null(prior$lengthscale)) prior$lengthscale else
-               default_lengthscale_prior(X, if (is.na(roles$input[i])) seq_len(ncol(X)) else
-                 roles$input[i]),
+               default_lengthscale_prior(X, seq_len(ncol(X))),
              period = if (!is.null(prior$period)) prior$period else
                new_prior_dist("lognormal", log(roles$start[i]), 0.5))
     })
