@@ -29,6 +29,20 @@ using Rcpp::NumericVector;
 
 namespace {
 
+// The priors of a hyperparameter block from the R side's P x 4 matrix (family, a, b, on_sd).
+std::vector<augp::HyperPrior> hyper_priors_from(const Rcpp::NumericMatrix& prior) {
+  std::vector<augp::HyperPrior> pr;
+  for (int k = 0; k < prior.nrow(); ++k) {
+    augp::HyperPrior h;
+    h.family = static_cast<int>(prior(k, 0));
+    h.a = prior(k, 1);
+    h.b = prior(k, 2);
+    h.on_sd = prior(k, 3) != 0.0;
+    pr.push_back(h);
+  }
+  return pr;
+}
+
 // Column j is an independent binomial-logistic model (y[, j] successes out of
 // trials[, j]). Spec fields: y and trials, n x q matrices.
 class BinomialColumns : public augp::Likelihood {
@@ -322,15 +336,7 @@ Rcpp::NumericMatrix hyper_block_chain_cpp(List spec, Eigen::MatrixXd X, Rcpp::Nu
                                           double jitter, int warmup, int iter, NumericVector seed) {
   try {
     const augp::KernelSpec sp = augp::kernel_spec_from_list(spec);
-    std::vector<augp::HyperPrior> pr;
-    for (int k = 0; k < prior.nrow(); ++k) {
-      augp::HyperPrior h;
-      h.family = static_cast<int>(prior(k, 0));
-      h.a = prior(k, 1);
-      h.b = prior(k, 2);
-      h.on_sd = prior(k, 3) != 0.0;
-      pr.push_back(h);
-    }
+    const std::vector<augp::HyperPrior> pr = hyper_priors_from(prior);
     augp::HyperBlock b(sp, pr, std::vector<int>{0}, X, jitter, 1, warmup);
     const Eigen::MatrixXd mu0 = Eigen::MatrixXd::Zero(X.rows(), 1);
     Eigen::MatrixXd f = mu0;
@@ -363,15 +369,7 @@ Rcpp::NumericVector hyper_log_target_cpp(List spec, Eigen::MatrixXd X, Rcpp::Num
                                          Eigen::MatrixXd mu0, double jitter, NumericVector theta) {
   try {
     const augp::KernelSpec sp = augp::kernel_spec_from_list(spec);
-    std::vector<augp::HyperPrior> pr;
-    for (int k = 0; k < prior.nrow(); ++k) {
-      augp::HyperPrior h;
-      h.family = static_cast<int>(prior(k, 0));
-      h.a = prior(k, 1);
-      h.b = prior(k, 2);
-      h.on_sd = prior(k, 3) != 0.0;
-      pr.push_back(h);
-    }
+    const std::vector<augp::HyperPrior> pr = hyper_priors_from(prior);
     std::vector<int> cols(kappa.cols());
     for (int j = 0; j < kappa.cols(); ++j) cols[j] = j;
     augp::HyperBlock b(sp, pr, cols, X, jitter, 1, 0);
