@@ -130,12 +130,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
     engine_fit_lik_params(std$x, spec, likelihood, kernel_std, method, control, seed, eng_mean0,
                           prior)
   } else {
-    # ARD as an alternative (augp_control(ard)) where the likelihood asks for it: exact
-    # variational fits of one shared kernel
-    ard <- if (is.null(inducing) && method == "vi" && is.null(col_scales) &&
-               lik_ard_auto(likelihood)) gaussian_ard_leaves(kernel)
-    run_engine(std$x, spec, kernel_std, method, control, seed, eng_mean0, inducing, prior = prior,
-               ard = ard)
+    run_engine(std$x, spec, kernel_std, method, control, seed, eng_mean0, inducing, prior = prior)
   }
   # (a sparse fit's jitter is relative to the prior variance: its engine says whether it rose)
   if (isTRUE(eng$jitter_increased) ||
@@ -409,13 +404,12 @@ design_matrix <- function(X) if (inherits(X, "augp_design")) as.matrix(X) else X
 # the engine is done; callers that go on fitting (engine_fit_lik_params()) check
 # their final fit instead.
 run_engine <- function(X, lik, kernel, method, control, seed, mean0, inducing = NULL,
-                       check = TRUE, prior = NULL, learn_lik = NULL, ard = NULL) {
+                       check = TRUE, prior = NULL, learn_lik = NULL) {
   args <- list(X = X, kernel = kernel, method = method, control = control, seed = seed,
-               mean0 = mean0, lik = lik, prior = prior, ard = ard)
+               mean0 = mean0, lik = lik, prior = prior)
   engine <- augp_engine
   if (!is.null(inducing)) {
     args$prior <- NULL
-    args$ard <- NULL
     engine <- augp_sparse_engine
     args$method <- NULL
     args$inducing <- inducing

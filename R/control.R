@@ -168,13 +168,12 @@
 #'   `hyper_maxit = 100` than with 30, in 2.2 s instead of 0.8 s).
 #' @param inducing_method Sparse GPs: `"kmeans"` or `"random"` placement of
 #'   the inducing points when `inducing` is a number.
-#' @param ard Regression with [gaussian_noise()] or multi-class
-#'   classification with [logistic_softmax()] on the exact GP, several
+#' @param ard Regression with [gaussian_noise()] on the exact GP, several
 #'   inputs: whether the kernel gets one lengthscale per input (automatic
 #'   relevance determination, ARD). It concerns the squared exponential and
 #'   Matern kernels (and such parts of a sum or product) whose lengthscale
-#'   was left at its default (`lengthscale = NULL`). For regression the search
-#'   first learns one lengthscale for all inputs (isotropic), then one per input starting
+#'   was left at its default (`lengthscale = NULL`). The search first learns
+#'   one lengthscale for all inputs (isotropic), then one per input starting
 #'   from that optimum, maximising the log marginal likelihood plus a
 #'   log-normal prior on each lengthscale centred at the isotropic value
 #'   (standard deviation 1 on the log scale), each at most twice the range of
@@ -183,21 +182,9 @@
 #'   predictive density is higher than the isotropic kernel's (both computed
 #'   in closed form on the smallest data level of the search, see Details).
 #'   `TRUE`: always ARD. `FALSE`: the kernel as given. `print()` and
-#'   `summary()` of the fit say what was chosen and why.
-#'   Multi-class classification with [logistic_softmax()] (exact fits with
-#'   `method = "vi"` of one shared kernel, class weights not learned) learns
-#'   the kernel with one lengthscale first, then one per input starting from
-#'   it (the same ELBO search and direct-ELBO ladder, no prior on the
-#'   lengthscales), and with `"auto"` keeps the ARD kernel
-#'   when its approximate leave-one-out log predictive density is higher: the
-#'   cavity of each point in the variational q(f) (its marginal with the
-#'   point's Gaussian site removed, as in expectation propagation), averaged
-#'   over the same fixed-seed normal draws as the direct ELBO. The ELBO itself
-#'   is not the criterion: on small sets (`MASS::fgl`, 150 rows, 9 inputs) it
-#'   rises with ARD while the predictions get worse. This costs a second search
-#'   (about twice the fit time). Other likelihoods, sparse GPs and kernels with
-#'   given lengthscales ignore it (give one lengthscale per input to ask for
-#'   ARD).
+#'   `summary()` of the fit say what was chosen and why. Other likelihoods,
+#'   sparse GPs and kernels with given lengthscales ignore it (give one
+#'   lengthscale per input to ask for ARD).
 #' @details Regression with [gaussian_noise()] on the exact GP learns the
 #'   kernel and the noise scale together by maximising the exact log marginal
 #'   likelihood (a quasi-Newton search with exact gradients, each evaluation

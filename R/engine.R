@@ -288,7 +288,7 @@ engine_percol_kernel <- function(kernel, q, ctl) {
   kernel
 }
 
-engine_vi <- function(X, lik, kernel, ctl, mean0, ard = NULL) {
+engine_vi <- function(X, lik, kernel, ctl, mean0) {
   q <- lik$q
   kernel <- engine_percol_kernel(kernel, q, ctl)
   jitter <- engine_find_jitter(kernel, X, ctl$jitter)
@@ -336,18 +336,6 @@ engine_vi <- function(X, lik, kernel, ctl, mean0, ard = NULL) {
   sec <- progress_section(if (learn) 0.9 else 0, 1, "variational updates", announce = TRUE)
   res <- engine_cavi_kernel(kernel, X, jitter, lik, mean0, state$kappa, state$omega,
                             as.integer(ctl$maxit), ctl$tol, ctl$threads)
-  ard_info <- NULL
-  if (learn && !is_kernel_list(kernel) && any(ard) && ncol(X) > 1 && !isFALSE(ctl$ard)) {
-    a <- engine_vi_ard(X, lik, kernel, ctl, mean0, jitter, ard, res)
-    ard_info <- a$info
-    if (ard_info$chosen) {
-      kernel <- a$kernel
-      res <- a$res
-      hl <- a$hl
-      hyper_converged <- a$hl$hyper_converged
-    }
-    hyper_evals <- hyper_evals + a$evals
-  }
   trace <- res$elbo
   if (learn && length(hl$path)) {
     # The search's improving ELBO values on the full data, then the final sweeps
@@ -363,84 +351,7 @@ engine_vi <- function(X, lik, kernel, ctl, mean0, ard = NULL) {
        alpha = engine_shape(res$alpha, q), omega = engine_shape(res$omega_q, q),
        kappa = engine_shape(res$kappa, q), kl = if (length(res$elbo)) res$kl else NA_real_,
        elbo = trace, converged = isTRUE(res$converged),
-       hyper_converged = hyper_converged, jitter = jitter, hyper_evals = hyper_evals,
-       ard = ard_info)
-}
-
-# The ARD alternative of a variational fit with a learned, shared kernel (`ard`: the
-# kernel leaves that get one lengthscale per input, gaussian_ard_leaves()): the search
-# (and the direct-ELBO ladder, if that is the objective) again from the learned
-# isotropic kernel with its lengthscales copied to every input, then CAVI to
-# convergence. With ctl$ard "auto" the ARD kernel is kept when its approximate
-# leave-one-out log predictive density (engine_cavity_loo()) beats the isotropic fit's
-# `res_iso`. ELBOs are not used for this choice: with d - 1 more kernel parameters the
-# ELBO (augmented or direct) rises on small data even where the ARD kernel predicts
-# worse (inputs switched off by lengthscales of thousands of standard deviations).
-# Returns list(kernel, res (the final CAVI result), hl (the search's record), evals,
-# info = list(mode, chosen, n, params, loo_iso, loo_ard)).
-engine_vi_ard <- function(X, lik, kernel, ctl, mean0, jitter, ard, res_iso) {
-  k_ard <- kernel_expand_ard(kernel, ncol(X), ard)
-  hl <- engine_hyper_learn(X, lik, k_ard, ctl, mean0, jitter, polish = ctl$hyper_polish)
-  k_ard <- hl$kernel
-  state <- hl$state
-  evals <- hl$evals
-  if (identical(ctl$hyper_objective, "direct")) {
-    dl <- engine_direct_ladder(X, lik, k_ard, ctl, mean0, jitter, state)
-    if (!identical(dl$kernel, k_ard)) hl$path <- numeric(0)
-    k_ard <- dl$kernel
-    state <- dl$state
-    evals <- evals + dl$evals
-  }
-  res <- engine_cavi_kernel(k_ard, X, jitter, lik, mean0, state$kappa, state$omega,
-                            as.integer(ctl$maxit), ctl$tol, ctl$threads)
-  q <- lik$q
-  loo <- function(r) {
-    if (!length(r$elbo)) return(-Inf)
-    engine_cavity_loo(lik, r$m, r$v, r$alpha, r$omega_q)
-  }
-  loo_iso <- loo(res_iso)
-  loo_ard <- loo(res)
-  chosen <- isTRUE(ctl$ard) || isTRUE(loo_ard > loo_iso)
-  list(kernel = k_ard, res = res, hl = hl, evals = evals,
-       info = list(mode = ctl$ard, chosen = chosen, n = nrow(X),
-                   params = length(engine_get_params(k_ard)) - length(engine_get_params(kernel)),
-                   loo_iso = loo_iso, loo_ard = loo_ard))
-}
-
-# The cavity marginals of engine_cavity_loo(): list(mean, var), n x q each.
-engine_cavity <- function(m, v, alpha, omega) {
-  m <- as.matrix(m)
-  v <- as.matrix(v)
-  omega <- as.matrix(omega)
-  kappa <- as.matrix(alpha) + omega * m
-  # (a site more precise than its marginal cannot occur; the floor only guards rounding)
-  vc <- 1 / pmax(1 / v - omega, 1e-12 / v)
-  list(mean = (m / v - kappa) * vc, var = vc)
-}
-
-# Approximate leave-one-out log predictive density of a variational fit with Gaussian
-# sites: q(f_k) = N(m_k, (K^-1 + W_k)^-1) is proportional to
-# p(f_k) prod_i exp(kappa_ik f_ik - omega_ik f_ik^2 / 2) with W_k = diag(omega_k) and
-# kappa_k = alpha_k + W_k m_k (from (K^-1 + W_k) m_k = K^-1 m0_k + kappa_k and
-# m_k - m0_k = K alpha_k), so removing point i's site from its marginal N(m_ik, v_ik)
-# leaves the cavity
-#   N(mc, vc),  1 / vc = 1 / v_ik - omega_ik,  mc = vc (m_ik / v_ik - kappa_ik),
-# and sum_i log E_cavity[p(y_i | f_i)] estimates the leave-one-out predictive density
-# (as in expectation propagation; the latent columns independent, as in q(f)). The
-# expectation is an average over S fixed-seed standard-normal rows (the direct ELBO's),
-# formed stably on the log scale. m, v, alpha, omega: n x q (or vectors for q = 1).
-engine_cavity_loo <- function(lik, m, v, alpha, omega, S = 1000L) {
-  cav <- engine_cavity(m, v, alpha, omega)
-  n <- nrow(cav$mean)
-  q <- ncol(cav$mean)
-  Z <- direct_elbo_normals(S, q)
-  F <- array(0, c(S, n, q))
-  for (j in seq_len(q)) {
-    F[, , j] <- outer(Z[, j], sqrt(cav$var[, j])) + rep(cav$mean[, j], each = S)
-  }
-  ll <- .lik_loglik_obs_cpp(lik, F)
-  top <- apply(ll, 2, max)
-  sum(top + log(colMeans(exp(sweep(ll, 2, top)))))
+       hyper_converged = hyper_converged, jitter = jitter, hyper_evals = hyper_evals)
 }
 
 # The direct ELBO of a variational q(f) with means m and marginal variances v (n x q)
@@ -666,8 +577,7 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
 # Fit the latent GP(s). `lik`: an engine likelihood list (type, q, data); without
 # it, the binomial-logistic likelihood of (y, trials). See the notes at the top.
 augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gibbs"),
-                        control = list(), seed = NULL, mean0 = 0, lik = NULL, prior = NULL,
-                        ard = NULL) {
+                        control = list(), seed = NULL, mean0 = 0, lik = NULL, prior = NULL) {
   method <- match.arg(method)
   X <- kernel_as_matrix(X, "X")
   n <- nrow(X)
@@ -681,10 +591,10 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
   own <- progress_begin(ctl$verbose, sprintf("augp engine: %s on %d observations", method, n))
   if (own) on.exit(progress_close(), add = TRUE)
   fit <- if (method == "vi" && ctl$restarts > 1) {
-    future_vi_restarts(function(k) engine_vi(X, lik, k, ctl, mean0, ard), kernel, ctl$restarts,
+    future_vi_restarts(function(k) engine_vi(X, lik, k, ctl, mean0), kernel, ctl$restarts,
                        new_seed(seed), ctl$parallel)
   } else if (method == "vi") {
-    engine_vi(X, lik, kernel, ctl, mean0, ard)
+    engine_vi(X, lik, kernel, ctl, mean0)
   } else {
     engine_gibbs(X, lik, kernel, ctl, seed, mean0, prior)
   }
@@ -698,7 +608,7 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
               hyper_evals = fit$hyper_evals, shared_hyper = !is_kernel_list(fit$kernel),
               theta = fit$theta, accept = fit$accept, chol_per_sweep = fit$chol_per_sweep,
               prior_table = fit$prior_table,
-              lik_draws = fit$lik_draws, lik_prior = fit$lik_prior, ard = fit$ard)
+              lik_draws = fit$lik_draws, lik_prior = fit$lik_prior)
   if (!is.null(fit$lik_draws)) out$lik <- fit$lik
   if (own) progress_finish()
   structure(out, class = "augp_engine")

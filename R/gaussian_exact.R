@@ -338,11 +338,11 @@ engine_fit_gaussian_exact <- function(X, spec, likelihood, kernel, method, contr
   engine_finish_at(vi, method, X, control, seed, mean0, prior, own)
 }
 
-# How print() and summary() describe the kernel search of a Gaussian exact fit, or the
-# ARD choice of a variational fit (engine_vi_ard()): NULL for other fits.
+# How print() and summary() describe the kernel search of a Gaussian exact fit: NULL
+# for other fits.
 kernel_search_label <- function(object) {
   eng <- object$engine
-  if (!isTRUE(eng$exact_gaussian)) return(vi_ard_label(eng$ard))
+  if (!isTRUE(eng$exact_gaussian)) return(NULL)
   a <- eng$ard
   ctl <- object$control
   what <- c(if (isTRUE(ctl$learn_hyper) && ctl$hyper_maxit > 0) "kernel",
@@ -363,18 +363,4 @@ kernel_search_label <- function(object) {
             if (d >= 0) "+" else "-", format(signif(abs(d), 2)), on)
   }
   sprintf("%s; %s; %s", how, kern, why)
-}
-
-# The ARD line of a variational fit from its record (engine_vi_ard(); NULL: none).
-vi_ard_label <- function(a) {
-  if (is.null(a)) return(NULL)
-  kern <- if (isTRUE(a$chosen)) "one lengthscale per input (ARD)" else "one lengthscale for all inputs"
-  why <- if (isTRUE(a$mode)) {
-    "ard = TRUE"
-  } else {
-    d <- a$loo_ard - a$loo_iso
-    sprintf("ARD's approximate leave-one-out log predictive density %s%s nats over one lengthscale's",
-            if (d >= 0) "+" else "-", format(signif(abs(d), 2)))
-  }
-  sprintf("Kernel: %s; %s", kern, why)
 }

@@ -220,11 +220,6 @@ lik_prior_mean.augp_logistic_softmax <- function(likelihood, resp) 0
 #' @export
 lik_hyper_objective.augp_logistic_softmax <- function(likelihood) "direct"
 
-# One lengthscale per input is an alternative chosen by leave-one-out (augp_control(ard)):
-# on small multi-class sets the ELBO alone prefers ARD kernels that predict worse.
-#' @export
-lik_ard_auto.augp_logistic_softmax <- function(likelihood) TRUE
-
 # P(y = k | f) = theta_k sigma(f_k) / sum_j theta_j sigma(f_j), with f_K = 0 in the
 # bijective version; the weights are the likelihood's (all 1 when NULL).
 #' @export

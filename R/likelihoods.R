@@ -154,19 +154,6 @@ lik_hyper_objective <- function(likelihood) UseMethod("lik_hyper_objective")
 #' @export
 lik_hyper_objective.augp_likelihood <- function(likelihood) "augmented"
 
-#' Whether exact variational fits consider ARD lengthscales
-#'
-#' `augp_control(ard)` for a likelihood's exact variational fits of one shared kernel:
-#' `TRUE` when such fits, after learning the kernel with one lengthscale, also learn
-#' one lengthscale per input and keep the kernel with the better approximate
-#' leave-one-out predictive density (engine_vi_ard() in R/engine.R). Gaussian regression
-#' has its own exact search (R/gaussian_exact.R); the default is FALSE.
-#' @noRd
-lik_ard_auto <- function(likelihood) UseMethod("lik_ard_auto")
-
-#' @export
-lik_ard_auto.augp_likelihood <- function(likelihood) FALSE
-
 check_likelihood <- function(likelihood, y) {
   if (is.null(likelihood)) {
     likelihood <- guess_likelihood(y)
