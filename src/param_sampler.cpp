@@ -2,6 +2,7 @@
 // param_sampler.h).
 #include "param_sampler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -13,6 +14,9 @@ namespace {
 const double kNegInf = -std::numeric_limits<double>::infinity();
 const double kLogSqrt2Pi = 0.91893853320467274178;
 const double kLogPi = 1.14472988584940017414;
+// passes of the joint scale move over its directions per sweep (each update costs a few
+// likelihood evaluations, O(n q))
+const int kJointCycles = 2;
 
 // The parameter element of a prior, checked against the likelihood.
 double& element(std::map<std::string, Eigen::MatrixXd>& p, const LikParamPrior& pr) {
@@ -123,6 +127,106 @@ void shift_location(Likelihood& lik, const std::vector<LikParamPrior>& priors, E
   for (std::size_t k = 0; k < loc.size(); ++k) element(p, *loc[k]) = x0[k] + d;
   lik.set_params(p);
   f.col(0).array() += d;
+}
+
+DirectionalSlice::DirectionalSlice(int d)
+    : U_(Eigen::MatrixXd::Identity(d, d)), w_(Eigen::VectorXd::Ones(d)),
+      mean_(Eigen::VectorXd::Zero(d)), m2_(Eigen::MatrixXd::Zero(d, d)) {}
+
+void DirectionalSlice::step(const std::function<double(const Eigen::VectorXd&)>& log_target,
+                            Eigen::VectorXd& x, Rng& rng, int warmup_it, int cycles) {
+  const int d = dim();
+  Eigen::VectorXd y(d);
+  for (int c = 0; c < cycles; ++c)
+    for (int k = 0; k < d; ++k) {
+      const Eigen::VectorXd u = U_.col(k);
+      auto along = [&](double s) {
+        y = x + s * u;
+        return log_target(y);
+      };
+      const double s = slice_update(along, 0.0, w_[k], rng);
+      if (s != 0.0) x += s * u;
+    }
+  if (warmup_it <= 0) return;
+  ++n_;
+  const Eigen::VectorXd delta = x - mean_;
+  mean_ += delta / static_cast<double>(n_);
+  m2_ += delta * (x - mean_).transpose();
+  if (warmup_it != next_) return;
+  next_ *= 2;
+  const double nn = static_cast<double>(n_);
+  const Eigen::MatrixXd cov = m2_ / (nn - 1.0);
+  const Eigen::MatrixXd sigma = nn / (nn + 5.0) * cov +
+                                5.0 / (nn + 5.0) * 1e-3 * Eigen::MatrixXd::Identity(d, d);
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(sigma);
+  if (es.info() != Eigen::Success || !es.eigenvalues().allFinite()) return;
+  U_ = es.eigenvectors();
+  for (int k = 0; k < d; ++k) w_[k] = 2.5 * std::sqrt(std::max(es.eigenvalues()[k], 1e-8));
+}
+
+JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
+                                  const std::vector<LikParamPrior>& priors) {
+  JointScaleIndex idx;
+  for (std::size_t g = 0; g < blocks.size(); ++g)
+    if (blocks[g].has_scale()) idx.blocks.push_back(static_cast<int>(g));
+  for (std::size_t k = 0; k < priors.size(); ++k)
+    if (priors[k].positive()) idx.params.push_back(static_cast<int>(k));
+  return idx;
+}
+
+void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
+                      std::vector<HyperBlock>& blocks, const JointScaleIndex& idx,
+                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, DirectionalSlice& sampler,
+                      Rng& rng, int warmup_it) {
+  const int nb = static_cast<int>(idx.blocks.size()), np = static_cast<int>(idx.params.size());
+  std::map<std::string, Eigen::MatrixXd> p = lik.params();
+  const std::map<std::string, Eigen::MatrixXd> p0 = p;
+  Eigen::VectorXd x(nb + np);
+  for (int b = 0; b < nb; ++b) x[b] = blocks[idx.blocks[b]].scale_theta();
+  for (int k = 0; k < np; ++k) x[nb + k] = std::log(element(p, priors[idx.params[k]]));
+  const Eigen::VectorXd x0 = x;
+  const Eigen::MatrixXd D = f - mu0;
+  Eigen::MatrixXd F = f;
+  // F at x: every block's columns of f - mu0 scaled by sqrt(v_b / v_b0)
+  auto latent_at = [&](const Eigen::VectorXd& y) {
+    for (int b = 0; b < nb; ++b) {
+      const double s = std::exp((y[b] - x0[b]) / 2.0);
+      for (int j : blocks[idx.blocks[b]].cols()) F.col(j) = mu0.col(j) + s * D.col(j);
+    }
+  };
+  auto log_target = [&](const Eigen::VectorXd& y) {
+    double lp = 0.0;
+    for (int b = 0; b < nb; ++b) lp += blocks[idx.blocks[b]].scale_log_prior(y[b]);
+    for (int k = 0; k < np; ++k) lp += lik_param_log_prior(priors[idx.params[k]], y[nb + k]);
+    if (!std::isfinite(lp)) return kNegInf;
+    for (int k = 0; k < np; ++k) {
+      const double v = std::exp(y[nb + k]);
+      if (!(v > 0 && std::isfinite(v))) return kNegInf;
+      element(p, priors[idx.params[k]]) = v;
+    }
+    try {
+      lik.set_params(p);
+    } catch (std::invalid_argument&) {
+      return kNegInf;
+    }
+    latent_at(y);
+    const double ll = lik.loglik(F);
+    return std::isfinite(ll) ? lp + ll : kNegInf;
+  };
+  sampler.step(log_target, x, rng, warmup_it, kJointCycles);
+  // the state at the accepted x (every evaluation overwrote the parameters and F)
+  if (x == x0) {
+    lik.set_params(p0);
+    return;
+  }
+  for (int k = 0; k < np; ++k) element(p, priors[idx.params[k]]) = std::exp(x[nb + k]);
+  lik.set_params(p);
+  latent_at(x);
+  for (int b = 0; b < nb; ++b) {
+    HyperBlock& blk = blocks[idx.blocks[b]];
+    blk.set_scale(x[b]);
+    for (int j : blk.cols()) f.col(j) = F.col(j);
+  }
 }
 
 std::vector<double> lik_param_values(const Likelihood& lik, const std::vector<LikParamPrior>& priors) {

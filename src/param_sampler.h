@@ -64,6 +64,61 @@ void shift_location(Likelihood& lik, const std::vector<LikParamPrior>& priors, E
 void sample_lik_params(Likelihood& lik, const std::vector<LikParamPrior>& priors,
                        const Eigen::MatrixXd& f, Rng& rng);
 
+// Slice sampling on R^d along a set of directions: one univariate slice update (stepping
+// out, then shrinkage) of s in x + s u_k for every direction u_k in turn, with width w_k.
+// Each leaves the target invariant (the restriction of a density to a line through x is
+// its conditional along that line), so the cycle does too. The directions start as the
+// coordinate axes with width 1. During warmup the draws' mean and covariance accumulate
+// (Welford), and at warmup iterations 50, 100, 200, 400, ... Sigma becomes their
+// covariance shrunk toward 1e-3 I (weights n / (n + 5) and 5 / (n + 5)); the directions
+// become its eigenvectors with widths 2.5 sqrt(eigenvalue), so that a ridge of the target
+// (two coordinates that trade off) is crossed along it in one update. Everything is frozen
+// after warmup, so the kept draws come from one fixed Markov kernel.
+class DirectionalSlice {
+ public:
+  DirectionalSlice() = default;
+  explicit DirectionalSlice(int d);
+  int dim() const { return static_cast<int>(w_.size()); }
+  // cycles passes over the directions from x; warmup_it: 1-based warmup iteration
+  // (adapts after the move) or 0 after warmup.
+  void step(const std::function<double(const Eigen::VectorXd&)>& log_target, Eigen::VectorXd& x,
+            Rng& rng, int warmup_it, int cycles);
+  const Eigen::MatrixXd& directions() const { return U_; }
+  const Eigen::VectorXd& widths() const { return w_; }
+
+ private:
+  Eigen::MatrixXd U_;
+  Eigen::VectorXd w_;
+  long n_ = 0;
+  Eigen::VectorXd mean_;
+  Eigen::MatrixXd m2_;
+  int next_ = 50;
+};
+
+// The kernel positions of a joint scale move: the blocks whose kernel has an overall
+// variance (HyperBlock::has_scale) and the positive elements of priors, in order.
+struct JointScaleIndex {
+  std::vector<int> blocks, params;
+  int dim() const { return static_cast<int>(blocks.size() + params.size()); }
+};
+JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
+                                  const std::vector<LikParamPrior>& priors);
+
+// The non-centred joint move of the kernels' variances and the likelihood's positive
+// parameters. For each block b in idx with variance v_b and columns J_b, f_j = mu0_j +
+// sqrt(v_b) g_j (j in J_b) with the whitened g (prior N(0, K_b / v_b), free of v_b) held
+// fixed; the coordinates x = (log v_b for b in idx.blocks, log p for p in idx.params)
+// move by sampler on
+//   log p(x | g, y) = sum_i loglik_obs(f(x))_i + sum_b log p(log v_b) + sum_p log p(log p)
+// (each log prior with the Jacobian of the log, as hyper_log_prior and
+// lik_param_log_prior), the auxiliaries integrated out. No factorisation: f - mu0 is
+// rescaled by sqrt(v'_b / v_b) and K_b and its factor by v'_b / v_b and its square root.
+// The likelihood keeps the new parameter values.
+void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
+                      std::vector<HyperBlock>& blocks, const JointScaleIndex& idx,
+                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, DirectionalSlice& sampler,
+                      Rng& rng, int warmup_it);
+
 // The current values of the elements in priors, in order.
 std::vector<double> lik_param_values(const Likelihood& lik, const std::vector<LikParamPrior>& priors);
 
