@@ -45,10 +45,11 @@ void GibbsChain::sample_params(std::vector<LikParamPrior> priors, double* out) {
 void GibbsChain::setup_joint() {
   joint_idx_ = JointScaleIndex();
   if (!own_lik_ || blocks_.empty()) return;
-  const JointScaleIndex idx = joint_scale_index(blocks_, lik_priors_);
-  if (idx.blocks.empty() || idx.params.empty()) return;
+  const JointScaleIndex idx = joint_scale_index(blocks_, lik_priors_, lik_->n_latent());
+  if (idx.dim() == 0) return;
   joint_idx_ = idx;
   joint_ = DirectionalSlice(idx.dim());
+  joint_apart_ = DirectionalSlice(idx.dim());
 }
 
 void GibbsChain::sample_hyper(std::vector<HyperBlock> blocks, double* theta_out) {
@@ -101,24 +102,36 @@ bool GibbsChain::sweep_hyper() {
   for (int g = 0; g < nb; ++g)
     if (!ok[g]) return false;
   // The non-centred moves, the auxiliaries integrated out. With sampled positive likelihood
-  // parameters (dispersion, maximal rate, noise scale, ...) and at least one kernel with an
-  // overall variance: the joint move of those variances and parameters with the whitened
-  // latent values fixed (joint_scale_move in param_sampler.h), which moves along the ridge
-  // where a larger variance and a smaller parameter give nearly the same likelihood.
+  // parameters (dispersion, maximal rate, noise scale, ...): the joint move of those
+  // parameters, the kernels' overall variances and (one latent column) the latent level,
+  // with the whitened latent values fixed (joint_scale_move in param_sampler.h). It moves
+  // along the ridges where a larger variance or a shifted level with another parameter
+  // value gives nearly the same likelihood (a maximal rate far above the counts trades off
+  // with the level of f, one near them with the variance).
   // Invariance: it is a Markov update of (f, theta, params) that leaves their marginal
-  // posterior p(f, theta, params | y) invariant. In the coordinates (g, log v, log params),
-  // f = mu0 + sqrt(v) g with g ~ N(0, K / v) a priori free of v, so the posterior given g
-  // is p(y | f(v, g), params) p(log v) p(log params) (the Jacobian of f -> g, v^(n/2), is
-  // what makes g's prior free of v; the log priors carry the Jacobians of the logs), and
-  // slice updates along fixed lines leave that conditional invariant. The auxiliaries of
-  // this sweep are stale after it, but nothing reads them before the next sweep draws them
-  // afresh from p(aux | f, params, y) (the parameters' slice given f, the location shift
-  // and the likelihood's own move use f and y alone): a partially collapsed Gibbs sampler
-  // (van Dyk and Park 2008) whose every step keeps p(f, theta, params | y) invariant, with
-  // the auxiliaries a temporary of the sweep. The directions adapt in warmup only.
+  // posterior p(f, theta, params | y) invariant. In the coordinates (h, c, log v, log
+  // params) with f = mu0 + sqrt(v) (h + c 1) (h, c: a fixed linear split of the whitened
+  // g, constant Jacobian), g ~ N(0, K / v) a priori free of v (the Jacobian of f -> g,
+  // v^(n/2), cancels the normalising constant of N(f; mu0, K)), so the posterior given h is
+  // p(y | f, params) p(log v) p(log params) N(h + c 1; 0, K / v) (the log priors carry the
+  // Jacobians of the logs), and slice updates along fixed lines leave that conditional
+  // invariant. The auxiliaries of this sweep are stale after it, but nothing reads them
+  // before the next sweep draws them afresh from p(aux | f, params, y) (the parameters'
+  // slice given f, the location shift and the likelihood's own move use f and y alone): a
+  // partially collapsed Gibbs sampler (van Dyk and Park 2008) whose every step keeps
+  // p(f, theta, params | y) invariant, the auxiliaries a temporary of the sweep. The
+  // directions adapt in warmup only.
+  // With the level (one column) the move runs twice, the level scaled with the variance and
+  // apart from it, each with its own adapted directions and stream.
   if (joint_idx_.dim() > 0) {
     Rng rs(rng_.next(), static_cast<std::uint64_t>(q + 2 * nb));
-    joint_scale_move(*own_lik_, lik_priors_, blocks_, joint_idx_, f_, mu0_, joint_, rs, warmup_it);
+    joint_scale_move(*own_lik_, lik_priors_, blocks_, joint_idx_, f_, mu0_, false, joint_, rs,
+                     warmup_it);
+    if (joint_idx_.shift) {
+      Rng ra(rng_.next(), static_cast<std::uint64_t>(q + 2 * nb + 1));
+      joint_scale_move(*own_lik_, lik_priors_, blocks_, joint_idx_, f_, mu0_, true, joint_apart_,
+                       ra, warmup_it);
+    }
     return true;
   }
   // otherwise interweaving moves on the kernels' scales alone, one block after another (the

@@ -16,7 +16,7 @@ const double kLogSqrt2Pi = 0.91893853320467274178;
 const double kLogPi = 1.14472988584940017414;
 // passes of the joint scale move over its directions per sweep (each update costs a few
 // likelihood evaluations, O(n q))
-const int kJointCycles = 2;
+const int kJointCycles = 4;
 
 // The parameter element of a prior, checked against the likelihood.
 double& element(std::map<std::string, Eigen::MatrixXd>& p, const LikParamPrior& pr) {
@@ -165,42 +165,73 @@ void DirectionalSlice::step(const std::function<double(const Eigen::VectorXd&)>&
 }
 
 JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
-                                  const std::vector<LikParamPrior>& priors) {
+                                  const std::vector<LikParamPrior>& priors, int n_latent) {
   JointScaleIndex idx;
-  for (std::size_t g = 0; g < blocks.size(); ++g)
-    if (blocks[g].has_scale()) idx.blocks.push_back(static_cast<int>(g));
   for (std::size_t k = 0; k < priors.size(); ++k)
     if (priors[k].positive()) idx.params.push_back(static_cast<int>(k));
+  if (idx.params.empty()) return JointScaleIndex();
+  for (std::size_t g = 0; g < blocks.size(); ++g)
+    if (blocks[g].has_scale()) idx.blocks.push_back(static_cast<int>(g));
+  idx.shift = n_latent == 1 && blocks.size() == 1;
+  if (idx.blocks.empty() && !idx.shift) return JointScaleIndex();
   return idx;
 }
 
 void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
                       std::vector<HyperBlock>& blocks, const JointScaleIndex& idx,
-                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, DirectionalSlice& sampler,
-                      Rng& rng, int warmup_it) {
+                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, bool level_apart,
+                      DirectionalSlice& sampler, Rng& rng, int warmup_it) {
   const int nb = static_cast<int>(idx.blocks.size()), np = static_cast<int>(idx.params.size());
+  const int ns = idx.shift ? 1 : 0, kp = nb + ns;  // kp: the first parameter coordinate
   std::map<std::string, Eigen::MatrixXd> p = lik.params();
   const std::map<std::string, Eigen::MatrixXd> p0 = p;
-  Eigen::VectorXd x(nb + np);
+  Eigen::VectorXd x(kp + np);
   for (int b = 0; b < nb; ++b) x[b] = blocks[idx.blocks[b]].scale_theta();
-  for (int k = 0; k < np; ++k) x[nb + k] = std::log(element(p, priors[idx.params[k]]));
-  const Eigen::VectorXd x0 = x;
+  for (int k = 0; k < np; ++k) x[kp + k] = std::log(element(p, priors[idx.params[k]]));
   const Eigen::MatrixXd D = f - mu0;
+  // one column: the level c = mean(f - mu0), and the Gaussian factor's a = u'u, b = u'z
+  // (u = L0^-1 1, z = L0^-1 (f - mu0))
+  double a = 0.0, b_lin = 0.0, c0 = 0.0;
+  if (ns) {
+    c0 = D.col(0).mean();
+    x[nb] = c0;
+    const auto tri = blocks[0].LK().triangularView<Eigen::Lower>();
+    const Eigen::VectorXd u = tri.solve(Eigen::VectorXd::Ones(f.rows()));
+    const Eigen::VectorXd z = tri.solve(D.col(0));
+    a = u.squaredNorm();
+    b_lin = u.dot(z);
+  }
+  const Eigen::VectorXd x0 = x;
   Eigen::MatrixXd F = f;
-  // F at x: every block's columns of f - mu0 scaled by sqrt(v_b / v_b0)
+  // the ratio sqrt(v / v0) of block b at y
+  auto ratio = [&](const Eigen::VectorXd& y, int b) { return std::exp((y[b] - x0[b]) / 2.0); };
+  // F at y: column j of block b = mu0_j + sqrt(v_b / v_b0) (f_j - mu0_j); with the level,
+  // mu0 + rl c 1 + r (f - mu0 - c0 1), r = sqrt(v / v0), rl = r (level scaled) or 1 (apart)
   auto latent_at = [&](const Eigen::VectorXd& y) {
+    if (ns) {
+      const double r = nb ? ratio(y, 0) : 1.0, rl = level_apart ? 1.0 : r;
+      F.col(0) = mu0.col(0) + r * D.col(0);
+      F.col(0).array() += rl * y[nb] - r * c0;
+      return;
+    }
     for (int b = 0; b < nb; ++b) {
-      const double s = std::exp((y[b] - x0[b]) / 2.0);
-      for (int j : blocks[idx.blocks[b]].cols()) F.col(j) = mu0.col(j) + s * D.col(j);
+      const double r = ratio(y, b);
+      for (int j : blocks[idx.blocks[b]].cols()) F.col(j) = mu0.col(j) + r * D.col(j);
     }
   };
   auto log_target = [&](const Eigen::VectorXd& y) {
     double lp = 0.0;
     for (int b = 0; b < nb; ++b) lp += blocks[idx.blocks[b]].scale_log_prior(y[b]);
-    for (int k = 0; k < np; ++k) lp += lik_param_log_prior(priors[idx.params[k]], y[nb + k]);
+    if (ns) {
+      // the whitened level's Gaussian factor (and the Jacobian r^-1 of the level apart)
+      const double r = nb ? ratio(y, 0) : 1.0, rl = level_apart ? 1.0 : r;
+      const double e = y[nb] * rl / r - c0;
+      lp -= 0.5 * (a * e * e + 2.0 * b_lin * e) + std::log(r / rl);
+    }
+    for (int k = 0; k < np; ++k) lp += lik_param_log_prior(priors[idx.params[k]], y[kp + k]);
     if (!std::isfinite(lp)) return kNegInf;
     for (int k = 0; k < np; ++k) {
-      const double v = std::exp(y[nb + k]);
+      const double v = std::exp(y[kp + k]);
       if (!(v > 0 && std::isfinite(v))) return kNegInf;
       element(p, priors[idx.params[k]]) = v;
     }
@@ -219,14 +250,11 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
     lik.set_params(p0);
     return;
   }
-  for (int k = 0; k < np; ++k) element(p, priors[idx.params[k]]) = std::exp(x[nb + k]);
+  for (int k = 0; k < np; ++k) element(p, priors[idx.params[k]]) = std::exp(x[kp + k]);
   lik.set_params(p);
   latent_at(x);
-  for (int b = 0; b < nb; ++b) {
-    HyperBlock& blk = blocks[idx.blocks[b]];
-    blk.set_scale(x[b]);
-    for (int j : blk.cols()) f.col(j) = F.col(j);
-  }
+  f = F;
+  for (int b = 0; b < nb; ++b) blocks[idx.blocks[b]].set_scale(x[b]);
 }
 
 std::vector<double> lik_param_values(const Likelihood& lik, const std::vector<LikParamPrior>& priors) {

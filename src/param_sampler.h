@@ -95,29 +95,50 @@ class DirectionalSlice {
   int next_ = 50;
 };
 
-// The kernel positions of a joint scale move: the blocks whose kernel has an overall
-// variance (HyperBlock::has_scale) and the positive elements of priors, in order.
+// The coordinates of a joint scale move: the blocks whose kernel has an overall variance
+// (HyperBlock::has_scale), whether the latent level moves too (shift: one latent column,
+// so one block), and the positive elements of priors, in order.
 struct JointScaleIndex {
   std::vector<int> blocks, params;
-  int dim() const { return static_cast<int>(blocks.size() + params.size()); }
+  bool shift = false;
+  int dim() const { return static_cast<int>(blocks.size() + params.size()) + (shift ? 1 : 0); }
 };
+// Empty (dim 0) unless priors has a positive element and there is a variance or a level
+// to move with it.
 JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
-                                  const std::vector<LikParamPrior>& priors);
+                                  const std::vector<LikParamPrior>& priors, int n_latent);
 
-// The non-centred joint move of the kernels' variances and the likelihood's positive
-// parameters. For each block b in idx with variance v_b and columns J_b, f_j = mu0_j +
-// sqrt(v_b) g_j (j in J_b) with the whitened g (prior N(0, K_b / v_b), free of v_b) held
-// fixed; the coordinates x = (log v_b for b in idx.blocks, log p for p in idx.params)
-// move by sampler on
-//   log p(x | g, y) = sum_i loglik_obs(f(x))_i + sum_b log p(log v_b) + sum_p log p(log p)
-// (each log prior with the Jacobian of the log, as hyper_log_prior and
-// lik_param_log_prior), the auxiliaries integrated out. No factorisation: f - mu0 is
-// rescaled by sqrt(v'_b / v_b) and K_b and its factor by v'_b / v_b and its square root.
-// The likelihood keeps the new parameter values.
+// The non-centred joint move of the kernels' variances, the latent level and the
+// likelihood's positive parameters, the auxiliaries integrated out. For each block b in
+// idx with variance v_b = exp(t_b) = s_b^2 and columns J_b, f_j = mu0_j + s_b g_j
+// (j in J_b), where the whitened g_j has the prior N(0, C_b), C_b = K_b / v_b, free of v_b.
+// With one latent column (idx.shift) the level moves too, in one of two coordinate
+// systems. Level apart (level_apart):
+//   f - mu0 = c 1 + s h,   c = mean(f - mu0),   h in {h : 1'h = 0}
+// (for each t a linear map of (c, h) with determinant s^(n-1) times a constant), in which
+// the prior density of (t, c, h) is p(t) N(c 1 + s h; 0, v C) s^(n-1)
+// = p(t) s^-1 N(h + (c / s) 1; 0, C) (times a constant). Level scaled: f - mu0 =
+// s ((c / s0) 1 + h) (s0 the current s, fixed during the move), determinant s^n, prior
+// density p(t) N(h + (c / s0) 1; 0, C), no factor s^-1. The coordinates
+// x = (t_b for b in idx.blocks, c when idx.shift, log p for p in idx.params) then have, given
+// h (given g without the level),
+//   log p(x | h, y) = loglik(f(x)) + sum_b log p(t_b) + sum_p log p(log p)
+//                     [ - log s - (h + (c / s) 1)' C^-1 (h + (c / s) 1) / 2   level apart ],
+//                     [ - (h + (c / s0) 1)' C^-1 (h + (c / s0) 1) / 2        level scaled ],
+// each log prior with the Jacobian of its log (hyper_log_prior, lik_param_log_prior). At
+// the current state (t0, c0), with w = f - mu0, L0 the factor of K0 = K(t0), r = s / s0,
+// u = L0^-1 1, z = L0^-1 w: f(x) = mu0 + rl c 1 + r (w - c0 1), and the quadratic form is
+// ||z + e u||^2 = const + a e^2 + 2 b e, e = c rl / r - c0, a = u'u, b = u'z, with rl = 1
+// (level apart) or r (level scaled). Level apart, the ridge of a maximal rate far above
+// the counts (log lambda + c nearly constant) is a line; level scaled, that of a maximal
+// rate near the largest counts (a larger variance with a smaller rate). sampler updates x by slice sampling along its directions; each
+// evaluation costs a likelihood evaluation, O(n q), after two triangular solves for a and
+// b (O(n^2), once per move), and no factorisation: K_b and its factor are rescaled by
+// v'_b / v_b and its square root. The likelihood keeps the new parameter values.
 void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
                       std::vector<HyperBlock>& blocks, const JointScaleIndex& idx,
-                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, DirectionalSlice& sampler,
-                      Rng& rng, int warmup_it);
+                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, bool level_apart,
+                      DirectionalSlice& sampler, Rng& rng, int warmup_it);
 
 // The current values of the elements in priors, in order.
 std::vector<double> lik_param_values(const Likelihood& lik, const std::vector<LikParamPrior>& priors);
