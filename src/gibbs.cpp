@@ -48,8 +48,7 @@ void GibbsChain::setup_joint() {
   const JointScaleIndex idx = joint_scale_index(blocks_, lik_priors_, lik_->n_latent());
   if (idx.dim() == 0) return;
   joint_idx_ = idx;
-  joint_ = DirectionalSlice(idx.dim());
-  joint_apart_ = DirectionalSlice(idx.dim());
+  for (DirectionalSlice& d : joint_) d = DirectionalSlice(idx.dim());
 }
 
 void GibbsChain::sample_hyper(std::vector<HyperBlock> blocks, double* theta_out) {
@@ -121,16 +120,19 @@ bool GibbsChain::sweep_hyper() {
   // partially collapsed Gibbs sampler (van Dyk and Park 2008) whose every step keeps
   // p(f, theta, params | y) invariant, the auxiliaries a temporary of the sweep. The
   // directions adapt in warmup only.
-  // With the level (one column) the move runs twice, the level scaled with the variance and
-  // apart from it, each with its own adapted directions and stream.
+  // With the level (one column) the move runs three times, the level scaled with the
+  // variance, apart from it and with the shape fixed in the units of f (centred), each with
+  // its own adapted directions and stream.
   if (joint_idx_.dim() > 0) {
     Rng rs(rng_.next(), static_cast<std::uint64_t>(q + 2 * nb));
-    joint_scale_move(*own_lik_, lik_priors_, blocks_, joint_idx_, f_, mu0_, false, joint_, rs,
-                     warmup_it);
+    joint_scale_move(*own_lik_, lik_priors_, blocks_, joint_idx_, f_, mu0_, kLevelScaled, joint_[0],
+                     rs, warmup_it);
     if (joint_idx_.shift) {
-      Rng ra(rng_.next(), static_cast<std::uint64_t>(q + 2 * nb + 1));
-      joint_scale_move(*own_lik_, lik_priors_, blocks_, joint_idx_, f_, mu0_, true, joint_apart_,
-                       ra, warmup_it);
+      for (int m = 1; m < 3; ++m) {
+        Rng ra(rng_.next(), static_cast<std::uint64_t>(q + 2 * nb + m));
+        joint_scale_move(*own_lik_, lik_priors_, blocks_, joint_idx_, f_, mu0_, m, joint_[m], ra,
+                         warmup_it);
+      }
     }
     return true;
   }

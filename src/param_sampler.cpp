@@ -179,7 +179,7 @@ JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
 
 void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
                       std::vector<HyperBlock>& blocks, const JointScaleIndex& idx,
-                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, bool level_apart,
+                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, int level,
                       DirectionalSlice& sampler, Rng& rng, int warmup_it) {
   const int nb = static_cast<int>(idx.blocks.size()), np = static_cast<int>(idx.params.size());
   const int ns = idx.shift ? 1 : 0, kp = nb + ns;  // kp: the first parameter coordinate
@@ -191,7 +191,8 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
   const Eigen::MatrixXd D = f - mu0;
   // one column: the level c = mean(f - mu0), and the Gaussian factor's a = u'u, b = u'z
   // (u = L0^-1 1, z = L0^-1 (f - mu0))
-  double a = 0.0, b_lin = 0.0, c0 = 0.0;
+  double a = 0.0, b_lin = 0.0, zz = 0.0, c0 = 0.0;
+  const bool apart = level == kLevelApart, centred = ns && level == kLevelCentred;
   if (ns) {
     c0 = D.col(0).mean();
     x[nb] = c0;
@@ -200,6 +201,7 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
     const Eigen::VectorXd z = tri.solve(D.col(0));
     a = u.squaredNorm();
     b_lin = u.dot(z);
+    zz = z.squaredNorm();
   }
   const Eigen::VectorXd x0 = x;
   Eigen::MatrixXd F = f;
@@ -208,8 +210,12 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
   // F at y: column j of block b = mu0_j + sqrt(v_b / v_b0) (f_j - mu0_j); with the level,
   // mu0 + rl c 1 + r (f - mu0 - c0 1), r = sqrt(v / v0), rl = r (level scaled) or 1 (apart)
   auto latent_at = [&](const Eigen::VectorXd& y) {
+    if (centred) {
+      F.col(0) = f.col(0).array() + (y[nb] - c0);
+      return;
+    }
     if (ns) {
-      const double r = nb ? ratio(y, 0) : 1.0, rl = level_apart ? 1.0 : r;
+      const double r = nb ? ratio(y, 0) : 1.0, rl = apart ? 1.0 : r;
       F.col(0) = mu0.col(0) + r * D.col(0);
       F.col(0).array() += rl * y[nb] - r * c0;
       return;
@@ -222,9 +228,14 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
   auto log_target = [&](const Eigen::VectorXd& y) {
     double lp = 0.0;
     for (int b = 0; b < nb; ++b) lp += blocks[idx.blocks[b]].scale_log_prior(y[b]);
-    if (ns) {
+    if (centred) {
+      // log N(f - mu0 + (c - c0) 1; 0, r^2 K0) up to a constant
+      const double dc = y[nb] - c0, lr2 = nb ? y[0] - x0[0] : 0.0;
+      lp -= 0.5 * (static_cast<double>(D.rows()) * lr2 +
+                   std::exp(-lr2) * (zz + 2.0 * b_lin * dc + a * dc * dc));
+    } else if (ns) {
       // the whitened level's Gaussian factor (and the Jacobian r^-1 of the level apart)
-      const double r = nb ? ratio(y, 0) : 1.0, rl = level_apart ? 1.0 : r;
+      const double r = nb ? ratio(y, 0) : 1.0, rl = apart ? 1.0 : r;
       const double e = y[nb] * rl / r - c0;
       lp -= 0.5 * (a * e * e + 2.0 * b_lin * e) + std::log(r / rl);
     }

@@ -98,6 +98,7 @@ class DirectionalSlice {
 // The coordinates of a joint scale move: the blocks whose kernel has an overall variance
 // (HyperBlock::has_scale), whether the latent level moves too (shift: one latent column,
 // so one block), and the positive elements of priors, in order.
+enum { kLevelScaled = 0, kLevelApart = 1, kLevelCentred = 2 };
 struct JointScaleIndex {
   std::vector<int> blocks, params;
   bool shift = false;
@@ -112,14 +113,18 @@ JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
 // likelihood's positive parameters, the auxiliaries integrated out. For each block b in
 // idx with variance v_b = exp(t_b) = s_b^2 and columns J_b, f_j = mu0_j + s_b g_j
 // (j in J_b), where the whitened g_j has the prior N(0, C_b), C_b = K_b / v_b, free of v_b.
-// With one latent column (idx.shift) the level moves too, in one of two coordinate
-// systems. Level apart (level_apart):
+// With one latent column (idx.shift) the level moves too, in one of three coordinate
+// systems (level). Level apart (kLevelApart):
 //   f - mu0 = c 1 + s h,   c = mean(f - mu0),   h in {h : 1'h = 0}
 // (for each t a linear map of (c, h) with determinant s^(n-1) times a constant), in which
 // the prior density of (t, c, h) is p(t) N(c 1 + s h; 0, v C) s^(n-1)
 // = p(t) s^-1 N(h + (c / s) 1; 0, C) (times a constant). Level scaled: f - mu0 =
 // s ((c / s0) 1 + h) (s0 the current s, fixed during the move), determinant s^n, prior
-// density p(t) N(h + (c / s0) 1; 0, C), no factor s^-1. The coordinates
+// density p(t) N(h + (c / s0) 1; 0, C), no factor s^-1 (kLevelScaled). Centred
+// (kLevelCentred): f - mu0 = c 1 + H with the shape H (1'H = 0) held fixed in the units of f,
+// a translation (unit Jacobian) in which the prior density is p(t) N(c 1 + H; 0, v C); the
+// variance then moves given the shape, f' = f + (c - c0) 1, and the Gaussian factor is
+// -(n/2) log(v / v0) - (v0 / v) ||z + (c - c0) u||^2 / 2 (z, u below). The coordinates
 // x = (t_b for b in idx.blocks, c when idx.shift, log p for p in idx.params) then have, given
 // h (given g without the level),
 //   log p(x | h, y) = loglik(f(x)) + sum_b log p(t_b) + sum_p log p(log p)
@@ -137,7 +142,7 @@ JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
 // v'_b / v_b and its square root. The likelihood keeps the new parameter values.
 void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
                       std::vector<HyperBlock>& blocks, const JointScaleIndex& idx,
-                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, bool level_apart,
+                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, int level,
                       DirectionalSlice& sampler, Rng& rng, int warmup_it);
 
 // The current values of the elements in priors, in order.
