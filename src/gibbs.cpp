@@ -103,30 +103,28 @@ bool GibbsChain::sweep_hyper() {
   // The non-centred moves, the auxiliaries integrated out. With sampled positive likelihood
   // parameters (dispersion, maximal rate, noise scale, ...): the joint move of those
   // parameters, the kernels' overall variances and (one latent column) the latent level,
-  // with the whitened latent values fixed (joint_scale_move in param_sampler.h). It moves
-  // along the ridges where a larger variance or a shifted level with another parameter
-  // value gives nearly the same likelihood (a maximal rate far above the counts trades off
-  // with the level of f, one near them with the variance).
-  // Invariance: it is a Markov update of (f, theta, params) that leaves their marginal
-  // posterior p(f, theta, params | y) invariant. In the coordinates (h, c, log v, log
-  // params) with f = mu0 + sqrt(v) (h + c 1) (h, c: a fixed linear split of the whitened
-  // g, constant Jacobian), g ~ N(0, K / v) a priori free of v (the Jacobian of f -> g,
-  // v^(n/2), cancels the normalising constant of N(f; mu0, K)), so the posterior given h is
-  // p(y | f, params) p(log v) p(log params) N(h + c 1; 0, K / v) (the log priors carry the
-  // Jacobians of the logs), and slice updates along fixed lines leave that conditional
-  // invariant. The auxiliaries of this sweep are stale after it, but nothing reads them
-  // before the next sweep draws them afresh from p(aux | f, params, y) (the parameters'
-  // slice given f, the location shift and the likelihood's own move use f and y alone): a
-  // partially collapsed Gibbs sampler (van Dyk and Park 2008) whose every step keeps
-  // p(f, theta, params | y) invariant, the auxiliaries a temporary of the sweep. The
-  // directions adapt in warmup only.
+  // the rest of the latent values held fixed (joint_scale_move in param_sampler.h). It
+  // moves along the ridges where a larger variance or a shifted level with another
+  // parameter value gives nearly the same likelihood (a maximal rate far above the counts
+  // trades off with the level of f, one near them with the variance).
+  // Invariance: each run of it is a Markov update of (f, theta, params) that leaves their
+  // marginal posterior p(f, theta, params | y) invariant. It changes coordinates, (f, t,
+  // log params) -> (x, fixed part) with x = (t, level, log params), by a map whose Jacobian
+  // the target includes (for the whitened f, the factor v^(n/2) cancels the normaliser of
+  // N(f; mu0, K); the log priors carry the Jacobians of the logs), and updates x by slice
+  // sampling along fixed lines, which leaves its conditional given the fixed part invariant.
+  // The auxiliaries of this sweep are stale after it, but nothing reads them before the next
+  // sweep draws them afresh from p(aux | f, params, y) (the parameters' slice given f, the
+  // location shift and the likelihood's own move use f and y alone): a partially collapsed
+  // Gibbs sampler (van Dyk and Park 2008) whose every step keeps p(f, theta, params | y)
+  // invariant, the auxiliaries a temporary of the sweep. The directions adapt in warmup only.
   // With the level (one column) the move runs three times, the level scaled with the
   // variance, apart from it and with the shape fixed in the units of f (centred), each with
   // its own adapted directions and stream.
   if (joint_idx_.dim() > 0) {
     Rng rs(rng_.next(), static_cast<std::uint64_t>(q + 2 * nb));
-    joint_scale_move(*own_lik_, lik_priors_, blocks_, joint_idx_, f_, mu0_, kLevelScaled, joint_[0],
-                     rs, warmup_it);
+    joint_scale_move(*own_lik_, lik_priors_, blocks_, joint_idx_, f_, mu0_, kLevelScaled,
+                     joint_[kLevelScaled], rs, warmup_it);
     if (joint_idx_.shift) {
       for (int m = 1; m < 3; ++m) {
         Rng ra(rng_.next(), static_cast<std::uint64_t>(q + 2 * nb + m));

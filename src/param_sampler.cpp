@@ -188,17 +188,17 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
   Eigen::VectorXd x(kp + np);
   for (int b = 0; b < nb; ++b) x[b] = blocks[idx.blocks[b]].scale_theta();
   for (int k = 0; k < np; ++k) x[kp + k] = std::log(element(p, priors[idx.params[k]]));
-  const Eigen::MatrixXd D = f - mu0;
+  const Eigen::MatrixXd W = f - mu0;
   // one column: the level c = mean(f - mu0), and the Gaussian factor's a = u'u, b = u'z
   // (u = L0^-1 1, z = L0^-1 (f - mu0))
   double a = 0.0, b_lin = 0.0, zz = 0.0, c0 = 0.0;
   const bool apart = level == kLevelApart, centred = ns && level == kLevelCentred;
   if (ns) {
-    c0 = D.col(0).mean();
+    c0 = W.col(0).mean();
     x[nb] = c0;
     const auto tri = blocks[0].LK().triangularView<Eigen::Lower>();
     const Eigen::VectorXd u = tri.solve(Eigen::VectorXd::Ones(f.rows()));
-    const Eigen::VectorXd z = tri.solve(D.col(0));
+    const Eigen::VectorXd z = tri.solve(W.col(0));
     a = u.squaredNorm();
     b_lin = u.dot(z);
     zz = z.squaredNorm();
@@ -216,13 +216,13 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
     }
     if (ns) {
       const double r = nb ? ratio(y, 0) : 1.0, rl = apart ? 1.0 : r;
-      F.col(0) = mu0.col(0) + r * D.col(0);
+      F.col(0) = mu0.col(0) + r * W.col(0);
       F.col(0).array() += rl * y[nb] - r * c0;
       return;
     }
     for (int b = 0; b < nb; ++b) {
       const double r = ratio(y, b);
-      for (int j : blocks[idx.blocks[b]].cols()) F.col(j) = mu0.col(j) + r * D.col(j);
+      for (int j : blocks[idx.blocks[b]].cols()) F.col(j) = mu0.col(j) + r * W.col(j);
     }
   };
   auto log_target = [&](const Eigen::VectorXd& y) {
@@ -231,7 +231,7 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
     if (centred) {
       // log N(f - mu0 + (c - c0) 1; 0, r^2 K0) up to a constant
       const double dc = y[nb] - c0, lr2 = nb ? y[0] - x0[0] : 0.0;
-      lp -= 0.5 * (static_cast<double>(D.rows()) * lr2 +
+      lp -= 0.5 * (static_cast<double>(W.rows()) * lr2 +
                    std::exp(-lr2) * (zz + 2.0 * b_lin * dc + a * dc * dc));
     } else if (ns) {
       // the whitened level's Gaussian factor (and the Jacobian r^-1 of the level apart)

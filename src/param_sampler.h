@@ -98,7 +98,6 @@ class DirectionalSlice {
 // The coordinates of a joint scale move: the blocks whose kernel has an overall variance
 // (HyperBlock::has_scale), whether the latent level moves too (shift: one latent column,
 // so one block), and the positive elements of priors, in order.
-enum { kLevelScaled = 0, kLevelApart = 1, kLevelCentred = 2 };
 struct JointScaleIndex {
   std::vector<int> blocks, params;
   bool shift = false;
@@ -109,36 +108,39 @@ struct JointScaleIndex {
 JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
                                   const std::vector<LikParamPrior>& priors, int n_latent);
 
-// The non-centred joint move of the kernels' variances, the latent level and the
-// likelihood's positive parameters, the auxiliaries integrated out. For each block b in
-// idx with variance v_b = exp(t_b) = s_b^2 and columns J_b, f_j = mu0_j + s_b g_j
-// (j in J_b), where the whitened g_j has the prior N(0, C_b), C_b = K_b / v_b, free of v_b.
-// With one latent column (idx.shift) the level moves too, in one of three coordinate
-// systems (level). Level apart (kLevelApart):
-//   f - mu0 = c 1 + s h,   c = mean(f - mu0),   h in {h : 1'h = 0}
-// (for each t a linear map of (c, h) with determinant s^(n-1) times a constant), in which
-// the prior density of (t, c, h) is p(t) N(c 1 + s h; 0, v C) s^(n-1)
-// = p(t) s^-1 N(h + (c / s) 1; 0, C) (times a constant). Level scaled: f - mu0 =
-// s ((c / s0) 1 + h) (s0 the current s, fixed during the move), determinant s^n, prior
-// density p(t) N(h + (c / s0) 1; 0, C), no factor s^-1 (kLevelScaled). Centred
-// (kLevelCentred): f - mu0 = c 1 + H with the shape H (1'H = 0) held fixed in the units of f,
-// a translation (unit Jacobian) in which the prior density is p(t) N(c 1 + H; 0, v C); the
-// variance then moves given the shape, f' = f + (c - c0) 1, and the Gaussian factor is
-// -(n/2) log(v / v0) - (v0 / v) ||z + (c - c0) u||^2 / 2 (z, u below). The coordinates
-// x = (t_b for b in idx.blocks, c when idx.shift, log p for p in idx.params) then have, given
-// h (given g without the level),
-//   log p(x | h, y) = loglik(f(x)) + sum_b log p(t_b) + sum_p log p(log p)
-//                     [ - log s - (h + (c / s) 1)' C^-1 (h + (c / s) 1) / 2   level apart ],
-//                     [ - (h + (c / s0) 1)' C^-1 (h + (c / s0) 1) / 2        level scaled ],
-// each log prior with the Jacobian of its log (hyper_log_prior, lik_param_log_prior). At
-// the current state (t0, c0), with w = f - mu0, L0 the factor of K0 = K(t0), r = s / s0,
-// u = L0^-1 1, z = L0^-1 w: f(x) = mu0 + rl c 1 + r (w - c0 1), and the quadratic form is
-// ||z + e u||^2 = const + a e^2 + 2 b e, e = c rl / r - c0, a = u'u, b = u'z, with rl = 1
-// (level apart) or r (level scaled). Level apart, the ridge of a maximal rate far above
-// the counts (log lambda + c nearly constant) is a line; level scaled, that of a maximal
-// rate near the largest counts (a larger variance with a smaller rate). sampler updates x by slice sampling along its directions; each
-// evaluation costs a likelihood evaluation, O(n q), after two triangular solves for a and
-// b (O(n^2), once per move), and no factorisation: K_b and its factor are rescaled by
+// The coordinate systems of the level in joint_scale_move.
+enum { kLevelScaled = 0, kLevelApart = 1, kLevelCentred = 2 };
+
+// The joint move of the kernels' variances, the latent level and the likelihood's positive
+// parameters, the auxiliaries integrated out. The coordinates
+//   x = (t_b = log v_b for b in idx.blocks, c when idx.shift, log p for p in idx.params)
+// move given the rest of the latent values, which are held fixed in one of the systems
+// below; in each, the map from x and the fixed part to (f, theta, params) has a Jacobian
+// that is accounted for, so the density of x given the fixed part is the posterior times
+// it, and slice updates along lines (sampler) leave it invariant. Each log prior carries
+// the Jacobian of its log (hyper_log_prior, lik_param_log_prior). Write s_b = sqrt(v_b),
+// C_b = K_b / v_b (free of v_b: the jitter scales with v_b), w = f - mu0, and, at the
+// current state (t0, c0 = mean(w)), r = s / s0, L0 the factor of K0 = K(t0), u = L0^-1 1,
+// z = L0^-1 w, a = u'u, b = u'z.
+// * Without the level (several columns), and level scaled (kLevelScaled): the whitened
+//   g = w / s is fixed (g ~ N(0, C) a priori, free of v: the Jacobian s^n cancels the
+//   normaliser of N(f; mu0, v C)); with the level, g = (c / s0) 1 + h with h fixed.
+//   f(x) = mu0 + r (w + (c - c0) 1), and the density adds -(a e^2 + 2 b e) / 2, e = c - c0
+//   (the quadratic form of N(h + (c / s0) 1; 0, C) up to a constant).
+// * Level apart (kLevelApart): w = c 1 + s h with h (1'h = 0) fixed; for each t the map
+//   (c, h) -> f has determinant s^(n-1) (times a constant), so the prior density of
+//   (t, c, h) is p(t) s^-1 N(h + (c / s) 1; 0, C). f(x) = mu0 + c 1 + r (w - c0 1), and the
+//   density adds -log r - (a e^2 + 2 b e) / 2, e = c / r - c0.
+// * Centred (kLevelCentred): w = c 1 + H with the shape H (1'H = 0) fixed in the units of
+//   f (a translation, unit Jacobian; t does not enter the map). f(x) = f + (c - c0) 1, and
+//   the density adds log N(w + (c - c0) 1; 0, (v / v0) K0) = const - (n / 2) log(v / v0)
+//   - (v0 / v) ||z + (c - c0) u||^2 / 2.
+// Level apart, the ridge of a maximal rate far above the counts (log lambda + c nearly
+// constant) is a line; level scaled, that of a maximal rate near the largest counts (a
+// larger variance with a smaller rate); centred, the variance moves with the level while
+// the shape stays. The target at x is loglik(f(x)) plus the log priors and the term above.
+// Each evaluation costs one likelihood evaluation, O(n q), after two triangular solves
+// (O(n^2), once per move), and no factorisation: K_b and its factor are rescaled by
 // v'_b / v_b and its square root. The likelihood keeps the new parameter values.
 void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
                       std::vector<HyperBlock>& blocks, const JointScaleIndex& idx,
