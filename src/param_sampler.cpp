@@ -162,6 +162,10 @@ void DirectionalSlice::step(const std::function<double(const Eigen::VectorXd&)>&
   if (es.info() != Eigen::Success || !es.eigenvalues().allFinite()) return;
   U_ = es.eigenvectors();
   for (int k = 0; k < d; ++k) w_[k] = 2.5 * std::sqrt(std::max(es.eigenvalues()[k], 1e-8));
+  max_corr_ = 0.0;
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < i; ++j)
+      max_corr_ = std::max(max_corr_, std::abs(cov(i, j)) / std::sqrt(cov(i, i) * cov(j, j) + 1e-300));
 }
 
 JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
@@ -255,7 +259,7 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
     const double ll = lik.loglik(F);
     return std::isfinite(ll) ? lp + ll : kNegInf;
   };
-  sampler.step(log_target, x, rng, warmup_it, kJointCycles);
+  sampler.step(log_target, x, rng, warmup_it, sampler.cycles(kJointCycles));
   // the state at the accepted x (every evaluation overwrote the parameters and F)
   if (x == x0) {
     lik.set_params(p0);

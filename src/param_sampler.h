@@ -85,6 +85,13 @@ class DirectionalSlice {
             Rng& rng, int warmup_it, int cycles);
   const Eigen::MatrixXd& directions() const { return U_; }
   const Eigen::VectorXd& widths() const { return w_; }
+  // Passes per update: `full` while the draws so far show a ridge (some pair of
+  // coordinates with |correlation| >= kRidgeCorr at the last adaptation; before the first
+  // adaptation too), one pass otherwise: there the lines are close to the coordinate axes,
+  // and further passes add cost without moving along anything the other updates miss. The
+  // last adaptation is in warmup, so the kept draws come from one Markov kernel.
+  static constexpr double kRidgeCorr = 0.8;
+  int cycles(int full) const { return max_corr_ >= kRidgeCorr ? full : 1; }
 
  private:
   Eigen::MatrixXd U_;
@@ -92,6 +99,7 @@ class DirectionalSlice {
   long n_ = 0;
   Eigen::VectorXd mean_;
   Eigen::MatrixXd m2_;
+  double max_corr_ = 1.0;
   int next_ = 50;
 };
 
