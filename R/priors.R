@@ -35,6 +35,10 @@ new_prior_dist <- function(family, a = 0, b = 1) {
 #' `prior_normal()` or `prior_student_t()`. Their draws appear in
 #' [hyper_draws()], `as_draws_*()` and `summary()`, and predictions use each
 #' draw's values.
+#' Positive ones also move jointly with the kernel's overall variance and,
+#' with one latent function, its mean level, the whitened latent values held
+#' fixed: a move along their trade-offs, such as a larger GP variance with a
+#' smaller maximal rate of [poisson_logistic()].
 #'
 #' @section Defaults: The defaults follow those of `brms::gp()`, so that the
 #'   same model can be fitted with both:

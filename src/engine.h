@@ -152,6 +152,11 @@ class GibbsChain {
   double* theta_out_ = nullptr;
   std::shared_ptr<const MoveReference> ref_;
   bool sweep_hyper();
+  // the joint move of the kernels' variances and the likelihood's positive parameters
+  // (joint_scale_move; dim 0 when it does not apply)
+  JointScaleIndex joint_idx_;
+  DirectionalSlice joint_[3];  // per level coordinate system (kLevelScaled, ...)
+  void setup_joint();
   // The current lower Cholesky factors of the blocks' kernel matrices, as the
   // likelihood's gibbs_move takes them.
   KernelSet hyper_factors() const;

@@ -1,9 +1,11 @@
 // The Gibbs sampler for augmented GP models: alternate
 //   aux | f  (the likelihood's sample_aux)   and   f | aux ~ N(m, S)  (the shared Gaussian step),
 // or, with the kernel hyperparameters sampled, aux | f and then (theta, f) | aux per
-// hyperparameter block (hyper_sampler.h). For a likelihood with sequential_columns() the
-// latent columns (or their blocks) are updated one after another, each from auxiliaries
-// drawn given the columns updated before it.
+// hyperparameter block (hyper_sampler.h), then the non-centred move of the kernels'
+// variances (jointly with the likelihood's positive parameters when they are sampled).
+// For a likelihood with sequential_columns() the latent columns (or their blocks) are
+// updated one after another, each from auxiliaries drawn given the columns updated
+// before it.
 #include <cstdint>
 #include <utility>
 #include <stdexcept>
@@ -37,6 +39,16 @@ void GibbsChain::sample_params(std::vector<LikParamPrior> priors, double* out) {
   lik_param_values(*own_lik_, priors);  // checks every name and index
   lik_priors_ = std::move(priors);
   param_out_ = out;
+  setup_joint();
+}
+
+void GibbsChain::setup_joint() {
+  joint_idx_ = JointScaleIndex();
+  if (!own_lik_ || blocks_.empty()) return;
+  const JointScaleIndex idx = joint_scale_index(blocks_, lik_priors_, lik_->n_latent());
+  if (idx.dim() == 0) return;
+  joint_idx_ = idx;
+  for (DirectionalSlice& d : joint_) d = DirectionalSlice(idx.dim());
 }
 
 void GibbsChain::sample_hyper(std::vector<HyperBlock> blocks, double* theta_out) {
@@ -55,6 +67,7 @@ void GibbsChain::sample_hyper(std::vector<HyperBlock> blocks, double* theta_out)
                                     "hyperparameters need one kernel per latent column");
   blocks_ = std::move(blocks);
   theta_out_ = theta_out;
+  setup_joint();
 }
 
 // (theta, f) | aux for every block. Random numbers: one seed per block, then one per
@@ -87,8 +100,42 @@ bool GibbsChain::sweep_hyper() {
   }
   for (int g = 0; g < nb; ++g)
     if (!ok[g]) return false;
-  // interweaving moves on the kernels' scales, one block after another (the likelihood
-  // couples the columns), each on a stream of its own
+  // The non-centred moves, the auxiliaries integrated out. With sampled positive likelihood
+  // parameters (dispersion, maximal rate, noise scale, ...): the joint move of those
+  // parameters, the kernels' overall variances and (one latent column) the latent level,
+  // the rest of the latent values held fixed (joint_scale_move in param_sampler.h). It
+  // moves along the ridges where a larger variance or a shifted level with another
+  // parameter value gives nearly the same likelihood (a maximal rate far above the counts
+  // trades off with the level of f, one near them with the variance).
+  // Invariance: each run of it is a Markov update of (f, theta, params) that leaves their
+  // marginal posterior p(f, theta, params | y) invariant. It changes coordinates, (f, t,
+  // log params) -> (x, fixed part) with x = (t, level, log params), by a map whose Jacobian
+  // the target includes (for the whitened f, the factor v^(n/2) cancels the normaliser of
+  // N(f; mu0, K); the log priors carry the Jacobians of the logs), and updates x by slice
+  // sampling along fixed lines, which leaves its conditional given the fixed part invariant.
+  // The auxiliaries of this sweep are stale after it, but nothing reads them before the next
+  // sweep draws them afresh from p(aux | f, params, y) (the parameters' slice given f, the
+  // location shift and the likelihood's own move use f and y alone): a partially collapsed
+  // Gibbs sampler (van Dyk and Park 2008) whose every step keeps p(f, theta, params | y)
+  // invariant, the auxiliaries a temporary of the sweep. The directions adapt in warmup only.
+  // With the level (one column) the move runs three times, the level scaled with the
+  // variance, apart from it and with the shape fixed in the units of f (centred), each with
+  // its own adapted directions and stream.
+  if (joint_idx_.dim() > 0) {
+    Rng rs(rng_.next(), static_cast<std::uint64_t>(q + 2 * nb));
+    joint_scale_move(*own_lik_, lik_priors_, blocks_, joint_idx_, f_, mu0_, kLevelScaled,
+                     joint_[kLevelScaled], rs, warmup_it);
+    if (joint_idx_.shift) {
+      for (int m = 1; m < 3; ++m) {
+        Rng ra(rng_.next(), static_cast<std::uint64_t>(q + 2 * nb + m));
+        joint_scale_move(*own_lik_, lik_priors_, blocks_, joint_idx_, f_, mu0_, m, joint_[m], ra,
+                         warmup_it);
+      }
+    }
+    return true;
+  }
+  // otherwise interweaving moves on the kernels' scales alone, one block after another (the
+  // likelihood couples the columns), each on a stream of its own
   for (int g = 0; g < nb; ++g) {
     if (!blocks_[g].has_scale()) continue;
     Rng rs(rng_.next(), static_cast<std::uint64_t>(q + nb + g));

@@ -579,7 +579,12 @@ void HyperBlock::scale_move(const Likelihood& lik, Eigen::MatrixXd& f, const Eig
   const double s = std::exp((t1 - t0) / 2.0);
   for (std::size_t k = 0; k < cols_.size(); ++k)
     f.col(cols_[k]) = mu0.col(cols_[k]) + s * std::exp(t0 / 2.0) * G.col(k);
-  spec_.theta[scale_index_] = t1;
+  set_scale(t1);
+}
+
+void HyperBlock::set_scale(double t) {
+  const double s = std::exp((t - spec_.theta[scale_index_]) / 2.0);
+  spec_.theta[scale_index_] = t;
   // K = v (C + jitter I) scales with v as a whole, and so does its factor
   const long n_k = K_.rows();
   for (long j = 0; j < n_k; ++j) {

@@ -147,6 +147,12 @@ class HyperBlock {
   void scale_move(const class Likelihood& lik, Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0,
                   Rng& rng);
   bool has_scale() const { return scale_index_ >= 0; }
+  // The log variance t = log v that scales the whole kernel (has_scale() only), its log
+  // prior (with the Jacobian, as hyper_log_prior), and setting it: K and its factor are
+  // rescaled by v' / v and sqrt(v' / v) (no factorisation); f is the caller's to rescale.
+  double scale_theta() const { return spec_.theta[scale_index_]; }
+  double scale_log_prior(double t) const { return hyper_log_prior(priors_[scale_index_], t); }
+  void set_scale(double t);
 
   // Cholesky factorisations of n x n matrices (B or K) made by step() so far.
   long factorisations() const { return n_chol_; }

@@ -2,6 +2,7 @@
 // param_sampler.h).
 #include "param_sampler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -13,6 +14,9 @@ namespace {
 const double kNegInf = -std::numeric_limits<double>::infinity();
 const double kLogSqrt2Pi = 0.91893853320467274178;
 const double kLogPi = 1.14472988584940017414;
+// passes of the joint scale move over its directions per sweep (each update costs a few
+// likelihood evaluations, O(n q))
+const int kJointCycles = 4;
 
 // The parameter element of a prior, checked against the likelihood.
 double& element(std::map<std::string, Eigen::MatrixXd>& p, const LikParamPrior& pr) {
@@ -123,6 +127,149 @@ void shift_location(Likelihood& lik, const std::vector<LikParamPrior>& priors, E
   for (std::size_t k = 0; k < loc.size(); ++k) element(p, *loc[k]) = x0[k] + d;
   lik.set_params(p);
   f.col(0).array() += d;
+}
+
+DirectionalSlice::DirectionalSlice(int d)
+    : U_(Eigen::MatrixXd::Identity(d, d)), w_(Eigen::VectorXd::Ones(d)),
+      mean_(Eigen::VectorXd::Zero(d)), m2_(Eigen::MatrixXd::Zero(d, d)) {}
+
+void DirectionalSlice::step(const std::function<double(const Eigen::VectorXd&)>& log_target,
+                            Eigen::VectorXd& x, Rng& rng, int warmup_it, int cycles) {
+  const int d = dim();
+  Eigen::VectorXd y(d);
+  for (int c = 0; c < cycles; ++c)
+    for (int k = 0; k < d; ++k) {
+      const Eigen::VectorXd u = U_.col(k);
+      auto along = [&](double s) {
+        y = x + s * u;
+        return log_target(y);
+      };
+      const double s = slice_update(along, 0.0, w_[k], rng);
+      if (s != 0.0) x += s * u;
+    }
+  if (warmup_it <= 0) return;
+  ++n_;
+  const Eigen::VectorXd delta = x - mean_;
+  mean_ += delta / static_cast<double>(n_);
+  m2_ += delta * (x - mean_).transpose();
+  if (warmup_it != next_) return;
+  next_ *= 2;
+  const double nn = static_cast<double>(n_);
+  const Eigen::MatrixXd cov = m2_ / (nn - 1.0);
+  const Eigen::MatrixXd sigma = nn / (nn + 5.0) * cov +
+                                5.0 / (nn + 5.0) * 1e-3 * Eigen::MatrixXd::Identity(d, d);
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(sigma);
+  if (es.info() != Eigen::Success || !es.eigenvalues().allFinite()) return;
+  U_ = es.eigenvectors();
+  for (int k = 0; k < d; ++k) w_[k] = 2.5 * std::sqrt(std::max(es.eigenvalues()[k], 1e-8));
+  max_corr_ = 0.0;
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < i; ++j)
+      max_corr_ = std::max(max_corr_, std::abs(cov(i, j)) / std::sqrt(cov(i, i) * cov(j, j) + 1e-300));
+}
+
+JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
+                                  const std::vector<LikParamPrior>& priors, int n_latent) {
+  JointScaleIndex idx;
+  for (std::size_t k = 0; k < priors.size(); ++k)
+    if (priors[k].positive()) idx.params.push_back(static_cast<int>(k));
+  if (idx.params.empty()) return JointScaleIndex();
+  for (std::size_t g = 0; g < blocks.size(); ++g)
+    if (blocks[g].has_scale()) idx.blocks.push_back(static_cast<int>(g));
+  idx.shift = n_latent == 1 && blocks.size() == 1;
+  if (idx.blocks.empty() && !idx.shift) return JointScaleIndex();
+  return idx;
+}
+
+void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
+                      std::vector<HyperBlock>& blocks, const JointScaleIndex& idx,
+                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, int level,
+                      DirectionalSlice& sampler, Rng& rng, int warmup_it) {
+  const int nb = static_cast<int>(idx.blocks.size()), np = static_cast<int>(idx.params.size());
+  const int ns = idx.shift ? 1 : 0, kp = nb + ns;  // kp: the first parameter coordinate
+  std::map<std::string, Eigen::MatrixXd> p = lik.params();
+  const std::map<std::string, Eigen::MatrixXd> p0 = p;
+  Eigen::VectorXd x(kp + np);
+  for (int b = 0; b < nb; ++b) x[b] = blocks[idx.blocks[b]].scale_theta();
+  for (int k = 0; k < np; ++k) x[kp + k] = std::log(element(p, priors[idx.params[k]]));
+  const Eigen::MatrixXd W = f - mu0;
+  // one column: the level c = mean(f - mu0), and the Gaussian factor's a = u'u, b = u'z
+  // (u = L0^-1 1, z = L0^-1 (f - mu0))
+  double a = 0.0, b_lin = 0.0, zz = 0.0, c0 = 0.0;
+  const bool apart = level == kLevelApart, centred = ns && level == kLevelCentred;
+  if (ns) {
+    c0 = W.col(0).mean();
+    x[nb] = c0;
+    const auto tri = blocks[0].LK().triangularView<Eigen::Lower>();
+    const Eigen::VectorXd u = tri.solve(Eigen::VectorXd::Ones(f.rows()));
+    const Eigen::VectorXd z = tri.solve(W.col(0));
+    a = u.squaredNorm();
+    b_lin = u.dot(z);
+    zz = z.squaredNorm();
+  }
+  const Eigen::VectorXd x0 = x;
+  Eigen::MatrixXd F = f;
+  // the ratio sqrt(v / v0) of block b at y
+  auto ratio = [&](const Eigen::VectorXd& y, int b) { return std::exp((y[b] - x0[b]) / 2.0); };
+  // F at y: column j of block b = mu0_j + sqrt(v_b / v_b0) (f_j - mu0_j); with the level,
+  // mu0 + rl c 1 + r (f - mu0 - c0 1), r = sqrt(v / v0), rl = r (level scaled) or 1 (apart)
+  auto latent_at = [&](const Eigen::VectorXd& y) {
+    if (centred) {
+      F.col(0) = f.col(0).array() + (y[nb] - c0);
+      return;
+    }
+    if (ns) {
+      const double r = nb ? ratio(y, 0) : 1.0, rl = apart ? 1.0 : r;
+      F.col(0) = mu0.col(0) + r * W.col(0);
+      F.col(0).array() += rl * y[nb] - r * c0;
+      return;
+    }
+    for (int b = 0; b < nb; ++b) {
+      const double r = ratio(y, b);
+      for (int j : blocks[idx.blocks[b]].cols()) F.col(j) = mu0.col(j) + r * W.col(j);
+    }
+  };
+  auto log_target = [&](const Eigen::VectorXd& y) {
+    double lp = 0.0;
+    for (int b = 0; b < nb; ++b) lp += blocks[idx.blocks[b]].scale_log_prior(y[b]);
+    if (centred) {
+      // log N(f - mu0 + (c - c0) 1; 0, r^2 K0) up to a constant
+      const double dc = y[nb] - c0, lr2 = nb ? y[0] - x0[0] : 0.0;
+      lp -= 0.5 * (static_cast<double>(W.rows()) * lr2 +
+                   std::exp(-lr2) * (zz + 2.0 * b_lin * dc + a * dc * dc));
+    } else if (ns) {
+      // the whitened level's Gaussian factor (and the Jacobian r^-1 of the level apart)
+      const double r = nb ? ratio(y, 0) : 1.0, rl = apart ? 1.0 : r;
+      const double e = y[nb] * rl / r - c0;
+      lp -= 0.5 * (a * e * e + 2.0 * b_lin * e) + std::log(r / rl);
+    }
+    for (int k = 0; k < np; ++k) lp += lik_param_log_prior(priors[idx.params[k]], y[kp + k]);
+    if (!std::isfinite(lp)) return kNegInf;
+    for (int k = 0; k < np; ++k) {
+      const double v = std::exp(y[kp + k]);
+      if (!(v > 0 && std::isfinite(v))) return kNegInf;
+      element(p, priors[idx.params[k]]) = v;
+    }
+    try {
+      lik.set_params(p);
+    } catch (std::invalid_argument&) {
+      return kNegInf;
+    }
+    latent_at(y);
+    const double ll = lik.loglik(F);
+    return std::isfinite(ll) ? lp + ll : kNegInf;
+  };
+  sampler.step(log_target, x, rng, warmup_it, sampler.cycles(kJointCycles));
+  // the state at the accepted x (every evaluation overwrote the parameters and F)
+  if (x == x0) {
+    lik.set_params(p0);
+    return;
+  }
+  for (int k = 0; k < np; ++k) element(p, priors[idx.params[k]]) = std::exp(x[kp + k]);
+  lik.set_params(p);
+  latent_at(x);
+  f = F;
+  for (int b = 0; b < nb; ++b) blocks[idx.blocks[b]].set_scale(x[b]);
 }
 
 std::vector<double> lik_param_values(const Likelihood& lik, const std::vector<LikParamPrior>& priors) {

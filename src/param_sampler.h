@@ -64,6 +64,97 @@ void shift_location(Likelihood& lik, const std::vector<LikParamPrior>& priors, E
 void sample_lik_params(Likelihood& lik, const std::vector<LikParamPrior>& priors,
                        const Eigen::MatrixXd& f, Rng& rng);
 
+// Slice sampling on R^d along a set of directions: one univariate slice update (stepping
+// out, then shrinkage) of s in x + s u_k for every direction u_k in turn, with width w_k.
+// Each leaves the target invariant (the restriction of a density to a line through x is
+// its conditional along that line), so the cycle does too. The directions start as the
+// coordinate axes with width 1. During warmup the draws' mean and covariance accumulate
+// (Welford), and at warmup iterations 50, 100, 200, 400, ... Sigma becomes their
+// covariance shrunk toward 1e-3 I (weights n / (n + 5) and 5 / (n + 5)); the directions
+// become its eigenvectors with widths 2.5 sqrt(eigenvalue), so that a ridge of the target
+// (two coordinates that trade off) is crossed along it in one update. Everything is frozen
+// after warmup, so the kept draws come from one fixed Markov kernel.
+class DirectionalSlice {
+ public:
+  DirectionalSlice() = default;
+  explicit DirectionalSlice(int d);
+  int dim() const { return static_cast<int>(w_.size()); }
+  // cycles passes over the directions from x; warmup_it: 1-based warmup iteration
+  // (adapts after the move) or 0 after warmup.
+  void step(const std::function<double(const Eigen::VectorXd&)>& log_target, Eigen::VectorXd& x,
+            Rng& rng, int warmup_it, int cycles);
+  const Eigen::MatrixXd& directions() const { return U_; }
+  const Eigen::VectorXd& widths() const { return w_; }
+  // Passes per update: `full` while the draws so far show a ridge (some pair of
+  // coordinates with |correlation| >= kRidgeCorr at the last adaptation; before the first
+  // adaptation too), one pass otherwise: there the lines are close to the coordinate axes,
+  // and further passes add cost without moving along anything the other updates miss. The
+  // last adaptation is in warmup, so the kept draws come from one Markov kernel.
+  static constexpr double kRidgeCorr = 0.8;
+  int cycles(int full) const { return max_corr_ >= kRidgeCorr ? full : 1; }
+
+ private:
+  Eigen::MatrixXd U_;
+  Eigen::VectorXd w_;
+  long n_ = 0;
+  Eigen::VectorXd mean_;
+  Eigen::MatrixXd m2_;
+  double max_corr_ = 1.0;
+  int next_ = 50;
+};
+
+// The coordinates of a joint scale move: the blocks whose kernel has an overall variance
+// (HyperBlock::has_scale), whether the latent level moves too (shift: one latent column,
+// so one block), and the positive elements of priors, in order.
+struct JointScaleIndex {
+  std::vector<int> blocks, params;
+  bool shift = false;
+  int dim() const { return static_cast<int>(blocks.size() + params.size()) + (shift ? 1 : 0); }
+};
+// Empty (dim 0) unless priors has a positive element and there is a variance or a level
+// to move with it.
+JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
+                                  const std::vector<LikParamPrior>& priors, int n_latent);
+
+// The coordinate systems of the level in joint_scale_move.
+enum { kLevelScaled = 0, kLevelApart = 1, kLevelCentred = 2 };
+
+// The joint move of the kernels' variances, the latent level and the likelihood's positive
+// parameters, the auxiliaries integrated out. The coordinates
+//   x = (t_b = log v_b for b in idx.blocks, c when idx.shift, log p for p in idx.params)
+// move given the rest of the latent values, which are held fixed in one of the systems
+// below; in each, the map from x and the fixed part to (f, theta, params) has a Jacobian
+// that is accounted for, so the density of x given the fixed part is the posterior times
+// it, and slice updates along lines (sampler) leave it invariant. Each log prior carries
+// the Jacobian of its log (hyper_log_prior, lik_param_log_prior). Write s_b = sqrt(v_b),
+// C_b = K_b / v_b (free of v_b: the jitter scales with v_b), w = f - mu0, and, at the
+// current state (t0, c0 = mean(w)), r = s / s0, L0 the factor of K0 = K(t0), u = L0^-1 1,
+// z = L0^-1 w, a = u'u, b = u'z.
+// * Without the level (several columns), and level scaled (kLevelScaled): the whitened
+//   g = w / s is fixed (g ~ N(0, C) a priori, free of v: the Jacobian s^n cancels the
+//   normaliser of N(f; mu0, v C)); with the level, g = (c / s0) 1 + h with h fixed.
+//   f(x) = mu0 + r (w + (c - c0) 1), and the density adds -(a e^2 + 2 b e) / 2, e = c - c0
+//   (the quadratic form of N(h + (c / s0) 1; 0, C) up to a constant).
+// * Level apart (kLevelApart): w = c 1 + s h with h (1'h = 0) fixed; for each t the map
+//   (c, h) -> f has determinant s^(n-1) (times a constant), so the prior density of
+//   (t, c, h) is p(t) s^-1 N(h + (c / s) 1; 0, C). f(x) = mu0 + c 1 + r (w - c0 1), and the
+//   density adds -log r - (a e^2 + 2 b e) / 2, e = c / r - c0.
+// * Centred (kLevelCentred): w = c 1 + H with the shape H (1'H = 0) fixed in the units of
+//   f (a translation, unit Jacobian; t does not enter the map). f(x) = f + (c - c0) 1, and
+//   the density adds log N(w + (c - c0) 1; 0, (v / v0) K0) = const - (n / 2) log(v / v0)
+//   - (v0 / v) ||z + (c - c0) u||^2 / 2.
+// Level apart, the ridge of a maximal rate far above the counts (log lambda + c nearly
+// constant) is a line; level scaled, that of a maximal rate near the largest counts (a
+// larger variance with a smaller rate); centred, the variance moves with the level while
+// the shape stays. The target at x is loglik(f(x)) plus the log priors and the term above.
+// Each evaluation costs one likelihood evaluation, O(n q), after two triangular solves
+// (O(n^2), once per move), and no factorisation: K_b and its factor are rescaled by
+// v'_b / v_b and its square root. The likelihood keeps the new parameter values.
+void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
+                      std::vector<HyperBlock>& blocks, const JointScaleIndex& idx,
+                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, int level,
+                      DirectionalSlice& sampler, Rng& rng, int warmup_it);
+
 // The current values of the elements in priors, in order.
 std::vector<double> lik_param_values(const Likelihood& lik, const std::vector<LikParamPrior>& priors);
 
