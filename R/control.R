@@ -205,11 +205,14 @@
 #'   at the values the fit learned. The augmented bound's mean-field factors
 #'   leave \eqn{q(f)} too narrow and too smooth for the logistic-softmax
 #'   likelihood with many classes; the refinement takes it most of the way to
-#'   the exact posterior (on `mlbench::Vowel`, test error 0.297 to 0.19 and
-#'   log loss 0.92 to 0.71, with Gibbs sampling at 0.186 / 0.660; smaller
-#'   gains on `MASS::fgl` and `mlbench::Vehicle`, none on iris). Cost: per
-#'   round, q Cholesky factorisations of n x n matrices (one coordinate-ascent
-#'   sweep) plus 1000 evaluations of the likelihood per point. After a
+#'   the exact posterior (on `mlbench::Vowel`, test error 0.297 to 0.199 and
+#'   log loss 0.922 to 0.709, with Gibbs sampling at 0.186 / 0.660; on
+#'   `MASS::fgl` 0.305 / 0.855 to 0.292 / 0.824, on `mlbench::Vehicle`
+#'   0.212 / 0.451 to 0.198 / 0.435; on iris the log loss was a little worse,
+#'   0.132 to 0.136). Cost: per round, q Cholesky factorisations of n x n
+#'   matrices (one coordinate-ascent sweep) plus 1000 evaluations of the
+#'   likelihood per point: 40 rounds added 30-60% to the fit time on Vowel and
+#'   Vehicle (n = 528 and 600), under a second on fgl and iris. After a
 #'   refinement, predictions and [elbo()] use the refined \eqn{q(f)} (`elbo()`
 #'   then reports its direct ELBO, a lower bound on the log marginal
 #'   likelihood like the augmented one and above it). Available for
