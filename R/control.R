@@ -216,8 +216,9 @@
 #'   refinement, predictions and [elbo()] use the refined \eqn{q(f)} (`elbo()`
 #'   then reports its direct ELBO, a lower bound on the log marginal
 #'   likelihood like the augmented one and above it). Available for
-#'   likelihoods that provide the expected derivatives ([logistic_softmax()]);
-#'   an error for the others and for sparse GPs (`inducing`). Gibbs fits
+#'   likelihoods that provide the expected derivatives ([logistic_softmax()],
+#'   [bernoulli_logit()], [binomial_logit()]); an error for the others and for
+#'   sparse GPs (`inducing`). Gibbs fits
 #'   ignore it: their sampler starts from the coordinate-ascent fit.
 #' @details Regression with [gaussian_noise()] on the exact GP learns the
 #'   kernel and the noise scale together by maximising the exact log marginal

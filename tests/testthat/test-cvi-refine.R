@@ -59,8 +59,22 @@ test_that("expected_loglik_derivs: the expected gradient and curvature are the d
                                        mm, matrix(1e-8, 1, 3), matrix(0, 1, 3))
   expect_true(any(d1$neg_hess < 0))
   # a likelihood without the method answers NULL
-  expect_null(cv_ns$.lik_expected_derivs_cpp(list(type = "binomial", q = 1L, y = c(1, 0), trials = c(1, 1)),
-                                             matrix(0, 2, 1), matrix(1, 2, 1), matrix(0, 1, 1)))
+  sb <- list(type = "stick_breaking", q = 2L, Y = matrix(c(1, 0, 0, 0, 1, 0, 0, 0, 1), 3))
+  expect_null(cv_ns$.lik_expected_derivs_cpp(sb, matrix(0, 3, 2), matrix(1, 3, 2), matrix(0, 1, 2)))
+})
+
+test_that("expected_loglik_derivs of the binomial likelihood (quadrature) are the derivatives of its expected_loglik", {
+  lik <- list(type = "binomial", q = 1L, y = c(0, 3, 5, 2, 1), trials = c(4, 3, 8, 2, 1))
+  m <- matrix(c(-2, 0.3, 1.5, 3, -0.5), 5)
+  v <- matrix(c(0.1, 2, 0.7, 4, 0.01), 5)
+  Z <- matrix(0, 1, 1)
+  d <- cv_ns$.lik_expected_derivs_cpp(lik, m, v, Z)
+  el <- function(mm) cv_ns$.lik_expected_loglik_cpp(lik, mm, v, Z)
+  expect_equal(d$ell, el(m))
+  h <- 1e-5
+  expect_equal(d$grad, matrix((el(m + h) - el(m - h)) / (2 * h)), tolerance = 1e-7)
+  expect_equal(d$neg_hess, matrix(-(el(m + 1e-4) - 2 * el(m) + el(m - 1e-4)) / 1e-8), tolerance = 1e-5)
+  expect_true(all(d$neg_hess > 0))
 })
 
 test_that("refine raises the direct ELBO and reports it as an independent computation gives it", {
@@ -143,10 +157,26 @@ test_that("refine: bad values, sparse fits and likelihoods without the method ar
   dd <- cv_data()
   expect_error(augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), inducing = 10,
                         control = augp_quick(refine = 5)), "refine.*exact GPs")
-  yb <- factor(dd$x[, 1] > 0)
-  expect_error(augp_fit(dd$x, yb, control = augp_quick(refine = 5)), "refine.*derivatives")
+  expect_error(augp_fit(dd$x, dd$y, likelihood = stick_breaking(), control = augp_quick(refine = 5)),
+               "refine.*derivatives")
   # Gibbs fits ignore it
   g <- short_gibbs(augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), method = "gibbs",
                             control = augp_quick(iter = 40, chains = 1, refine = 5), seed = 1))
   expect_null(g$engine$refine)
+})
+
+test_that("refine on a binary fit raises the direct ELBO", {
+  dd <- cv_data()
+  yb <- factor(dd$y == "a")
+  fit0 <- augp_fit(dd$x, yb, control = augp_quick(), seed = 1)
+  fit1 <- augp_fit(dd$x, yb, control = augp_quick(refine = 10), seed = 1)
+  tr <- fit1$engine$refine$direct
+  expect_true(all(diff(tr) >= 0))
+  e0 <- fit0$engine
+  expect_equal(tr[1], cv_ns$engine_direct_elbo(e0$lik, e0$mean, e0$var, e0$kl), tolerance = 1e-6)
+  expect_gt(elbo(fit1), tr[1])
+  expect_equal(elbo(fit1), cv_ns$engine_direct_elbo(fit1$engine$lik, fit1$engine$mean,
+                                                    fit1$engine$var, fit1$engine$kl), tolerance = 1e-6)
+  expect_length(fit1$engine$mean, nrow(dd$x))
+  expect_equal(dim(predict(fit1, dd$x[1:3, ])), dim(predict(fit0, dd$x[1:3, ])))
 })
