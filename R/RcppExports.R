@@ -61,6 +61,10 @@
     .Call(`_augmentedGP_gp_cavi_kernel_cpp`, specs, X, jitter, lik, mu0, kappa, omega, maxit, tol, threads, accelerate)
 }
 
+.gp_cvi_kernel_cpp <- function(specs, X, jitter, lik, mu0, m, alpha, omega, Z, rounds, step, tol, threads = 1L) {
+    .Call(`_augmentedGP_gp_cvi_kernel_cpp`, specs, X, jitter, lik, mu0, m, alpha, omega, Z, rounds, step, tol, threads)
+}
+
 .gp_find_jitter_cpp <- function(specs, X, jitter) {
     .Call(`_augmentedGP_gp_find_jitter_cpp`, specs, X, jitter)
 }
@@ -111,6 +115,10 @@
 
 .lik_expected_loglik_cpp <- function(lik, m, v, Z) {
     .Call(`_augmentedGP_lik_expected_loglik_cpp`, lik, m, v, Z)
+}
+
+.lik_expected_derivs_cpp <- function(lik, m, v, Z) {
+    .Call(`_augmentedGP_lik_expected_derivs_cpp`, lik, m, v, Z)
 }
 
 .lik_learn_params_cpp <- function(lik, m, v) {

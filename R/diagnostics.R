@@ -363,8 +363,13 @@ elbo_name <- function(exact_gaussian) {
 print_convergence <- function(x, digits) {
   eng <- x$engine
   if (x$method == "vi") {
-    cat(sprintf("%s: %s (%s)\n", elbo_name(isTRUE(eng$exact_gaussian)),
-                format(final_elbo(x), digits = digits + 2), convergence_label(eng)))
+    lab <- if (!is.null(eng$elbo_direct)) {
+      sprintf("Direct ELBO of q(f) refined in %d round(s)", as.integer(eng$refine$rounds))
+    } else {
+      elbo_name(isTRUE(eng$exact_gaussian))
+    }
+    cat(sprintf("%s: %s (%s)\n", lab, format(final_elbo(x), digits = digits + 2),
+                convergence_label(eng)))
     return(invisible())
   }
   d <- dim(eng$draws)
@@ -398,6 +403,7 @@ summary_convergence <- function(object) {
   if (object$method == "vi") {
     out$elbo <- final_elbo(object)
     out$iterations <- length(eng$elbo)
+    out$refine_rounds <- eng$refine$rounds
     out$status <- convergence_label(eng)
     out$converged <- identical(out$status, "converged")
   } else {
@@ -415,8 +421,14 @@ print_summary_convergence <- function(x, digits) {
     if (startsWith(x$status, "SVI")) {
       cat(sprintf("ELBO (full data): %s, %s\n", format(x$elbo, digits = digits + 2), x$status))
     } else {
-      cat(sprintf("%s: %s after %d iteration(s), %s\n", elbo_name(isTRUE(x$exact_gaussian)),
-                  format(x$elbo, digits = digits + 2), x$iterations, x$status))
+      if (!is.null(x$refine_rounds)) {
+        cat(sprintf("Direct ELBO: %s (q(f) refined in %d round(s) after %d iteration(s), %s)\n",
+                    format(x$elbo, digits = digits + 2), as.integer(x$refine_rounds),
+                    x$iterations, x$status))
+      } else {
+        cat(sprintf("%s: %s after %d iteration(s), %s\n", elbo_name(isTRUE(x$exact_gaussian)),
+                    format(x$elbo, digits = digits + 2), x$iterations, x$status))
+      }
     }
     return(invisible())
   }

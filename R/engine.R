@@ -383,6 +383,55 @@ direct_elbo_normals <- function(S, q) {
   Z
 }
 
+# Whether augp_control(refine = ) can apply to a variational fit of the engine
+# likelihood `spec` (n observations): an exact GP (no inducing points) and a likelihood
+# that provides the expected derivatives of log p(y | f) (asked on zero moments).
+refine_check <- function(spec, n, inducing) {
+  if (!is.null(inducing)) {
+    stop(paste0("`control$refine`: the refinement of q(f) is available for exact GPs only; ",
+                "fit without `inducing` or with refine = FALSE."), call. = FALSE)
+  }
+  q <- as.integer(spec$q)
+  d <- .lik_expected_derivs_cpp(spec, matrix(0, n, q), matrix(0, n, q), matrix(0, 1L, q))
+  if (is.null(d)) {
+    stop(sprintf(paste0("`control$refine`: the %s likelihood does not provide the expected ",
+                        "derivatives the refinement of q(f) needs; use refine = FALSE."),
+                 spec$type), call. = FALSE)
+  }
+  invisible(TRUE)
+}
+
+# augp_control(refine = ) on a variational exact-GP engine fit `eng`: q(f) refined by
+# natural-gradient steps on the direct ELBO at the fit's kernel and likelihood
+# (src/cavi.cpp, cvi_refine), the expectations over the direct ELBO's fixed-seed draws.
+# The fit's mean, var, alpha (K^-1 (m - mu0)), omega (site precisions), kappa and kl
+# become the refined q(f)'s, so prediction and the other methods use it unchanged.
+# elbo_direct: the direct ELBO of the refined q(f) (elbo() reports it);
+# refine: list(rounds accepted, direct ELBO trace from the CAVI q(f) on). The augmented
+# trace `elbo` stays that of the CAVI fit (the bound that fit maximised).
+engine_refine <- function(eng, ctl, S = 1000L) {
+  q <- eng$q
+  n <- nrow(eng$X)
+  mat <- function(x) {
+    x <- matrix(as.double(x), n, q)
+    x
+  }
+  mean0 <- engine_mean0_matrix(eng$mean0, n, q)
+  res <- .gp_cvi_kernel_cpp(engine_specs(eng$kernel), eng$X, eng$jitter, eng$lik, mean0,
+                            mat(eng$mean), mat(eng$alpha), mat(eng$omega),
+                            direct_elbo_normals(S, q), as.integer(ctl$refine), 0.5, ctl$tol,
+                            as.integer(ctl$threads))
+  eng$mean <- engine_shape(res$m, q)
+  eng$var <- engine_shape(res$v, q)
+  eng$alpha <- engine_shape(res$alpha, q)
+  eng$omega <- engine_shape(res$omega, q)
+  eng$kappa <- engine_shape(res$kappa, q)
+  eng$kl <- res$kl
+  eng$elbo_direct <- res$direct[length(res$direct)]
+  eng$refine <- list(rounds = res$rounds, direct = res$direct)
+  eng
+}
+
 # Kernel selection by the direct ELBO (control hyper_objective = "direct"): from the
 # augmented-ELBO optimum `kernel` (CAVI state `state`: its sites kappa, omega), CAVI and
 # the direct ELBO along a ladder of kernels. First every lengthscale is multiplied by

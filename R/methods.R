@@ -430,7 +430,9 @@ stop_no_formula <- function(what) {
 #' parameters). Larger is better for fits of the same data; it is not a
 #' log-likelihood, and `logLik()` is not defined for `augp` fits. For sparse
 #' fits on minibatches (SVI) it is the full-data ELBO computed after the last
-#' step.
+#' step. For fits refined by `augp_control(refine = )` it is the direct ELBO
+#' \eqn{E_q[\log p(y \mid f)] - KL(q(f) \| p(f))} of the refined \eqn{q(f)}
+#' (the bound the refinement maximises; also a lower bound on \eqn{\log p(y)}).
 #'
 #' @param object A variational fit from [augp()] or [augp_fit()].
 #' @param ... Unused.
@@ -472,6 +474,7 @@ method_label <- function(method, engine = NULL, exact = isTRUE(engine$exact_gaus
 # from one pass at the end (`elbo_full`; NA with control final_elbo = FALSE), never
 # the noisy last minibatch estimate.
 final_elbo <- function(object) {
+  if (!is.null(object$engine$elbo_direct)) return(object$engine$elbo_direct)
   if (is_svi_engine(object$engine)) return(object$engine$elbo_full)
   e <- object$engine$elbo
   if (length(e)) e[length(e)] else NA_real_

@@ -219,6 +219,29 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gp_cvi_kernel_cpp
+List gp_cvi_kernel_cpp(List specs, Eigen::MatrixXd X, double jitter, List lik, NumericVector mu0, Eigen::MatrixXd m, Eigen::MatrixXd alpha, Eigen::MatrixXd omega, Eigen::MatrixXd Z, int rounds, double step, double tol, int threads);
+RcppExport SEXP _augmentedGP_gp_cvi_kernel_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP jitterSEXP, SEXP likSEXP, SEXP mu0SEXP, SEXP mSEXP, SEXP alphaSEXP, SEXP omegaSEXP, SEXP ZSEXP, SEXP roundsSEXP, SEXP stepSEXP, SEXP tolSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type specs(specsSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type X(XSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type m(mSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
+    Rcpp::traits::input_parameter< int >::type rounds(roundsSEXP);
+    Rcpp::traits::input_parameter< double >::type step(stepSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gp_cvi_kernel_cpp(specs, X, jitter, lik, mu0, m, alpha, omega, Z, rounds, step, tol, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gp_find_jitter_cpp
 List gp_find_jitter_cpp(List specs, Eigen::MatrixXd X, double jitter);
 RcppExport SEXP _augmentedGP_gp_find_jitter_cpp(SEXP specsSEXP, SEXP XSEXP, SEXP jitterSEXP) {
@@ -423,6 +446,20 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type v(vSEXP);
     Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
     rcpp_result_gen = Rcpp::wrap(lik_expected_loglik_cpp(lik, m, v, Z));
+    return rcpp_result_gen;
+END_RCPP
+}
+// lik_expected_derivs_cpp
+SEXP lik_expected_derivs_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::MatrixXd Z);
+RcppExport SEXP _augmentedGP_lik_expected_derivs_cpp(SEXP likSEXP, SEXP mSEXP, SEXP vSEXP, SEXP ZSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type m(mSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_expected_derivs_cpp(lik, m, v, Z));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1078,6 +1115,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_chol_jitter_cpp", (DL_FUNC) &_augmentedGP_gp_chol_jitter_cpp, 2},
     {"_augmentedGP_gp_cavi_cpp", (DL_FUNC) &_augmentedGP_gp_cavi_cpp, 10},
     {"_augmentedGP_gp_cavi_kernel_cpp", (DL_FUNC) &_augmentedGP_gp_cavi_kernel_cpp, 11},
+    {"_augmentedGP_gp_cvi_kernel_cpp", (DL_FUNC) &_augmentedGP_gp_cvi_kernel_cpp, 13},
     {"_augmentedGP_gp_find_jitter_cpp", (DL_FUNC) &_augmentedGP_gp_find_jitter_cpp, 3},
     {"_augmentedGP_gp_predict_cpp", (DL_FUNC) &_augmentedGP_gp_predict_cpp, 13},
     {"_augmentedGP_gp_hyper_obj_cpp", (DL_FUNC) &_augmentedGP_gp_hyper_obj_cpp, 7},
@@ -1091,6 +1129,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_lik_simulate_cpp", (DL_FUNC) &_augmentedGP_lik_simulate_cpp, 4},
     {"_augmentedGP_lik_loglik_obs_cpp", (DL_FUNC) &_augmentedGP_lik_loglik_obs_cpp, 2},
     {"_augmentedGP_lik_expected_loglik_cpp", (DL_FUNC) &_augmentedGP_lik_expected_loglik_cpp, 4},
+    {"_augmentedGP_lik_expected_derivs_cpp", (DL_FUNC) &_augmentedGP_lik_expected_derivs_cpp, 4},
     {"_augmentedGP_lik_learn_params_cpp", (DL_FUNC) &_augmentedGP_lik_learn_params_cpp, 3},
     {"_augmentedGP_lik_predictive_interval_cpp", (DL_FUNC) &_augmentedGP_lik_predictive_interval_cpp, 5},
     {"_augmentedGP_mcmc_rhat_ess_cpp", (DL_FUNC) &_augmentedGP_mcmc_rhat_ess_cpp, 2},

@@ -43,6 +43,27 @@ bool find_jitter(const std::vector<KernelSpec>& specs, const Eigen::MatrixXd& X,
   return true;
 }
 
+namespace {
+
+// Column j of q(f) from its sites: q(f_j) proportional to N(f_j; m0, K) exp(kappa' f_j -
+// f_j' diag(omega) f_j / 2), written to st.m, st.v, st.alpha (column j) and its KL to the
+// prior to *kl. False when I + W^1/2 K W^1/2 has no Cholesky factor (st unchanged).
+bool q_from_sites(const Eigen::MatrixXd& K, const Eigen::VectorXd& kappa,
+                  const Eigen::VectorXd& omega, const Eigen::VectorXd& m0, int j, CaviState& st,
+                  double* kl) {
+  GaussianStep step;
+  if (!step.factor(K, omega)) return false;
+  Eigen::VectorXd alpha;
+  const Eigen::VectorXd mj = step.mean(K, kappa, m0, &alpha);
+  st.m.col(j) = mj;
+  st.alpha.col(j) = alpha;
+  st.v.col(j) = step.diag_cov(K).cwiseMax(0.0);
+  *kl = step.kl(mj, m0, alpha);
+  return true;
+}
+
+}  // namespace
+
 void cavi_init(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
                CaviState& st) {
   const int n = lik.n_obs(), q = lik.n_latent();
@@ -79,17 +100,8 @@ int cavi_sweeps(const KernelSet& Ks, const Likelihood& lik, const Eigen::MatrixX
   for (; it < maxit; ++it) {
     // The q(f_j) update of column j: one Gaussian step from its sites.
     auto update = [&](int j) {
-      const Eigen::MatrixXd& K = Ks[j];
-      GaussianStep step;
-      if (!step.factor(K, st.omega.col(j)))
+      if (!q_from_sites(Ks[j], st.kappa.col(j), st.omega.col(j), mu0.col(j), j, st, &kls[j]))
         throw std::runtime_error("Cholesky factorisation of I + W^1/2 K W^1/2 failed");
-      Eigen::VectorXd alpha;
-      const Eigen::VectorXd m0 = mu0.col(j);
-      const Eigen::VectorXd mj = step.mean(K, st.kappa.col(j), m0, &alpha);
-      st.m.col(j) = mj;
-      st.alpha.col(j) = alpha;
-      st.v.col(j) = step.diag_cov(K).cwiseMax(0.0);
-      kls[j] = step.kl(mj, m0, alpha);
     };
     if (sequential) {
       // column by column, each from sites refreshed at the columns updated before it
@@ -120,6 +132,79 @@ int cavi_sweeps(const KernelSet& Ks, const Likelihood& lik, const Eigen::MatrixX
     }
   }
   return it;
+}
+
+int cvi_refine(const KernelSet& Ks, const Likelihood& lik, const Eigen::MatrixXd& mu0,
+               const Eigen::MatrixXd& Z, int rounds, double step, double tol, CaviState& st,
+               std::vector<double>* direct, int threads, const std::function<void()>& tick) {
+  const int n = lik.n_obs(), q = lik.n_latent();
+  Ks.check(n, q);
+  if (st.m.rows() != n || st.m.cols() != q || st.alpha.rows() != n || st.alpha.cols() != q ||
+      st.omega_q.rows() != n || st.omega_q.cols() != q || mu0.rows() != n || mu0.cols() != q)
+    throw std::invalid_argument("cvi_refine: the state and prior mean must be n x q");
+  if (!(step > 0 && step <= 1)) throw std::invalid_argument("cvi_refine: step must be in (0, 1]");
+  const int nthr = threads_for_cubic(q, Ks.rows(), threads);
+  // q(f) and its direct ELBO from sites (kappa, omega) into s; false on failure.
+  std::vector<double> kls(q);
+  Eigen::MatrixXd G, H, Gt, Ht;
+  Eigen::VectorXd ell;
+  auto build = [&](const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega, CaviState& s,
+                   Eigen::MatrixXd& g, Eigen::MatrixXd& h, double* value) {
+    std::vector<int> ok(q, 0);
+    parallel_items(q, nthr, [&](int j) {
+      ok[j] = q_from_sites(Ks[j], kappa.col(j), omega.col(j), mu0.col(j), j, s, &kls[j]) ? 1 : 0;
+    });
+    for (int j = 0; j < q; ++j)
+      if (!ok[j]) return false;
+    double kl = 0.0;
+    for (int j = 0; j < q; ++j) kl += kls[j];
+    s.kl = kl;
+    if (!lik.expected_loglik_derivs(s.m, s.v, Z, g, h, ell))
+      throw std::invalid_argument("the likelihood provides no expected derivatives of log p(y | f)");
+    *value = ell.sum() - kl;
+    return std::isfinite(*value) && g.allFinite() && h.allFinite();
+  };
+  // the sites of the current q(f): K^-1 (m - mu0) + W (m - mu0) = kappa - W mu0
+  Eigen::MatrixXd omega = st.omega_q;
+  Eigen::MatrixXd kappa = st.alpha + omega.cwiseProduct(st.m);
+  double cur;
+  if (!build(kappa, omega, st, G, H, &cur))
+    throw std::runtime_error("cvi_refine: the starting q(f) failed");
+  if (direct) direct->push_back(cur);
+  int accepted = 0;
+  CaviState trial = st;
+  for (int t = 0; t < rounds; ++t) {
+    if (tick) tick();
+    const Eigen::MatrixXd P = H.cwiseMax(1e-6);
+    const Eigen::MatrixXd kappa_target = G + P.cwiseProduct(st.m);
+    bool gained = false;
+    double r = step, val = cur;
+    for (int halve = 0; halve <= 4 && !gained; ++halve, r *= 0.5) {
+      const Eigen::MatrixXd om = (1.0 - r) * omega + r * P;
+      const Eigen::MatrixXd ka = (1.0 - r) * kappa + r * kappa_target;
+      if (!build(ka, om, trial, Gt, Ht, &val) || !(val >= cur)) continue;
+      gained = true;
+      omega = om;
+      kappa = ka;
+    }
+    if (!gained) break;
+    std::swap(st.m, trial.m);
+    std::swap(st.v, trial.v);
+    std::swap(st.alpha, trial.alpha);
+    st.kl = trial.kl;
+    std::swap(G, Gt);
+    std::swap(H, Ht);
+    ++accepted;
+    const double prev = cur;
+    cur = val;
+    if (direct) direct->push_back(cur);
+    if (cur - prev <= tol * std::fabs(prev)) break;
+  }
+  st.kappa = kappa;
+  st.omega = omega;
+  st.omega_q = omega;
+  st.have_q = true;
+  return accepted;
 }
 
 namespace {

@@ -88,6 +88,30 @@ int cavi_squarem(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixX
                  int maxit, double tol, CaviState& st, int threads = 1,
                  const std::function<void()>& tick = std::function<void()>());
 
+// Refinement of a Gaussian q(f) by conjugate-computation variational inference (Khan
+// and Lin 2017): natural-gradient steps on the direct ELBO
+//   D(q) = E_q[log p(y | f)] - KL(q(f) || p(f))
+// (the un-augmented likelihood) within the family of CAVI's q(f): q(f_j) proportional
+// to N(f_j; mu0_j, K_j) exp(kappa_j' f_j - f_j' diag(omega_j) f_j / 2), one Gaussian site
+// per point and latent column. A round with step r replaces the sites by
+//   omega <- (1 - r) omega + r P,  kappa <- (1 - r) kappa + r (G + P m),
+//   P = max(E_q[-d2 log p / df2], 1e-6),  G = E_q[d log p / df]
+// (Likelihood::expected_loglik_derivs over the marginals of q and the draws Z), rebuilds
+// q(f) from them (one Gaussian step per column, in parallel) and keeps it only if D does
+// not fall; otherwise the step is halved (at most 4 times) and a round that still finds
+// no gain ends the refinement, so the recorded trace of D never decreases. Starts from
+// the q(f) of the sites (st.omega_q, st.alpha + st.omega_q m), i.e. st as cavi_sweeps
+// leaves it; stops after `rounds` rounds or when a round raises D by at most
+// tol * |D|. On return st holds the refined q(f) (m, v, alpha, kl) with its sites in
+// kappa, omega and omega_q; *direct receives D before the first round and after every
+// accepted one. Returns the number of accepted rounds. Throws std::invalid_argument when
+// the likelihood does not provide expected_loglik_derivs. The result depends on Z only,
+// not on the thread count.
+int cvi_refine(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixXd& mu0,
+               const Eigen::MatrixXd& Z, int rounds, double step, double tol, CaviState& st,
+               std::vector<double>* direct, int threads = 1,
+               const std::function<void()>& tick = std::function<void()>());
+
 // Hyperparameter objective for fixed q(aux): the ELBO maximised over q(f), up to
 // terms that do not depend on K, summed over the q latent columns (kappa, omega,
 // mu0 are n x q; the kernel is shared). Per column:

@@ -102,6 +102,30 @@ class Bernoulli : public Likelihood {
     return out;
   }
 
+  // d log p / df = y - N sigma(f) and -d2 log p / df2 = N sigma(f) (1 - sigma(f)) (log-concave),
+  // their expectations under N(m_i, v_i) by the Gauss-Hermite rule of expected_loglik (Z
+  // unused), so that grad is exactly the derivative of expected_loglik in m.
+  bool expected_loglik_derivs(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
+                              const Eigen::MatrixXd& Z, Eigen::MatrixXd& grad,
+                              Eigen::MatrixXd& neg_hess, Eigen::VectorXd& ell) const override {
+    const int n = n_obs();
+    check_moment_shapes(m, v, n, 1);
+    const GaussHermite& gh = gauss_hermite(40);
+    grad.resize(n, 1);
+    neg_hess.resize(n, 1);
+    for (int i = 0; i < n; ++i) {
+      const double s1 = normal_expectation(gh, m(i, 0), v(i, 0), [](double f) { return sigmoid(f); });
+      const double s2 = normal_expectation(gh, m(i, 0), v(i, 0), [](double f) {
+        const double s = sigmoid(f);
+        return s * (1.0 - s);
+      });
+      grad(i, 0) = y_[i] - N(i) * s1;
+      neg_hess(i, 0) = N(i) * s2;
+    }
+    ell = expected_loglik(m, v, Z);
+    return true;
+  }
+
   Eigen::MatrixXd response_mean(const Eigen::MatrixXd& f) const override {
     Eigen::MatrixXd p(f.rows(), 1);
     for (int i = 0; i < f.rows(); ++i) p(i, 0) = sigmoid(f(i, 0));

@@ -368,6 +368,53 @@ class LogisticSoftmax : public Likelihood {
     return out;
   }
 
+  // The moments of expected_loglik_derivs() over the same draws as expected_loglik().
+  // With s_j = sigma(f_j), d_j = s_j (1 - s_j) and z = fixed + sum_j theta_j s_j,
+  //   d log p / d f_j = y_j (1 - s_j) - N theta_j d_j / z,
+  //   -d2 log p / d f_j^2 = y_j d_j + N theta_j d_j (1 - 2 s_j) / z - N (theta_j d_j / z)^2,
+  // averaged over the S draws (the second is not positive everywhere: the link is not
+  // log-concave). Rows with N = 0 have zero moments.
+  bool expected_loglik_derivs(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
+                              const Eigen::MatrixXd& Z, Eigen::MatrixXd& grad,
+                              Eigen::MatrixXd& neg_hess, Eigen::VectorXd& ell) const override {
+    const int n = n_obs(), S = static_cast<int>(Z.rows());
+    check_moment_shapes(m, v, n, q_);
+    if (Z.cols() != q_ || S < 1) throw std::invalid_argument("expected_loglik_derivs: Z must be S x q with S >= 1");
+    grad = Eigen::MatrixXd::Zero(n, q_);
+    neg_hess = Eigen::MatrixXd::Zero(n, q_);
+    ell = Eigen::VectorXd::Zero(n);
+    const double logT = std::log(T_);
+    Eigen::ArrayXXd sg(S, q_);
+    Eigen::ArrayXd f(S), a(S), z(S), e(S), d(S);
+    for (int i = 0; i < n; ++i) {
+      if (!(N_[i] > 0)) continue;
+      z.setConstant(fixed_);
+      e.setZero();
+      for (int j = 0; j < q_; ++j) {
+        const double sd = std::sqrt(std::max(v(i, j), 0.0));
+        f = m(i, j) + sd * Z.col(j).array();
+        a = (-f.abs()).exp();
+        sg.col(j) = (f >= 0.0).select(1.0, a) / (1.0 + a);
+        z += theta_[j] * sg.col(j);
+        const double y = Y_(i, j);
+        if (y > 0)
+          for (int t = 0; t < S; ++t) e[t] += y * (std::min(f[t], 0.0) - std::log1p(a[t]));
+      }
+      double acc = 0.0;
+      for (int t = 0; t < S; ++t) acc += e[t] - N_[i] * std::log(z[t]);
+      ell[i] = const_[i] + N_[i] * logT + acc / S;
+      const Eigen::ArrayXd Nz = N_[i] / z;
+      for (int j = 0; j < q_; ++j) {
+        const double y = Y_(i, j);
+        d = sg.col(j) * (1.0 - sg.col(j));
+        const Eigen::ArrayXd r = theta_[j] * d * Nz;  // N theta_j d_j / z
+        grad(i, j) = (y * (1.0 - sg.col(j)) - r).mean();
+        neg_hess(i, j) = (y * d + r * (1.0 - 2.0 * sg.col(j)) - r.square() / N_[i]).mean();
+      }
+    }
+    return true;
+  }
+
   Eigen::MatrixXd response_mean(const Eigen::MatrixXd& f) const override {
     const int K = n_response();
     Eigen::MatrixXd P(f.rows(), K);

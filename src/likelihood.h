@@ -130,6 +130,20 @@ class Likelihood {
   virtual Eigen::VectorXd expected_loglik(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
                                           const Eigen::MatrixXd& Z) const;
 
+  // The moments a natural-gradient step on the direct ELBO needs (engine.h, cvi_refine):
+  // with f_ij ~ N(m_ij, v_ij) independently (m, v: n x q at the likelihood's own
+  // observations), grad(i, j) = E[d log p(y_i | f_i) / d f_ij], neg_hess(i, j) =
+  // E[-d2 log p(y_i | f_i) / d f_ij^2] and ell = expected_loglik(m, v, Z) (length n). The
+  // expectations may average over f_t = m + sqrt(v) Z_t (Z: S x q standard normals, as
+  // for expected_loglik), and then grad is exactly the derivative of that average in m.
+  // Returns false, the outputs unspecified, when the likelihood does not provide them
+  // (the default).
+  virtual bool expected_loglik_derivs(const Eigen::MatrixXd& /*m*/, const Eigen::MatrixXd& /*v*/,
+                                      const Eigen::MatrixXd& /*Z*/, Eigen::MatrixXd& /*grad*/,
+                                      Eigen::MatrixXd& /*neg_hess*/, Eigen::VectorXd& /*ell*/) const {
+    return false;
+  }
+
   // The response mean per trial at latent values f (r x q, any points): r x n_response().
   virtual Eigen::MatrixXd response_mean(const Eigen::MatrixXd& f) const = 0;
 

@@ -186,6 +186,39 @@ List gp_cavi_kernel_cpp(List specs, Eigen::MatrixXd X, double jitter, List lik, 
   }
 }
 
+// Refinement of a variational q(f) by natural-gradient steps on the direct ELBO
+// (augp::cvi_refine) with K = k(X, X) + jitter I from the specs (as for
+// .gp_cavi_kernel_cpp): the q(f) of the sites omega and alpha + omega m (the fit's
+// m, alpha and site precisions, n x q), Z the S x q standard normals of the direct ELBO.
+// Returns list(m, v, alpha, omega, kappa, kl, direct, rounds): the refined q(f), its
+// sites, its KL to the prior, the direct ELBO trace (start, then every accepted round)
+// and the number of accepted rounds.
+// [[Rcpp::export(name = ".gp_cvi_kernel_cpp")]]
+List gp_cvi_kernel_cpp(List specs, Eigen::MatrixXd X, double jitter, List lik, NumericVector mu0,
+                       Eigen::MatrixXd m, Eigen::MatrixXd alpha, Eigen::MatrixXd omega,
+                       Eigen::MatrixXd Z, int rounds, double step, double tol, int threads = 1) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
+    const int n = L->n_obs(), q = L->n_latent();
+    if (X.rows() != n) throw std::invalid_argument("the likelihood data and X differ in their number of rows");
+    const std::vector<Eigen::MatrixXd> Ks = augp::kernel_matrices(augp::kernel_specs_from_list(specs), X, jitter);
+    augp::CaviState st;
+    st.m = m;
+    st.alpha = alpha;
+    st.omega_q = omega;
+    st.v = Eigen::MatrixXd::Zero(n, q);
+    std::vector<double> direct;
+    const int acc = augp::cvi_refine(kernel_set(Ks), *L, as_mu0_mat(mu0, n, q), Z, rounds, step, tol,
+                                     st, &direct, threads, []() { Rcpp::checkUserInterrupt(); });
+    return List::create(Rcpp::Named("m") = st.m, Rcpp::Named("v") = st.v,
+                        Rcpp::Named("alpha") = st.alpha, Rcpp::Named("omega") = st.omega_q,
+                        Rcpp::Named("kappa") = st.kappa, Rcpp::Named("kl") = st.kl,
+                        Rcpp::Named("direct") = direct, Rcpp::Named("rounds") = acc);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
 // The jitter search (augp::find_jitter) over the kernel matrices k(X, X) of the specs:
 // list(ok, jitter), jitter the largest settled on (the starting value when not ok).
 // [[Rcpp::export(name = ".gp_find_jitter_cpp")]]

@@ -196,6 +196,24 @@ Eigen::VectorXd lik_expected_loglik_cpp(List lik, Eigen::MatrixXd m, Eigen::Matr
   }
 }
 
+// The expected derivatives of log p(y_i | f_i) under independent Gaussian marginals
+// (Likelihood::expected_loglik_derivs): list(grad, neg_hess, ell), or NULL when the
+// likelihood does not provide them.
+// [[Rcpp::export(name = ".lik_expected_derivs_cpp")]]
+SEXP lik_expected_derivs_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::MatrixXd Z) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
+    if (m.rows() != L->n_obs() || m.cols() != L->n_latent() || v.rows() != m.rows() || v.cols() != m.cols())
+      throw std::invalid_argument("m and v must be n x q at the likelihood's observations");
+    Eigen::MatrixXd g, h;
+    Eigen::VectorXd ell;
+    if (!L->expected_loglik_derivs(m, v, Z, g, h, ell)) return R_NilValue;
+    return List::create(Rcpp::Named("grad") = g, Rcpp::Named("neg_hess") = h, Rcpp::Named("ell") = ell);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
 // The likelihood's learned parameters at their optimum given q(f) (m, v: n x q at the
 // likelihood's own observations): the gain in the local ELBO and the parameters by
 // their spec names.

@@ -52,6 +52,9 @@ variants <- list(
   restarts5 = function(p) list(control = augp_control(restarts = 5)),
   augmented = function(p) list(control = augp_control(hyper_objective = "augmented")),
   gibbs = function(p) list(method = "gibbs"),
+  # q(f) refined by natural-gradient steps on the direct ELBO (up to 40 rounds); its
+  # elbo column is then the direct ELBO of the refined q(f), as elbo() reports it
+  refine = function(p) list(control = augp_control(refine = TRUE)),
   exact = function(p) list(inducing = "exact"),
   m400 = function(p) list(inducing = 400)
 )
