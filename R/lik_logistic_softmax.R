@@ -174,10 +174,11 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
                slice_steps = softmax_slice_steps(likelihood),
                ref_steps = softmax_ref_steps(likelihood))
   # Not user settings (bench/multiclass/mixing.R sets them to compare): the scale of the
-  # Gibbs contrast moves' reference covariances and their joint update (see
-  # src/lik_logistic_softmax.cpp).
+  # Gibbs contrast moves' reference covariances, their joint update and the degrees of
+  # freedom of their t reference (0: Gaussian; see src/lik_logistic_softmax.cpp).
   if (!is.null(likelihood$ref_scale)) spec$ref_scale <- as.double(likelihood$ref_scale)
   if (!is.null(likelihood$ref_joint)) spec$ref_joint <- isTRUE(likelihood$ref_joint)
+  spec$ref_df <- softmax_ref_df(likelihood)
   spec
 }
 
@@ -200,6 +201,13 @@ softmax_ref_steps <- function(likelihood) {
   if (is.null(s)) SOFTMAX_REF_STEPS else as.double(s)
 }
 SOFTMAX_REF_STEPS <- 10
+
+# Degrees of freedom of the contrast moves' multivariate-t reference (0: Gaussian).
+softmax_ref_df <- function(likelihood) {
+  s <- likelihood$ref_df
+  if (is.null(s)) SOFTMAX_REF_DF else as.double(s)
+}
+SOFTMAX_REF_DF <- 0
 
 softmax_n_latent <- function(likelihood, K) if (isTRUE(likelihood$bijective)) K - 1L else K
 

@@ -27,9 +27,10 @@
 // (optional, default 0: rounds of elliptical slice updates per Gibbs sweep, see
 // gibbs_move() without a reference), ref_steps (optional, default 0: rounds per Gibbs
 // sweep with a reference; 0: no reference is made), ref_scale (optional, default 1: the
-// scale c of the contrast moves' reference covariances) and ref_joint (optional flag,
+// scale c of the contrast moves' reference covariances), ref_joint (optional flag,
 // default 0: the contrast moves update all contrasts on one ellipse instead of one at a
-// time).
+// time) and ref_df (optional, default 0: the degrees of freedom nu of the contrast
+// moves' multivariate-t reference; 0 makes it Gaussian).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -51,13 +52,16 @@ namespace {
 class LogisticSoftmax : public Likelihood {
  public:
   LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
-                  int slice_steps, int ref_steps, double ref_scale, bool ref_joint)
+                  int slice_steps, int ref_steps, double ref_scale, bool ref_joint,
+                  double ref_df)
       : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
-        ref_scale_(ref_scale), ref_joint_(ref_joint) {
+        ref_scale_(ref_scale), ref_joint_(ref_joint), ref_df_(ref_df) {
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
     if (ref_steps < 0) throw std::invalid_argument("ref_steps must be >= 0");
     if (!(ref_scale > 0) || !std::isfinite(ref_scale))
       throw std::invalid_argument("ref_scale must be positive and finite");
+    if (!(ref_df >= 0) || !std::isfinite(ref_df))
+      throw std::invalid_argument("ref_df must be non-negative and finite (0: Gaussian reference)");
     const int K = static_cast<int>(Y.cols());
     if (K < 2) throw std::invalid_argument("Y needs at least 2 columns (classes)");
     for (int i = 0; i < Y.rows(); ++i)
@@ -158,7 +162,7 @@ class LogisticSoftmax : public Likelihood {
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
     for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -530,7 +534,20 @@ class LogisticSoftmax : public Likelihood {
   // N(0, I) as the ellipse and the ratio as its likelihood leaves pi exactly
   // invariant whatever the reference. The updates take one contrast at a time, or all
   // on one ellipse (ref_joint). The current kernel enters through its factor L, so the
-  // move stays exact when the kernel is sampled. Along the ellipse
+  // move stays exact when the kernel is sampled.
+  //
+  // With ref_df = nu > 0 the reference of a block of D = n |block| whitened values v is
+  // the multivariate t, t_nu(v) propto (1 + |v|^2 / nu)^(-(nu + D) / 2), written as the
+  // scale mixture N(v; 0, s I) with s ~ InvGamma(nu / 2, nu / 2) (Nishihara, Murray and
+  // Adams, 2014): on the pairs (v, s) the target
+  //   p(v, s) propto [pi(v) / t_nu(v)] N(v; 0, s I) InvGamma(s; nu / 2, nu / 2)
+  // has marginal pi(v). Each update draws s from its conditional,
+  // InvGamma((nu + D) / 2, (nu + |v|^2) / 2), then updates v by elliptical slice
+  // sampling with N(0, s I) as the ellipse and pi(v) / t_nu(v) as its likelihood
+  // (log t_nu(v) = -(nu + D) / 2 log(1 + |v|^2 / nu) + const). Both steps leave p(v, s),
+  // and so pi, invariant; the ratio pi / t_nu stays bounded where a posterior tail is
+  // heavier than the Gaussian reference's, and the ellipse's scale follows the current
+  // distance from the reference's mean. Along the ellipse
   // h(a) = mu + cos(a) (h - mu) + sin(a) L_c nu, and L^-1 (h(a) - mu0 Q) and v(a) are the
   // same combinations of vectors computed once per update: each angle costs O(nq).
   void contrast_moves(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L,
@@ -559,10 +576,19 @@ class LogisticSoftmax : public Likelihood {
       for (const std::vector<int>& blk : blocks) {
         // Gram terms of the prior's and the reference's quadratic forms along the ellipse
         double g00 = 0, gaa = 0, gbb = 0, g0a = 0, g0b = 0, gab = 0, vv = 0, nn = 0, vn = 0;
+        // t reference: the ellipse's scale s given v (see above); Gaussian: s = 1
+        double ss = 1.0;
+        const double D = static_cast<double>(n) * blk.size();
+        if (ref_df_ > 0) {
+          for (int c : blk) vv += V.col(c).squaredNorm();
+          ss = 0.5 * (ref_df_ + vv) / rng.gamma(0.5 * (ref_df_ + D));
+          vv = 0;
+        }
+        const double sq = std::sqrt(ss);
         Fb = f;
         for (int c : blk) {
           A.col(c) = G.col(c) - R.mean.col(c);
-          for (int i = 0; i < n; ++i) Nu(i, c) = rng.norm();
+          for (int i = 0; i < n; ++i) Nu(i, c) = sq * rng.norm();
           Bm.col(c).noalias() = R.LS[c].triangularView<Eigen::Lower>() * Nu.col(c);
           Rb.col(c) = LKt.solve(Bm.col(c));
           Ra.col(c) = Rh.col(c) - Rm.col(c);
@@ -581,11 +607,12 @@ class LogisticSoftmax : public Likelihood {
         auto ell = [&](double cs, double sn) {
           const double pr = g00 + cs * cs * gaa + sn * sn * gbb + 2.0 * cs * g0a + 2.0 * sn * g0b +
                             2.0 * cs * sn * gab;
-          const double rf = cs * cs * vv + sn * sn * nn + 2.0 * cs * sn * vn;
+          const double rf = cs * cs * vv + sn * sn * nn + 2.0 * cs * sn * vn;  // |v(a)|^2
           F = Fb;
           for (int c : blk)
             F.noalias() += (R.mean.col(c) + cs * A.col(c) + sn * Bm.col(c)) * R.Q.col(c).transpose();
-          return 0.5 * (rf - pr) + loglik_core(F);
+          const double mlr = ref_df_ > 0 ? 0.5 * (ref_df_ + D) * std::log1p(rf / ref_df_) : 0.5 * rf;
+          return mlr - 0.5 * pr + loglik_core(F);
         };
         const double ang = slice_angle(ell, rng);
         if (ang == 0.0) continue;
@@ -694,6 +721,7 @@ class LogisticSoftmax : public Likelihood {
   int ref_steps_;     // rounds per Gibbs sweep with a reference (gibbs_move)
   double ref_scale_;  // c: the contrast moves' reference covariances are c^2 S_c
   bool ref_joint_;    // the contrast moves update all contrasts on one ellipse
+  double ref_df_;     // nu of the contrast moves' t reference (0: Gaussian reference)
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -708,7 +736,8 @@ std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
                           spec.has("slice_steps") ? static_cast<int>(spec.scalar("slice_steps")) : 0,
                           spec.has("ref_steps") ? static_cast<int>(spec.scalar("ref_steps")) : 0,
                           spec.has("ref_scale") ? spec.scalar("ref_scale") : 1.0,
-                          spec.has("ref_joint") && spec.flag("ref_joint")));
+                          spec.has("ref_joint") && spec.flag("ref_joint"),
+                          spec.has("ref_df") ? spec.scalar("ref_df") : 0.0));
 }
 
 }  // namespace augp

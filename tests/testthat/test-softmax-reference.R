@@ -1,8 +1,9 @@
 # The generalised elliptical slice moves of the non-bijective logistic-softmax
 # likelihood (contrast_moves() in src/lik_logistic_softmax.cpp) take a fixed Gaussian
-# reference (the variational fit's mean, handed to the Gibbs sampler) and must leave
-# p(f | y) exactly invariant whatever the reference: a poor reference may only slow
-# them down. Reference values: self-normalised importance sampling from the prior of
+# reference (the variational fit's mean, handed to the Gibbs sampler), Gaussian or
+# multivariate t (ref_df > 0: a Gaussian scale mixture whose scale is drawn at every
+# update), and must leave p(f | y) exactly invariant whatever the reference: a poor
+# reference may only slow them down. Reference values: self-normalised importance sampling from the prior of
 # the un-augmented posterior, written here independently of the package
 # (softmax_is_reference(), softmax_probs() in test-softmax-mixing.R's style).
 
@@ -68,12 +69,18 @@ test_that("contrast moves with a poor reference sample the un-augmented posterio
   expect_gt(max(abs(rq - ex$mean)), 0.3)
   lik <- list(type = "logistic_softmax", q = 3L, Y = d$Y, bijective = FALSE, theta = theta,
               slice_steps = 0, ref_steps = 3, ref_scale = 0.7)
-  for (joint in c(FALSE, TRUE)) {
-    lik$ref_joint <- joint
-    g <- ref_gibbs(d, k, lik, mu0, rmean, iter = 3000, warmup = 300)
-    z <- (g$mean - ex$mean) / sqrt(g$mcse^2 + ex$se^2)
-    expect_lt(max(abs(z)), 4.5)
-    expect_lt(max(abs(g$mean - ex$mean)), 0.03)
+  # Gaussian reference (ref_df = 0) and t references with light and heavy tails, one
+  # contrast at a time or all on one ellipse
+  for (df in c(0, 1, 4)) {
+    for (joint in c(FALSE, TRUE)) {
+      lik$ref_joint <- joint
+      lik$ref_df <- df
+      g <- ref_gibbs(d, k, lik, mu0, rmean, iter = 3000, warmup = 300)
+      z <- (g$mean - ex$mean) / sqrt(g$mcse^2 + ex$se^2)
+      expect_lt(max(abs(z)), 4.5, label = sprintf("max |z| (ref_df %g, joint %d)", df, joint))
+      expect_lt(max(abs(g$mean - ex$mean)), 0.03,
+                label = sprintf("max error (ref_df %g, joint %d)", df, joint))
+    }
   }
 })
 
@@ -86,10 +93,14 @@ test_that("only the non-bijective model's draws depend on the reference", {
   b <- ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5, chains = 1)$draws
   expect_false(identical(a, b))
   expect_true(all(is.finite(a)))
-  # the same draws with the chains on 1 or 2 threads
-  expect_identical(ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5)$draws,
-                   ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5,
-                             threads = 2)$draws)
+  # the same draws with the chains on 1 or 2 threads, Gaussian or t reference
+  for (df in c(0, 4)) {
+    lik$ref_df <- df
+    expect_identical(ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5)$draws,
+                     ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5,
+                               threads = 2)$draws)
+  }
+  lik$ref_df <- NULL
   # the bijective model takes no reference: its draws do not depend on it
   lb <- utils::modifyList(lik, list(q = 2L, bijective = TRUE))
   a <- ref_gibbs(d, k, lb, 0, matrix(0, 3, 2), iter = 30, warmup = 5, chains = 1)$draws
