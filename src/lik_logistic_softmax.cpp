@@ -29,8 +29,10 @@
 // sweep with a reference; 0: no reference is made), ref_scale (optional, default 1: the
 // scale c of the contrast moves' reference covariances), ref_joint (optional flag,
 // default 0: the contrast moves update all contrasts on one ellipse instead of one at a
-// time) and ref_df (optional, default 0: the degrees of freedom nu of the contrast
-// moves' multivariate-t reference; 0 makes it Gaussian).
+// time), ref_df (optional, default 0: the degrees of freedom nu of the contrast
+// moves' multivariate-t reference; 0 makes it Gaussian) and ref_avg (optional, default
+// 0: the number of fixed draws from the approximation's marginals over which the
+// reference's curvatures are averaged; 0 takes them at the approximation's mean).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -53,15 +55,16 @@ class LogisticSoftmax : public Likelihood {
  public:
   LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
                   int slice_steps, int ref_steps, double ref_scale, bool ref_joint,
-                  double ref_df)
+                  double ref_df, int ref_avg)
       : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
-        ref_scale_(ref_scale), ref_joint_(ref_joint), ref_df_(ref_df) {
+        ref_scale_(ref_scale), ref_joint_(ref_joint), ref_df_(ref_df), ref_avg_(ref_avg) {
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
     if (ref_steps < 0) throw std::invalid_argument("ref_steps must be >= 0");
     if (!(ref_scale > 0) || !std::isfinite(ref_scale))
       throw std::invalid_argument("ref_scale must be positive and finite");
     if (!(ref_df >= 0) || !std::isfinite(ref_df))
       throw std::invalid_argument("ref_df must be non-negative and finite (0: Gaussian reference)");
+    if (ref_avg < 0) throw std::invalid_argument("ref_avg must be >= 0");
     const int K = static_cast<int>(Y.cols());
     if (K < 2) throw std::invalid_argument("Y needs at least 2 columns (classes)");
     for (int i = 0; i < Y.rows(); ++i)
@@ -162,7 +165,7 @@ class LogisticSoftmax : public Likelihood {
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
     for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -243,6 +246,13 @@ class LogisticSoftmax : public Likelihood {
   // row i, and reference covariance c^2 S_c, S_c = (K^-1 + diag(w_c))^-1, computed as
   // K - A'A with A = L_B^-1 W^1/2 K, L_B the lower factor of B = I + W^1/2 K W^1/2. Only
   // for the non-bijective model (the bijective one keeps its moves); nullptr otherwise.
+  // With ref_avg = S > 0, H_i is instead the average of the negative Hessian over S
+  // fixed draws f_i = m_i + sqrt(v_i) z_s (antithetic pairs of standard normals from a
+  // fixed stream, the same for every run), v_ij = diag((K^-1 + diag(w_j))^-1)_i the
+  // approximation's marginal variances: the expected curvature of a Gaussian
+  // approximation's stationarity condition, which is flatter than the curvature at the
+  // mean where the likelihood turns. The reference stays fixed for the run, so either
+  // choice keeps the moves exact.
   std::shared_ptr<const MoveReference> gibbs_reference(const Eigen::MatrixXd& m,
                                                        const Eigen::MatrixXd& w,
                                                        const KernelSet& K) const override {
@@ -257,9 +267,40 @@ class LogisticSoftmax : public Likelihood {
     const Eigen::MatrixXd U = Qh.rightCols(q_ - 1);
     std::vector<Eigen::MatrixXd> H(n);
     Eigen::MatrixXd M = Eigen::MatrixXd::Zero(q_ - 1, q_ - 1);
-    for (int i = 0; i < n; ++i) {
-      H[i] = row_neg_hessian(m, i);
-      M.noalias() += U.transpose() * H[i] * U;
+    if (ref_avg_ > 0) {
+      // the approximation's marginal variances, column by column
+      Eigen::MatrixXd v(n, q_);
+      for (int j = 0; j < q_; ++j) {
+        const Eigen::VectorXd sw = w.col(j).cwiseMax(0.0).cwiseSqrt();
+        Eigen::MatrixXd B = sw.asDiagonal() * K[j] * sw.asDiagonal();
+        B.diagonal().array() += 1.0;
+        Eigen::LLT<Eigen::MatrixXd> llt(B);
+        if (llt.info() != Eigen::Success)
+          throw std::invalid_argument("the approximation's covariance could not be factored");
+        Eigen::MatrixXd A = sw.asDiagonal() * K[j];
+        llt.matrixL().solveInPlace(A);
+        v.col(j) = (K[j].diagonal() - A.colwise().squaredNorm().transpose()).cwiseMax(0.0);
+      }
+      Rng zr(0x5eed5eedULL, 0);
+      Eigen::MatrixXd Z(ref_avg_, q_);
+      for (int s = 0; s + 1 < ref_avg_; s += 2)
+        for (int k = 0; k < q_; ++k) Z(s + 1, k) = -(Z(s, k) = zr.norm());
+      if (ref_avg_ % 2 == 1) Z.row(ref_avg_ - 1).setZero();
+      Eigen::VectorXd fi(q_);
+      for (int i = 0; i < n; ++i) {
+        H[i] = Eigen::MatrixXd::Zero(q_, q_);
+        for (int s = 0; s < ref_avg_; ++s) {
+          for (int k = 0; k < q_; ++k) fi[k] = m(i, k) + std::sqrt(v(i, k)) * Z(s, k);
+          H[i].noalias() += row_neg_hessian(fi, i);
+        }
+        H[i] /= ref_avg_;
+        M.noalias() += U.transpose() * H[i] * U;
+      }
+    } else {
+      for (int i = 0; i < n; ++i) {
+        H[i] = row_neg_hessian(m.row(i).transpose(), i);
+        M.noalias() += U.transpose() * H[i] * U;
+      }
     }
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(M);
     r->Q = Qh;
@@ -414,19 +455,19 @@ class LogisticSoftmax : public Likelihood {
     std::vector<Eigen::MatrixXd> LS;  // LS[c], c >= 1: the lower factor of c^2 S_c
   };
 
-  // The negative Hessian of log p(y_i | f_i) at f_i = m_i (q x q):
+  // The negative Hessian of log p(y_i | f_i) at f_i = fi (q x q):
   //   H = diag(y_k s_k (1 - s_k) + N d_k (1 - 2 s_k) / Z) - N d d' / Z^2,
-  // s_k = sigma(m_ik), d_k = theta_k s_k (1 - s_k) (= dZ / df_k), Z = fixed + sum_k
+  // s_k = sigma(fi_k), d_k = theta_k s_k (1 - s_k) (= dZ / df_k), Z = fixed + sum_k
   // theta_k s_k. Near 0 where the likelihood is saturated (class probabilities near 0
   // or 1 whatever small changes of f_i), so the reference follows the prior there.
-  Eigen::MatrixXd row_neg_hessian(const Eigen::MatrixXd& m, int i) const {
+  Eigen::MatrixXd row_neg_hessian(const Eigen::VectorXd& fi, int i) const {
     Eigen::MatrixXd H = Eigen::MatrixXd::Zero(q_, q_);
     if (!(N_[i] > 0)) return H;
     double z = fixed_;
-    for (int k = 0; k < q_; ++k) z += theta_[k] * sigmoid(m(i, k));
+    for (int k = 0; k < q_; ++k) z += theta_[k] * sigmoid(fi[k]);
     Eigen::VectorXd d(q_);
     for (int k = 0; k < q_; ++k) {
-      const double sk = sigmoid(m(i, k)), v = sk * sigmoid(-m(i, k));
+      const double sk = sigmoid(fi[k]), v = sk * sigmoid(-fi[k]);
       d[k] = theta_[k] * v;
       H(k, k) = Y_(i, k) * v + N_[i] * d[k] * (1.0 - 2.0 * sk) / z;
     }
@@ -722,6 +763,7 @@ class LogisticSoftmax : public Likelihood {
   double ref_scale_;  // c: the contrast moves' reference covariances are c^2 S_c
   bool ref_joint_;    // the contrast moves update all contrasts on one ellipse
   double ref_df_;     // nu of the contrast moves' t reference (0: Gaussian reference)
+  int ref_avg_;       // draws averaging the reference's curvatures (0: at the mean)
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -737,7 +779,8 @@ std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
                           spec.has("ref_steps") ? static_cast<int>(spec.scalar("ref_steps")) : 0,
                           spec.has("ref_scale") ? spec.scalar("ref_scale") : 1.0,
                           spec.has("ref_joint") && spec.flag("ref_joint"),
-                          spec.has("ref_df") ? spec.scalar("ref_df") : 0.0));
+                          spec.has("ref_df") ? spec.scalar("ref_df") : 0.0,
+                          spec.has("ref_avg") ? static_cast<int>(spec.scalar("ref_avg")) : 0));
 }
 
 }  // namespace augp
