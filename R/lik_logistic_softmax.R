@@ -180,6 +180,7 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   if (!is.null(likelihood$ref_scale)) spec$ref_scale <- as.double(likelihood$ref_scale)
   if (!is.null(likelihood$ref_joint)) spec$ref_joint <- isTRUE(likelihood$ref_joint)
   if (!is.null(likelihood$ref_avg)) spec$ref_avg <- as.double(likelihood$ref_avg)
+  if (!is.null(likelihood$ref_full)) spec$ref_full <- isTRUE(as.logical(likelihood$ref_full))
   spec$ref_df <- softmax_ref_df(likelihood)
   spec
 }

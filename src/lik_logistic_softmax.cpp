@@ -32,7 +32,9 @@
 // time), ref_df (optional, default 0: the degrees of freedom nu of the contrast
 // moves' multivariate-t reference; 0 makes it Gaussian) and ref_avg (optional, default
 // 0: the number of fixed draws from the approximation's marginals over which the
-// reference's curvatures are averaged; 0 takes them at the approximation's mean).
+// reference's curvatures are averaged; 0 takes them at the approximation's mean) and
+// ref_full (optional flag, default 0: one joint reference of all contrasts, updated on
+// one ellipse, instead of one reference per contrast).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -55,9 +57,10 @@ class LogisticSoftmax : public Likelihood {
  public:
   LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
                   int slice_steps, int ref_steps, double ref_scale, bool ref_joint,
-                  double ref_df, int ref_avg)
+                  double ref_df, int ref_avg, bool ref_full)
       : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
-        ref_scale_(ref_scale), ref_joint_(ref_joint), ref_df_(ref_df), ref_avg_(ref_avg) {
+        ref_scale_(ref_scale), ref_joint_(ref_joint), ref_df_(ref_df), ref_avg_(ref_avg),
+        ref_full_(ref_full) {
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
     if (ref_steps < 0) throw std::invalid_argument("ref_steps must be >= 0");
     if (!(ref_scale > 0) || !std::isfinite(ref_scale))
@@ -165,7 +168,7 @@ class LogisticSoftmax : public Likelihood {
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
     for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -307,6 +310,10 @@ class LogisticSoftmax : public Likelihood {
     r->Q.rightCols(q_ - 1) = U * es.eigenvectors();
     r->mean = m * r->Q;
     const Eigen::MatrixXd& K0 = K[0];
+    if (ref_full_) {
+      joint_reference(H, K0, *r);
+      return r;
+    }
     r->LS.assign(q_, Eigen::MatrixXd());
     for (int c = 1; c < q_; ++c) {
       const Eigen::VectorXd u = r->Q.col(c);
@@ -453,7 +460,58 @@ class LogisticSoftmax : public Likelihood {
   struct ContrastReference : MoveReference {
     Eigen::MatrixXd Q, mean;
     std::vector<Eigen::MatrixXd> LS;  // LS[c], c >= 1: the lower factor of c^2 S_c
+    Eigen::MatrixXd LF;  // or (joint reference) the lower factor of all contrasts' c^2 S
   };
+
+  // The joint reference of all contrasts (ref_full): with h the contrasts stacked
+  // (index (c - 1) n + i, c = 1..q-1), the prior given the common part has covariance
+  // Kb = I (x) K, and the reference covariance is c^2 S, S = (Kb^-1 + W)^-1, W block
+  // diagonal over the points with the d x d blocks W_i = Q_c' H_i Q_c' (c, c' >= 1) made
+  // positive semi-definite (negative eigenvalues set to 0). With R = W^1/2 (the blocks'
+  // symmetric square roots), S = Kb - A'A, A = L_B^-1 R Kb, L_B the lower factor of
+  // B = I + R Kb R; block (c, c') of R Kb is diag(r_cc') K (r_cc': the points' (c, c')
+  // entries of R_i). Unlike the per-contrast references it keeps the posterior
+  // correlations between contrasts at each point (and so the shift of one contrast's
+  // conditional mean with the others). R.LF: the lower factor of c^2 S.
+  void joint_reference(const std::vector<Eigen::MatrixXd>& H, const Eigen::MatrixXd& K0,
+                       ContrastReference& r) const {
+    const int n = n_obs(), d = q_ - 1, D = n * d;
+    const Eigen::MatrixXd E = r.Q.rightCols(d);
+    // Rr(c, c') holds r_cc' over the points
+    std::vector<Eigen::VectorXd> Rr(d * d, Eigen::VectorXd::Zero(n));
+    for (int i = 0; i < n; ++i) {
+      const Eigen::MatrixXd Wi = E.transpose() * H[i] * E;
+      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(Wi);
+      const Eigen::VectorXd lam = es.eigenvalues().cwiseMax(0.0).cwiseSqrt();
+      const Eigen::MatrixXd Ri = es.eigenvectors() * lam.asDiagonal() * es.eigenvectors().transpose();
+      for (int a = 0; a < d; ++a)
+        for (int b = 0; b < d; ++b) Rr[a * d + b][i] = Ri(a, b);
+    }
+    Eigen::MatrixXd RK(D, D);  // R Kb
+    for (int a = 0; a < d; ++a)
+      for (int b = 0; b < d; ++b) RK.block(a * n, b * n, n, n) = Rr[a * d + b].asDiagonal() * K0;
+    Eigen::MatrixXd B(D, D);  // I + R Kb R: block (a, b) = sum_c diag(r_ac) K diag(r_cb)
+    for (int a = 0; a < d; ++a)
+      for (int b = 0; b < d; ++b) {
+        auto blk = B.block(a * n, b * n, n, n);
+        blk.setZero();
+        for (int c = 0; c < d; ++c) blk += RK.block(a * n, c * n, n, n) * Rr[c * d + b].asDiagonal();
+      }
+    B = 0.5 * (B + B.transpose()).eval();
+    B.diagonal().array() += 1.0;
+    Eigen::LLT<Eigen::MatrixXd> llt(B);
+    if (llt.info() != Eigen::Success)
+      throw std::invalid_argument("the reference's covariance could not be factored");
+    llt.matrixL().solveInPlace(RK);  // A
+    Eigen::MatrixXd S = Eigen::MatrixXd::Zero(D, D);
+    for (int a = 0; a < d; ++a) S.block(a * n, a * n, n, n) = K0;
+    S.selfadjointView<Eigen::Lower>().rankUpdate(RK.transpose(), -1.0);
+    S.triangularView<Eigen::StrictlyUpper>() = S.transpose();
+    S *= ref_scale_ * ref_scale_;
+    double jit = 1e-10 * std::max(S.diagonal().mean(), 1e-300);
+    if (!chol_jitter(S, &jit, r.LF))
+      throw std::invalid_argument("the reference's covariance could not be factored");
+  }
 
   // The negative Hessian of log p(y_i | f_i) at f_i = fi (q x q):
   //   H = diag(y_k s_k (1 - s_k) + N d_k (1 - 2 s_k) / Z) - N d d' / Z^2,
@@ -600,13 +658,21 @@ class LogisticSoftmax : public Likelihood {
     // per contrast c: V_c = L_c^-1 (h_c - mean_c), Rm_c = L^-1 (mean_c - muG_c) and
     // Rh_c = L^-1 (h_c - muG_c) (column 0 unused)
     Eigen::MatrixXd V = Eigen::MatrixXd::Zero(n, q_), Rm = V, Rh = V;
+    const bool full = R.LF.size() > 0;  // joint reference: V and Bm through LF, stacked
+    const int D1 = n * (q_ - 1);
+    Eigen::VectorXd st(full ? D1 : 0);
+    if (full) {
+      for (int c = 1; c < q_; ++c) st.segment((c - 1) * n, n) = G.col(c) - R.mean.col(c);
+      R.LF.triangularView<Eigen::Lower>().solveInPlace(st);
+      for (int c = 1; c < q_; ++c) V.col(c) = st.segment((c - 1) * n, n);
+    }
     for (int c = 1; c < q_; ++c) {
-      V.col(c) = R.LS[c].triangularView<Eigen::Lower>().solve(G.col(c) - R.mean.col(c));
+      if (!full) V.col(c) = R.LS[c].triangularView<Eigen::Lower>().solve(G.col(c) - R.mean.col(c));
       Rm.col(c) = LKt.solve(R.mean.col(c) - muG.col(c));
       Rh.col(c) = LKt.solve(G.col(c) - muG.col(c));
     }
     std::vector<std::vector<int>> blocks;
-    if (ref_joint_) {
+    if (ref_joint_ || full) {
       blocks.emplace_back();
       for (int c = 1; c < q_; ++c) blocks.back().push_back(c);
     } else {
@@ -627,10 +693,16 @@ class LogisticSoftmax : public Likelihood {
         }
         const double sq = std::sqrt(ss);
         Fb = f;
+        for (int c : blk)
+          for (int i = 0; i < n; ++i) Nu(i, c) = sq * rng.norm();
+        if (full) {
+          for (int c = 1; c < q_; ++c) st.segment((c - 1) * n, n) = Nu.col(c);
+          st = R.LF.triangularView<Eigen::Lower>() * st;
+          for (int c = 1; c < q_; ++c) Bm.col(c) = st.segment((c - 1) * n, n);
+        }
         for (int c : blk) {
           A.col(c) = G.col(c) - R.mean.col(c);
-          for (int i = 0; i < n; ++i) Nu(i, c) = sq * rng.norm();
-          Bm.col(c).noalias() = R.LS[c].triangularView<Eigen::Lower>() * Nu.col(c);
+          if (!full) Bm.col(c).noalias() = R.LS[c].triangularView<Eigen::Lower>() * Nu.col(c);
           Rb.col(c) = LKt.solve(Bm.col(c));
           Ra.col(c) = Rh.col(c) - Rm.col(c);
           g00 += Rm.col(c).squaredNorm();
@@ -764,6 +836,7 @@ class LogisticSoftmax : public Likelihood {
   bool ref_joint_;    // the contrast moves update all contrasts on one ellipse
   double ref_df_;     // nu of the contrast moves' t reference (0: Gaussian reference)
   int ref_avg_;       // draws averaging the reference's curvatures (0: at the mean)
+  bool ref_full_;     // one joint reference of all contrasts (joint_reference())
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -780,7 +853,8 @@ std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
                           spec.has("ref_scale") ? spec.scalar("ref_scale") : 1.0,
                           spec.has("ref_joint") && spec.flag("ref_joint"),
                           spec.has("ref_df") ? spec.scalar("ref_df") : 0.0,
-                          spec.has("ref_avg") ? static_cast<int>(spec.scalar("ref_avg")) : 0));
+                          spec.has("ref_avg") ? static_cast<int>(spec.scalar("ref_avg")) : 0,
+                          spec.has("ref_full") && spec.flag("ref_full")));
 }
 
 }  // namespace augp

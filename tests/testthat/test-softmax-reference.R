@@ -69,20 +69,23 @@ test_that("contrast moves with a poor reference sample the un-augmented posterio
   expect_gt(max(abs(rq - ex$mean)), 0.3)
   lik <- list(type = "logistic_softmax", q = 3L, Y = d$Y, bijective = FALSE, theta = theta,
               slice_steps = 0, ref_steps = 3, ref_scale = 0.7)
-  # Gaussian reference (ref_df = 0) and t references with light and heavy tails, one
-  # contrast at a time or all on one ellipse
-  for (df in c(0, 1, 4)) {
-    for (joint in c(FALSE, TRUE)) {
-      lik$ref_joint <- joint
-      lik$ref_df <- df
-      # curvatures averaged over the approximation's marginals for the t references
-      lik$ref_avg <- if (df > 0) 16 else 0
-      g <- ref_gibbs(d, k, lik, mu0, rmean, iter = 3000, warmup = 300)
-      z <- (g$mean - ex$mean) / sqrt(g$mcse^2 + ex$se^2)
-      expect_lt(max(abs(z)), 4.5, label = sprintf("max |z| (ref_df %g, joint %d)", df, joint))
-      expect_lt(max(abs(g$mean - ex$mean)), 0.03,
-                label = sprintf("max error (ref_df %g, joint %d)", df, joint))
-    }
+  # Gaussian reference (ref_df = 0) and t references with light and heavy tails; one
+  # contrast at a time, all on one ellipse with per-contrast references (joint) or with
+  # one joint reference of all contrasts (full); for the t references, curvatures
+  # averaged over the approximation's marginals
+  cases <- expand.grid(df = c(0, 1, 4), move = c("single", "joint", "full"),
+                       stringsAsFactors = FALSE)
+  for (r in seq_len(nrow(cases))) {
+    df <- cases$df[r]
+    lik$ref_joint <- cases$move[r] == "joint"
+    lik$ref_full <- cases$move[r] == "full"
+    lik$ref_df <- df
+    lik$ref_avg <- if (df > 0) 16 else 0
+    g <- ref_gibbs(d, k, lik, mu0, rmean, iter = 3000, warmup = 300)
+    z <- (g$mean - ex$mean) / sqrt(g$mcse^2 + ex$se^2)
+    lab <- sprintf("(ref_df %g, %s)", df, cases$move[r])
+    expect_lt(max(abs(z)), 4.5, label = paste("max |z|", lab))
+    expect_lt(max(abs(g$mean - ex$mean)), 0.03, label = paste("max error", lab))
   }
 })
 
@@ -98,11 +101,12 @@ test_that("only the non-bijective model's draws depend on the reference", {
   # the same draws with the chains on 1 or 2 threads, Gaussian or t reference
   for (df in c(0, 4)) {
     lik$ref_df <- df
+    lik$ref_full <- df > 0
     expect_identical(ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5)$draws,
                      ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5,
                                threads = 2)$draws)
   }
-  lik$ref_df <- NULL
+  lik$ref_df <- lik$ref_full <- NULL
   # the bijective model takes no reference: its draws do not depend on it
   lb <- utils::modifyList(lik, list(q = 2L, bijective = TRUE))
   a <- ref_gibbs(d, k, lb, 0, matrix(0, 3, 2), iter = 30, warmup = 5, chains = 1)$draws
