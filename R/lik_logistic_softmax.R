@@ -175,12 +175,14 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
                ref_steps = softmax_ref_steps(likelihood))
   # Not user settings (bench/multiclass/mixing.R sets them to compare): the scale of the
   # Gibbs contrast moves' reference covariances, their joint update, the draws over which
-  # their curvatures are averaged and the degrees of freedom of their t reference (0:
-  # Gaussian; see src/lik_logistic_softmax.cpp).
+  # their curvatures are averaged, their joint reference, the common shift where the
+  # curvatures are taken and the degrees of freedom of their t reference (0: Gaussian;
+  # see src/lik_logistic_softmax.cpp).
   if (!is.null(likelihood$ref_scale)) spec$ref_scale <- as.double(likelihood$ref_scale)
   if (!is.null(likelihood$ref_joint)) spec$ref_joint <- isTRUE(likelihood$ref_joint)
   if (!is.null(likelihood$ref_avg)) spec$ref_avg <- as.double(likelihood$ref_avg)
   if (!is.null(likelihood$ref_full)) spec$ref_full <- isTRUE(as.logical(likelihood$ref_full))
+  if (!is.null(likelihood$ref_shift)) spec$ref_shift <- as.double(likelihood$ref_shift)
   spec$ref_df <- softmax_ref_df(likelihood)
   spec
 }

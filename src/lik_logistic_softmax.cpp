@@ -34,7 +34,10 @@
 // 0: the number of fixed draws from the approximation's marginals over which the
 // reference's curvatures are averaged; 0 takes them at the approximation's mean) and
 // ref_full (optional flag, default 0: one joint reference of all contrasts, updated on
-// one ellipse, instead of one reference per contrast).
+// one ellipse, instead of one reference per contrast) and ref_shift (optional, default
+// 0: a shift s added to every latent of the approximation's mean where the reference's
+// curvatures are taken; s far below 0 takes them in the softmax limit, see
+// gibbs_reference()).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -57,10 +60,10 @@ class LogisticSoftmax : public Likelihood {
  public:
   LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
                   int slice_steps, int ref_steps, double ref_scale, bool ref_joint,
-                  double ref_df, int ref_avg, bool ref_full)
+                  double ref_df, int ref_avg, bool ref_full, double ref_shift)
       : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
         ref_scale_(ref_scale), ref_joint_(ref_joint), ref_df_(ref_df), ref_avg_(ref_avg),
-        ref_full_(ref_full) {
+        ref_full_(ref_full), ref_shift_(ref_shift) {
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
     if (ref_steps < 0) throw std::invalid_argument("ref_steps must be >= 0");
     if (!(ref_scale > 0) || !std::isfinite(ref_scale))
@@ -68,6 +71,7 @@ class LogisticSoftmax : public Likelihood {
     if (!(ref_df >= 0) || !std::isfinite(ref_df))
       throw std::invalid_argument("ref_df must be non-negative and finite (0: Gaussian reference)");
     if (ref_avg < 0) throw std::invalid_argument("ref_avg must be >= 0");
+    if (!std::isfinite(ref_shift)) throw std::invalid_argument("ref_shift must be finite");
     const int K = static_cast<int>(Y.cols());
     if (K < 2) throw std::invalid_argument("Y needs at least 2 columns (classes)");
     for (int i = 0; i < Y.rows(); ++i)
@@ -168,7 +172,7 @@ class LogisticSoftmax : public Likelihood {
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
     for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -254,8 +258,14 @@ class LogisticSoftmax : public Likelihood {
   // fixed stream, the same for every run), v_ij = diag((K^-1 + diag(w_j))^-1)_i the
   // approximation's marginal variances: the expected curvature of a Gaussian
   // approximation's stationarity condition, which is flatter than the curvature at the
-  // mean where the likelihood turns. The reference stays fixed for the run, so either
-  // choice keeps the moves exact.
+  // mean where the likelihood turns. With ref_shift = s the curvatures are taken at
+  // m_i + s 1 instead (the contrasts, and so the class probabilities of the softmax
+  // limit, unchanged): the likelihood is nearly flat along the common shift where the
+  // latents are low, so the posterior puts much of its mass far below the
+  // approximation's common part, where log p(y_i | f_i) tends to
+  // sum_k y_ik (log theta_k + f_ik) - N_i log sum_k theta_k e^(f_ik), whose negative
+  // Hessian N_i (diag(p_i) - p_i p_i') (p_i the softmax probabilities) is what s -> -inf
+  // gives. The reference stays fixed for the run, so every choice keeps the moves exact.
   std::shared_ptr<const MoveReference> gibbs_reference(const Eigen::MatrixXd& m,
                                                        const Eigen::MatrixXd& w,
                                                        const KernelSet& K) const override {
@@ -293,7 +303,7 @@ class LogisticSoftmax : public Likelihood {
       for (int i = 0; i < n; ++i) {
         H[i] = Eigen::MatrixXd::Zero(q_, q_);
         for (int s = 0; s < ref_avg_; ++s) {
-          for (int k = 0; k < q_; ++k) fi[k] = m(i, k) + std::sqrt(v(i, k)) * Z(s, k);
+          for (int k = 0; k < q_; ++k) fi[k] = m(i, k) + ref_shift_ + std::sqrt(v(i, k)) * Z(s, k);
           H[i].noalias() += row_neg_hessian(fi, i);
         }
         H[i] /= ref_avg_;
@@ -301,7 +311,7 @@ class LogisticSoftmax : public Likelihood {
       }
     } else {
       for (int i = 0; i < n; ++i) {
-        H[i] = row_neg_hessian(m.row(i).transpose(), i);
+        H[i] = row_neg_hessian(m.row(i).transpose().array() + ref_shift_, i);
         M.noalias() += U.transpose() * H[i] * U;
       }
     }
@@ -837,6 +847,7 @@ class LogisticSoftmax : public Likelihood {
   double ref_df_;     // nu of the contrast moves' t reference (0: Gaussian reference)
   int ref_avg_;       // draws averaging the reference's curvatures (0: at the mean)
   bool ref_full_;     // one joint reference of all contrasts (joint_reference())
+  double ref_shift_;  // common shift of the latents where the curvatures are taken
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -854,7 +865,8 @@ std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
                           spec.has("ref_joint") && spec.flag("ref_joint"),
                           spec.has("ref_df") ? spec.scalar("ref_df") : 0.0,
                           spec.has("ref_avg") ? static_cast<int>(spec.scalar("ref_avg")) : 0,
-                          spec.has("ref_full") && spec.flag("ref_full")));
+                          spec.has("ref_full") && spec.flag("ref_full"),
+                          spec.has("ref_shift") ? spec.scalar("ref_shift") : 0.0));
 }
 
 }  // namespace augp

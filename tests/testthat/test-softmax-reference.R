@@ -71,8 +71,9 @@ test_that("contrast moves with a poor reference sample the un-augmented posterio
               slice_steps = 0, ref_steps = 3, ref_scale = 0.7)
   # Gaussian reference (ref_df = 0) and t references with light and heavy tails; one
   # contrast at a time, all on one ellipse with per-contrast references (joint) or with
-  # one joint reference of all contrasts (full); for the t references, curvatures
-  # averaged over the approximation's marginals
+  # one joint reference of all contrasts (full, with the curvatures taken below the
+  # approximation's common part); for the t references, curvatures averaged over the
+  # approximation's marginals
   cases <- expand.grid(df = c(0, 1, 4), move = c("single", "joint", "full"),
                        stringsAsFactors = FALSE)
   for (r in seq_len(nrow(cases))) {
@@ -81,6 +82,7 @@ test_that("contrast moves with a poor reference sample the un-augmented posterio
     lik$ref_full <- cases$move[r] == "full"
     lik$ref_df <- df
     lik$ref_avg <- if (df > 0) 16 else 0
+    lik$ref_shift <- if (lik$ref_full) -5 else 0
     g <- ref_gibbs(d, k, lik, mu0, rmean, iter = 3000, warmup = 300)
     z <- (g$mean - ex$mean) / sqrt(g$mcse^2 + ex$se^2)
     lab <- sprintf("(ref_df %g, %s)", df, cases$move[r])
