@@ -37,7 +37,9 @@
 // one ellipse, instead of one reference per contrast) and ref_shift (optional, default
 // 0: a shift s added to every latent of the approximation's mean where the reference's
 // curvatures are taken; s far below 0 takes them in the softmax limit, see
-// gibbs_reference()).
+// gibbs_reference()) and ref_newton (optional, default 0: with ref_full, Newton steps
+// moving the joint reference's mean to the contrasts' conditional mode, see
+// newton_mean()).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -60,10 +62,10 @@ class LogisticSoftmax : public Likelihood {
  public:
   LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
                   int slice_steps, int ref_steps, double ref_scale, bool ref_joint,
-                  double ref_df, int ref_avg, bool ref_full, double ref_shift)
+                  double ref_df, int ref_avg, bool ref_full, double ref_shift, int ref_newton)
       : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
         ref_scale_(ref_scale), ref_joint_(ref_joint), ref_df_(ref_df), ref_avg_(ref_avg),
-        ref_full_(ref_full), ref_shift_(ref_shift) {
+        ref_full_(ref_full), ref_shift_(ref_shift), ref_newton_(ref_newton) {
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
     if (ref_steps < 0) throw std::invalid_argument("ref_steps must be >= 0");
     if (!(ref_scale > 0) || !std::isfinite(ref_scale))
@@ -172,7 +174,7 @@ class LogisticSoftmax : public Likelihood {
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
     for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_, ref_newton_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -321,6 +323,7 @@ class LogisticSoftmax : public Likelihood {
     r->mean = m * r->Q;
     const Eigen::MatrixXd& K0 = K[0];
     if (ref_full_) {
+      if (ref_newton_ > 0) newton_mean(K0, H, *r);
       joint_reference(H, K0, *r);
       return r;
     }
@@ -485,15 +488,31 @@ class LogisticSoftmax : public Likelihood {
   // conditional mean with the others). R.LF: the lower factor of c^2 S.
   void joint_reference(const std::vector<Eigen::MatrixXd>& H, const Eigen::MatrixXd& K0,
                        ContrastReference& r) const {
+    Eigen::MatrixXd S = joint_cov(H, K0, r.Q.rightCols(q_ - 1));
+    S *= ref_scale_ * ref_scale_;
+    double jit = 1e-10 * std::max(S.diagonal().mean(), 1e-300);
+    if (!chol_jitter(S, &jit, r.LF))
+      throw std::invalid_argument("the reference's covariance could not be factored");
+  }
+
+  // The positive semi-definite part of E' H_i E (negative eigenvalues set to 0) and its
+  // symmetric square root.
+  static void psd_block(const Eigen::MatrixXd& Wi, Eigen::MatrixXd& Wp, Eigen::MatrixXd& Ri) {
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(Wi);
+    const Eigen::VectorXd lam = es.eigenvalues().cwiseMax(0.0);
+    Wp = es.eigenvectors() * lam.asDiagonal() * es.eigenvectors().transpose();
+    Ri = es.eigenvectors() * lam.cwiseSqrt().asDiagonal() * es.eigenvectors().transpose();
+  }
+
+  // S = (Kb^-1 + W)^-1 of joint_reference() (unscaled), E the contrast directions.
+  Eigen::MatrixXd joint_cov(const std::vector<Eigen::MatrixXd>& H, const Eigen::MatrixXd& K0,
+                            const Eigen::MatrixXd& E) const {
     const int n = n_obs(), d = q_ - 1, D = n * d;
-    const Eigen::MatrixXd E = r.Q.rightCols(d);
     // Rr(c, c') holds r_cc' over the points
     std::vector<Eigen::VectorXd> Rr(d * d, Eigen::VectorXd::Zero(n));
+    Eigen::MatrixXd Wp, Ri;
     for (int i = 0; i < n; ++i) {
-      const Eigen::MatrixXd Wi = E.transpose() * H[i] * E;
-      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(Wi);
-      const Eigen::VectorXd lam = es.eigenvalues().cwiseMax(0.0).cwiseSqrt();
-      const Eigen::MatrixXd Ri = es.eigenvectors() * lam.asDiagonal() * es.eigenvectors().transpose();
+      psd_block(E.transpose() * H[i] * E, Wp, Ri);
       for (int a = 0; a < d; ++a)
         for (int b = 0; b < d; ++b) Rr[a * d + b][i] = Ri(a, b);
     }
@@ -517,10 +536,76 @@ class LogisticSoftmax : public Likelihood {
     for (int a = 0; a < d; ++a) S.block(a * n, a * n, n, n) = K0;
     S.selfadjointView<Eigen::Lower>().rankUpdate(RK.transpose(), -1.0);
     S.triangularView<Eigen::StrictlyUpper>() = S.transpose();
-    S *= ref_scale_ * ref_scale_;
-    double jit = 1e-10 * std::max(S.diagonal().mean(), 1e-300);
-    if (!chol_jitter(S, &jit, r.LF))
-      throw std::invalid_argument("the reference's covariance could not be factored");
+    return S;
+  }
+
+  // The gradient of log p(y_i | f_i) at f_i = fi:
+  //   y_k (1 - s_k) - N theta_k s_k (1 - s_k) / Z.
+  Eigen::VectorXd row_grad(const Eigen::VectorXd& fi, int i) const {
+    Eigen::VectorXd g = Eigen::VectorXd::Zero(q_);
+    if (!(N_[i] > 0)) return g;
+    double z = fixed_;
+    for (int k = 0; k < q_; ++k) z += theta_[k] * sigmoid(fi[k]);
+    for (int k = 0; k < q_; ++k) {
+      const double sk = sigmoid(fi[k]), sm = sigmoid(-fi[k]);
+      g[k] = Y_(i, k) * sm - N_[i] * theta_[k] * sk * sm / z;
+    }
+    return g;
+  }
+
+  // The joint reference's mean (ref_newton iterations, with ref_full): the mode of the
+  // contrasts' conditional posterior given the common part G_0 of the approximation's
+  // mean shifted by ref_shift (f = m + s 1), prior N(0, K) per contrast (the
+  // likelihood's prior mean), found by Newton steps from the approximation's contrasts,
+  //   h' = S (W h + grad log p(y | f(h))),  S = (Kb^-1 + W)^-1 (joint_cov()),
+  // W the points' curvature blocks made positive semi-definite, each step halved until
+  // the log posterior rises. H: the curvatures at the shifted mean on entry, at the
+  // mode on return; R.mean: its contrasts set to the mode.
+  void newton_mean(const Eigen::MatrixXd& K0, std::vector<Eigen::MatrixXd>& H,
+                   ContrastReference& R) const {
+    const int n = n_obs(), d = q_ - 1, D = n * d;
+    const Eigen::MatrixXd E = R.Q.rightCols(d);
+    Eigen::LLT<Eigen::MatrixXd> lk(K0);
+    if (lk.info() != Eigen::Success) return;
+    Eigen::MatrixXd G = R.mean;
+    G.col(0).array() += ref_shift_ * std::sqrt(static_cast<double>(q_));
+    auto psi = [&](const Eigen::MatrixXd& Gc) {
+      const Eigen::MatrixXd Rc = lk.matrixL().solve(Gc.rightCols(d));
+      return loglik_core(Gc * R.Q.transpose()) - 0.5 * Rc.squaredNorm();
+    };
+    double cur = psi(G);
+    Eigen::MatrixXd Wp, Ri;
+    for (int it = 0; it < ref_newton_; ++it) {
+      const Eigen::MatrixXd F = G * R.Q.transpose();
+      Eigen::VectorXd b(D);
+      for (int i = 0; i < n; ++i) {
+        H[i] = row_neg_hessian(F.row(i).transpose(), i);
+        psd_block(E.transpose() * H[i] * E, Wp, Ri);
+        const Eigen::VectorXd hi = G.row(i).tail(d).transpose();
+        const Eigen::VectorXd bi = Wp * hi + E.transpose() * row_grad(F.row(i).transpose(), i);
+        for (int a = 0; a < d; ++a) b[a * n + i] = bi[a];
+      }
+      const Eigen::VectorXd hn = joint_cov(H, K0, E) * b;
+      Eigen::MatrixXd step(n, d);
+      for (int a = 0; a < d; ++a) step.col(a) = hn.segment(a * n, n) - G.col(a + 1);
+      bool moved = false;
+      double t = 1.0;
+      for (int h = 0; h < 20; ++h, t *= 0.5) {
+        Eigen::MatrixXd Gc = G;
+        Gc.rightCols(d) += t * step;
+        const double val = psi(Gc);
+        if (std::isfinite(val) && val > cur) {
+          moved = val - cur > 1e-6 * std::max(1.0, std::fabs(cur));
+          G = Gc;
+          cur = val;
+          break;
+        }
+      }
+      if (!moved) break;
+    }
+    const Eigen::MatrixXd F = G * R.Q.transpose();
+    for (int i = 0; i < n; ++i) H[i] = row_neg_hessian(F.row(i).transpose(), i);
+    R.mean.rightCols(d) = G.rightCols(d);
   }
 
   // The negative Hessian of log p(y_i | f_i) at f_i = fi (q x q):
@@ -848,6 +933,7 @@ class LogisticSoftmax : public Likelihood {
   int ref_avg_;       // draws averaging the reference's curvatures (0: at the mean)
   bool ref_full_;     // one joint reference of all contrasts (joint_reference())
   double ref_shift_;  // common shift of the latents where the curvatures are taken
+  int ref_newton_;    // Newton steps towards the joint reference's mean (newton_mean())
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -866,7 +952,8 @@ std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
                           spec.has("ref_df") ? spec.scalar("ref_df") : 0.0,
                           spec.has("ref_avg") ? static_cast<int>(spec.scalar("ref_avg")) : 0,
                           spec.has("ref_full") && spec.flag("ref_full"),
-                          spec.has("ref_shift") ? spec.scalar("ref_shift") : 0.0));
+                          spec.has("ref_shift") ? spec.scalar("ref_shift") : 0.0,
+                          spec.has("ref_newton") ? static_cast<int>(spec.scalar("ref_newton")) : 0));
 }
 
 }  // namespace augp
