@@ -184,6 +184,7 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   if (!is.null(likelihood$ref_full)) spec$ref_full <- isTRUE(as.logical(likelihood$ref_full))
   if (!is.null(likelihood$ref_shift)) spec$ref_shift <- as.double(likelihood$ref_shift)
   if (!is.null(likelihood$ref_newton)) spec$ref_newton <- as.double(likelihood$ref_newton)
+  if (!is.null(likelihood$ref_cond)) spec$ref_cond <- isTRUE(as.logical(likelihood$ref_cond))
   spec$ref_df <- softmax_ref_df(likelihood)
   spec
 }

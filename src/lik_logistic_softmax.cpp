@@ -62,10 +62,12 @@ class LogisticSoftmax : public Likelihood {
  public:
   LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
                   int slice_steps, int ref_steps, double ref_scale, bool ref_joint,
-                  double ref_df, int ref_avg, bool ref_full, double ref_shift, int ref_newton)
+                  double ref_df, int ref_avg, bool ref_full, double ref_shift, int ref_newton,
+                  bool ref_cond)
       : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
         ref_scale_(ref_scale), ref_joint_(ref_joint), ref_df_(ref_df), ref_avg_(ref_avg),
-        ref_full_(ref_full), ref_shift_(ref_shift), ref_newton_(ref_newton) {
+        ref_full_(ref_full), ref_shift_(ref_shift), ref_newton_(ref_newton),
+        ref_cond_(ref_cond) {
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
     if (ref_steps < 0) throw std::invalid_argument("ref_steps must be >= 0");
     if (!(ref_scale > 0) || !std::isfinite(ref_scale))
@@ -174,7 +176,7 @@ class LogisticSoftmax : public Likelihood {
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
     for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_, ref_newton_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_, ref_newton_, ref_cond_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -322,10 +324,21 @@ class LogisticSoftmax : public Likelihood {
     r->Q.rightCols(q_ - 1) = U * es.eigenvectors();
     r->mean = m * r->Q;
     const Eigen::MatrixXd& K0 = K[0];
+    if (ref_newton_ > 0) newton_mean(K0, H, *r);
     if (ref_full_) {
-      if (ref_newton_ > 0) newton_mean(K0, H, *r);
       joint_reference(H, K0, *r);
       return r;
+    }
+    if (ref_cond_) {
+      // the points' cross-contrast curvatures (rotated, made positive semi-definite)
+      const Eigen::MatrixXd E = r->Q.rightCols(q_ - 1);
+      r->W.assign((q_ - 1) * (q_ - 1), Eigen::VectorXd::Zero(n));
+      Eigen::MatrixXd Wp, Ri;
+      for (int i = 0; i < n; ++i) {
+        psd_block(E.transpose() * H[i] * E, Wp, Ri);
+        for (int a = 0; a < q_ - 1; ++a)
+          for (int b = 0; b < q_ - 1; ++b) r->W[a * (q_ - 1) + b][i] = Wp(a, b);
+      }
     }
     r->LS.assign(q_, Eigen::MatrixXd());
     for (int c = 1; c < q_; ++c) {
@@ -474,6 +487,9 @@ class LogisticSoftmax : public Likelihood {
     Eigen::MatrixXd Q, mean;
     std::vector<Eigen::MatrixXd> LS;  // LS[c], c >= 1: the lower factor of c^2 S_c
     Eigen::MatrixXd LF;  // or (joint reference) the lower factor of all contrasts' c^2 S
+    // ref_cond: W[(a - 1)(q - 1) + (b - 1)], the points' curvatures between contrasts a and
+    // b (rotated, positive semi-definite blocks); empty otherwise
+    std::vector<Eigen::VectorXd> W;
   };
 
   // The joint reference of all contrasts (ref_full): with h the contrasts stacked
@@ -753,6 +769,7 @@ class LogisticSoftmax : public Likelihood {
     // per contrast c: V_c = L_c^-1 (h_c - mean_c), Rm_c = L^-1 (mean_c - muG_c) and
     // Rh_c = L^-1 (h_c - muG_c) (column 0 unused)
     Eigen::MatrixXd V = Eigen::MatrixXd::Zero(n, q_), Rm = V, Rh = V;
+    Eigen::MatrixXd Mc = R.mean;  // the reference means (ref_cond: given the other contrasts)
     const bool full = R.LF.size() > 0;  // joint reference: V and Bm through LF, stacked
     const int D1 = n * (q_ - 1);
     Eigen::VectorXd st(full ? D1 : 0);
@@ -762,8 +779,10 @@ class LogisticSoftmax : public Likelihood {
       for (int c = 1; c < q_; ++c) V.col(c) = st.segment((c - 1) * n, n);
     }
     for (int c = 1; c < q_; ++c) {
-      if (!full) V.col(c) = R.LS[c].triangularView<Eigen::Lower>().solve(G.col(c) - R.mean.col(c));
-      Rm.col(c) = LKt.solve(R.mean.col(c) - muG.col(c));
+      if (R.W.empty()) {  // (ref_cond: per update, at the conditional mean)
+        if (!full) V.col(c) = R.LS[c].triangularView<Eigen::Lower>().solve(G.col(c) - R.mean.col(c));
+        Rm.col(c) = LKt.solve(R.mean.col(c) - muG.col(c));
+      }
       Rh.col(c) = LKt.solve(G.col(c) - muG.col(c));
     }
     std::vector<std::vector<int>> blocks;
@@ -778,6 +797,19 @@ class LogisticSoftmax : public Likelihood {
       for (const std::vector<int>& blk : blocks) {
         // Gram terms of the prior's and the reference's quadratic forms along the ellipse
         double g00 = 0, gaa = 0, gbb = 0, g0a = 0, g0b = 0, gab = 0, vv = 0, nn = 0, vn = 0;
+        if (!R.W.empty() && blk.size() == 1) {
+          // conditional reference mean of contrast c given the others (ref_cond)
+          const int c = blk[0], d = q_ - 1;
+          Eigen::VectorXd t = Eigen::VectorXd::Zero(n);
+          for (int b = 1; b < q_; ++b)
+            if (b != c)
+              t.array() += R.W[(c - 1) * d + (b - 1)].array() * (G.col(b) - R.mean.col(b)).array();
+          const auto LSt = R.LS[c].triangularView<Eigen::Lower>();
+          t = LSt.transpose() * t;
+          Mc.col(c) = R.mean.col(c) - LSt * t / (ref_scale_ * ref_scale_);
+          V.col(c) = LSt.solve(G.col(c) - Mc.col(c));
+          Rm.col(c) = LKt.solve(Mc.col(c) - muG.col(c));
+        }
         // t reference: the ellipse's scale s given v (see above); Gaussian: s = 1
         double ss = 1.0;
         const double D = static_cast<double>(n) * blk.size();
@@ -796,7 +828,7 @@ class LogisticSoftmax : public Likelihood {
           for (int c = 1; c < q_; ++c) Bm.col(c) = st.segment((c - 1) * n, n);
         }
         for (int c : blk) {
-          A.col(c) = G.col(c) - R.mean.col(c);
+          A.col(c) = G.col(c) - Mc.col(c);
           if (!full) Bm.col(c).noalias() = R.LS[c].triangularView<Eigen::Lower>() * Nu.col(c);
           Rb.col(c) = LKt.solve(Bm.col(c));
           Ra.col(c) = Rh.col(c) - Rm.col(c);
@@ -818,7 +850,7 @@ class LogisticSoftmax : public Likelihood {
           const double rf = cs * cs * vv + sn * sn * nn + 2.0 * cs * sn * vn;  // |v(a)|^2
           F = Fb;
           for (int c : blk)
-            F.noalias() += (R.mean.col(c) + cs * A.col(c) + sn * Bm.col(c)) * R.Q.col(c).transpose();
+            F.noalias() += (Mc.col(c) + cs * A.col(c) + sn * Bm.col(c)) * R.Q.col(c).transpose();
           const double mlr = ref_df_ > 0 ? 0.5 * (ref_df_ + D) * std::log1p(rf / ref_df_) : 0.5 * rf;
           return mlr - 0.5 * pr + loglik_core(F);
         };
@@ -827,7 +859,7 @@ class LogisticSoftmax : public Likelihood {
         const double cs = std::cos(ang), sn = std::sin(ang);
         f = Fb;
         for (int c : blk) {
-          G.col(c) = R.mean.col(c) + cs * A.col(c) + sn * Bm.col(c);
+          G.col(c) = Mc.col(c) + cs * A.col(c) + sn * Bm.col(c);
           V.col(c) = cs * V.col(c) + sn * Nu.col(c);
           Rh.col(c) = Rm.col(c) + cs * Ra.col(c) + sn * Rb.col(c);
           f.noalias() += G.col(c) * R.Q.col(c).transpose();
@@ -934,6 +966,7 @@ class LogisticSoftmax : public Likelihood {
   bool ref_full_;     // one joint reference of all contrasts (joint_reference())
   double ref_shift_;  // common shift of the latents where the curvatures are taken
   int ref_newton_;    // Newton steps towards the joint reference's mean (newton_mean())
+  bool ref_cond_;     // per-contrast reference means conditional on the other contrasts
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -953,7 +986,8 @@ std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
                           spec.has("ref_avg") ? static_cast<int>(spec.scalar("ref_avg")) : 0,
                           spec.has("ref_full") && spec.flag("ref_full"),
                           spec.has("ref_shift") ? spec.scalar("ref_shift") : 0.0,
-                          spec.has("ref_newton") ? static_cast<int>(spec.scalar("ref_newton")) : 0));
+                          spec.has("ref_newton") ? static_cast<int>(spec.scalar("ref_newton")) : 0,
+                          spec.has("ref_cond") && spec.flag("ref_cond")));
 }
 
 }  // namespace augp

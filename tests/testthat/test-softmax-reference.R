@@ -72,19 +72,21 @@ test_that("contrast moves with a poor reference sample the un-augmented posterio
   # Gaussian reference (ref_df = 0) and t references with light and heavy tails; one
   # contrast at a time, all on one ellipse with per-contrast references (joint) or with
   # one joint reference of all contrasts (full, with the curvatures taken below the
-  # approximation's common part; with df = 4, its mean moved by Newton steps to the
-  # contrasts' conditional mode); for the t references, curvatures averaged over the
-  # approximation's marginals
-  cases <- expand.grid(df = c(0, 1, 4), move = c("single", "joint", "full"),
+  # approximation's common part); for the t references, curvatures averaged over the
+  # approximation's marginals; one contrast at a time with reference means conditional
+  # on the other contrasts (cond); for full and cond with df = 4, the reference's mean
+  # moved by Newton steps to the contrasts' conditional mode
+  cases <- expand.grid(df = c(0, 1, 4), move = c("single", "joint", "full", "cond"),
                        stringsAsFactors = FALSE)
   for (r in seq_len(nrow(cases))) {
     df <- cases$df[r]
     lik$ref_joint <- cases$move[r] == "joint"
     lik$ref_full <- cases$move[r] == "full"
+    lik$ref_cond <- cases$move[r] == "cond"
     lik$ref_df <- df
     lik$ref_avg <- if (df > 0) 16 else 0
-    lik$ref_shift <- if (lik$ref_full) -5 else 0
-    lik$ref_newton <- if (lik$ref_full && df == 4) 5 else 0
+    lik$ref_shift <- if (lik$ref_full || lik$ref_cond) -5 else 0
+    lik$ref_newton <- if ((lik$ref_full || lik$ref_cond) && df == 4) 5 else 0
     g <- ref_gibbs(d, k, lik, mu0, rmean, iter = 3000, warmup = 300)
     z <- (g$mean - ex$mean) / sqrt(g$mcse^2 + ex$se^2)
     lab <- sprintf("(ref_df %g, %s)", df, cases$move[r])
