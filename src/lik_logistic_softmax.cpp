@@ -29,17 +29,16 @@
 // sweep with a reference; 0: no reference is made), ref_scale (optional, default 1: the
 // scale c of the contrast moves' reference covariances), ref_joint (optional flag,
 // default 0: the contrast moves update all contrasts on one ellipse instead of one at a
-// time), ref_df (optional, default 0: the degrees of freedom nu of the contrast
-// moves' multivariate-t reference; 0 makes it Gaussian) and ref_avg (optional, default
-// 0: the number of fixed draws from the approximation's marginals over which the
-// reference's curvatures are averaged; 0 takes them at the approximation's mean) and
-// ref_full (optional flag, default 0: one joint reference of all contrasts, updated on
-// one ellipse, instead of one reference per contrast) and ref_shift (optional, default
-// 0: a shift s added to every latent of the approximation's mean where the reference's
-// curvatures are taken; s far below 0 takes them in the softmax limit, see
-// gibbs_reference()) and ref_newton (optional, default 0: with ref_full, Newton steps
-// moving the joint reference's mean to the contrasts' conditional mode, see
-// newton_mean()).
+// time). Settings of the contrast moves' reference (gibbs_reference(), contrast_moves()),
+// all optional: ref_df (default 0: the degrees of freedom nu of a multivariate-t
+// reference; 0 makes it Gaussian), ref_avg (default 0: the number of fixed draws from the
+// approximation's marginals over which the curvatures are averaged; 0 takes them at the
+// approximation's mean), ref_full (flag, default 0: one joint reference of all
+// contrasts, updated on one ellipse), ref_shift (default 0: a common shift s of the
+// latents where the curvatures are taken; s far below 0 takes them in the softmax
+// limit), ref_newton (default 0: Newton steps moving the reference's mean to the
+// contrasts' conditional mode, newton_mean()) and ref_cond (flag, default 0: per-contrast
+// reference means conditional on the other contrasts).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -569,7 +568,7 @@ class LogisticSoftmax : public Likelihood {
     return g;
   }
 
-  // The joint reference's mean (ref_newton iterations, with ref_full): the mode of the
+  // The reference's mean (ref_newton iterations): the mode of the
   // contrasts' conditional posterior given the common part G_0 of the approximation's
   // mean shifted by ref_shift (f = m + s 1), prior N(0, K) per contrast (the
   // likelihood's prior mean), found by Newton steps from the approximation's contrasts,
@@ -757,7 +756,16 @@ class LogisticSoftmax : public Likelihood {
   // (log t_nu(v) = -(nu + D) / 2 log(1 + |v|^2 / nu) + const). Both steps leave p(v, s),
   // and so pi, invariant; the ratio pi / t_nu stays bounded where a posterior tail is
   // heavier than the Gaussian reference's, and the ellipse's scale follows the current
-  // distance from the reference's mean. Along the ellipse
+  // distance from the reference's mean.
+  //
+  // With ref_cond the reference of contrast c (one at a time) is the conditional, given
+  // the other contrasts h_b, of the Gaussian with precision I (x) K^-1 + W (W: the
+  // points' curvature blocks between contrasts, R.W; its diagonal blocks as in the
+  // per-contrast covariances S_c): mean
+  //   mu_c - S_c sum_{b != c} diag(W_cb) (h_b - mu_b),
+  // covariance c^2 S_c. The reference of an update may depend on everything the update
+  // conditions on, so the move stays exact; it follows the shift of h_c's conditional
+  // mean with the other contrasts, which a fixed mean misses. Along the ellipse
   // h(a) = mu + cos(a) (h - mu) + sin(a) L_c nu, and L^-1 (h(a) - mu0 Q) and v(a) are the
   // same combinations of vectors computed once per update: each angle costs O(nq).
   void contrast_moves(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L,
