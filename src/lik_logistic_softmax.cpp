@@ -779,6 +779,8 @@ class LogisticSoftmax : public Likelihood {
     Eigen::MatrixXd V = Eigen::MatrixXd::Zero(n, q_), Rm = V, Rh = V;
     Eigen::MatrixXd Mc = R.mean;  // the reference means (ref_cond: given the other contrasts)
     const bool full = R.LF.size() > 0;  // joint reference: V and Bm through LF, stacked
+    // conditional reference means (ref_cond), one contrast at a time: V and Rm per update
+    const bool cond = !R.W.empty() && !ref_joint_ && !full;
     const int D1 = n * (q_ - 1);
     Eigen::VectorXd st(full ? D1 : 0);
     if (full) {
@@ -787,7 +789,7 @@ class LogisticSoftmax : public Likelihood {
       for (int c = 1; c < q_; ++c) V.col(c) = st.segment((c - 1) * n, n);
     }
     for (int c = 1; c < q_; ++c) {
-      if (R.W.empty()) {  // (ref_cond: per update, at the conditional mean)
+      if (!cond) {
         if (!full) V.col(c) = R.LS[c].triangularView<Eigen::Lower>().solve(G.col(c) - R.mean.col(c));
         Rm.col(c) = LKt.solve(R.mean.col(c) - muG.col(c));
       }
@@ -805,7 +807,7 @@ class LogisticSoftmax : public Likelihood {
       for (const std::vector<int>& blk : blocks) {
         // Gram terms of the prior's and the reference's quadratic forms along the ellipse
         double g00 = 0, gaa = 0, gbb = 0, g0a = 0, g0b = 0, gab = 0, vv = 0, nn = 0, vn = 0;
-        if (!R.W.empty() && blk.size() == 1) {
+        if (cond) {
           // conditional reference mean of contrast c given the others (ref_cond)
           const int c = blk[0], d = q_ - 1;
           Eigen::VectorXd t = Eigen::VectorXd::Zero(n);
