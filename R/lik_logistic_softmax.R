@@ -174,10 +174,19 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
                slice_steps = softmax_slice_steps(likelihood),
                ref_steps = softmax_ref_steps(likelihood))
   # Not user settings (bench/multiclass/mixing.R sets them to compare): the scale of the
-  # Gibbs contrast moves' reference covariances and their joint update (see
-  # src/lik_logistic_softmax.cpp).
+  # Gibbs contrast moves' reference covariances, their joint update, the draws over which
+  # their curvatures are averaged, their joint reference, the common shift where the
+  # curvatures are taken, the Newton steps moving their mean to the conditional mode,
+  # their means conditional on the other contrasts and the degrees of freedom of their t
+  # reference (0: Gaussian; see src/lik_logistic_softmax.cpp).
   if (!is.null(likelihood$ref_scale)) spec$ref_scale <- as.double(likelihood$ref_scale)
   if (!is.null(likelihood$ref_joint)) spec$ref_joint <- isTRUE(likelihood$ref_joint)
+  if (!is.null(likelihood$ref_avg)) spec$ref_avg <- as.double(likelihood$ref_avg)
+  if (!is.null(likelihood$ref_full)) spec$ref_full <- isTRUE(as.logical(likelihood$ref_full))
+  if (!is.null(likelihood$ref_shift)) spec$ref_shift <- as.double(likelihood$ref_shift)
+  if (!is.null(likelihood$ref_newton)) spec$ref_newton <- as.double(likelihood$ref_newton)
+  spec$ref_cond <- softmax_ref_cond(likelihood)
+  spec$ref_df <- softmax_ref_df(likelihood)
   spec
 }
 
@@ -200,6 +209,21 @@ softmax_ref_steps <- function(likelihood) {
   if (is.null(s)) SOFTMAX_REF_STEPS else as.double(s)
 }
 SOFTMAX_REF_STEPS <- 10
+
+# Degrees of freedom of the contrast moves' multivariate-t reference (0: Gaussian).
+softmax_ref_df <- function(likelihood) {
+  s <- likelihood$ref_df
+  if (is.null(s)) SOFTMAX_REF_DF else as.double(s)
+}
+SOFTMAX_REF_DF <- 0
+
+# Whether the contrast moves' per-contrast reference means follow the other contrasts
+# (their conditional given them; see contrast_moves() in src/lik_logistic_softmax.cpp).
+softmax_ref_cond <- function(likelihood) {
+  s <- likelihood$ref_cond
+  if (is.null(s)) SOFTMAX_REF_COND else isTRUE(as.logical(s))
+}
+SOFTMAX_REF_COND <- TRUE
 
 softmax_n_latent <- function(likelihood, K) if (isTRUE(likelihood$bijective)) K - 1L else K
 

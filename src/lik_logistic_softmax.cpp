@@ -27,9 +27,18 @@
 // (optional, default 0: rounds of elliptical slice updates per Gibbs sweep, see
 // gibbs_move() without a reference), ref_steps (optional, default 0: rounds per Gibbs
 // sweep with a reference; 0: no reference is made), ref_scale (optional, default 1: the
-// scale c of the contrast moves' reference covariances) and ref_joint (optional flag,
+// scale c of the contrast moves' reference covariances), ref_joint (optional flag,
 // default 0: the contrast moves update all contrasts on one ellipse instead of one at a
-// time).
+// time). Settings of the contrast moves' reference (gibbs_reference(), contrast_moves()),
+// all optional: ref_df (default 0: the degrees of freedom nu of a multivariate-t
+// reference; 0 makes it Gaussian), ref_avg (default 0: the number of fixed draws from the
+// approximation's marginals over which the curvatures are averaged; 0 takes them at the
+// approximation's mean), ref_full (flag, default 0: one joint reference of all
+// contrasts, updated on one ellipse), ref_shift (default 0: a common shift s of the
+// latents where the curvatures are taken; s far below 0 takes them in the softmax
+// limit), ref_newton (default 0: Newton steps moving the reference's mean to the
+// contrasts' conditional mode, newton_mean()) and ref_cond (flag, default 0: per-contrast
+// reference means conditional on the other contrasts).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -51,13 +60,21 @@ namespace {
 class LogisticSoftmax : public Likelihood {
  public:
   LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
-                  int slice_steps, int ref_steps, double ref_scale, bool ref_joint)
+                  int slice_steps, int ref_steps, double ref_scale, bool ref_joint,
+                  double ref_df, int ref_avg, bool ref_full, double ref_shift, int ref_newton,
+                  bool ref_cond)
       : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
-        ref_scale_(ref_scale), ref_joint_(ref_joint) {
+        ref_scale_(ref_scale), ref_joint_(ref_joint), ref_df_(ref_df), ref_avg_(ref_avg),
+        ref_full_(ref_full), ref_shift_(ref_shift), ref_newton_(ref_newton),
+        ref_cond_(ref_cond) {
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
     if (ref_steps < 0) throw std::invalid_argument("ref_steps must be >= 0");
     if (!(ref_scale > 0) || !std::isfinite(ref_scale))
       throw std::invalid_argument("ref_scale must be positive and finite");
+    if (!(ref_df >= 0) || !std::isfinite(ref_df))
+      throw std::invalid_argument("ref_df must be non-negative and finite (0: Gaussian reference)");
+    if (ref_avg < 0) throw std::invalid_argument("ref_avg must be >= 0");
+    if (!std::isfinite(ref_shift)) throw std::invalid_argument("ref_shift must be finite");
     const int K = static_cast<int>(Y.cols());
     if (K < 2) throw std::invalid_argument("Y needs at least 2 columns (classes)");
     for (int i = 0; i < Y.rows(); ++i)
@@ -158,7 +175,7 @@ class LogisticSoftmax : public Likelihood {
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
     for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_, ref_newton_, ref_cond_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -239,6 +256,19 @@ class LogisticSoftmax : public Likelihood {
   // row i, and reference covariance c^2 S_c, S_c = (K^-1 + diag(w_c))^-1, computed as
   // K - A'A with A = L_B^-1 W^1/2 K, L_B the lower factor of B = I + W^1/2 K W^1/2. Only
   // for the non-bijective model (the bijective one keeps its moves); nullptr otherwise.
+  // With ref_avg = S > 0, H_i is instead the average of the negative Hessian over S
+  // fixed draws f_i = m_i + sqrt(v_i) z_s (antithetic pairs of standard normals from a
+  // fixed stream, the same for every run), v_ij = diag((K^-1 + diag(w_j))^-1)_i the
+  // approximation's marginal variances: the expected curvature of a Gaussian
+  // approximation's stationarity condition, which is flatter than the curvature at the
+  // mean where the likelihood turns. With ref_shift = s the curvatures are taken at
+  // m_i + s 1 instead (the contrasts, and so the class probabilities of the softmax
+  // limit, unchanged): the likelihood is nearly flat along the common shift where the
+  // latents are low, so the posterior puts much of its mass far below the
+  // approximation's common part, where log p(y_i | f_i) tends to
+  // sum_k y_ik (log theta_k + f_ik) - N_i log sum_k theta_k e^(f_ik), whose negative
+  // Hessian N_i (diag(p_i) - p_i p_i') (p_i the softmax probabilities) is what s -> -inf
+  // gives. The reference stays fixed for the run, so every choice keeps the moves exact.
   std::shared_ptr<const MoveReference> gibbs_reference(const Eigen::MatrixXd& m,
                                                        const Eigen::MatrixXd& w,
                                                        const KernelSet& K) const override {
@@ -253,15 +283,62 @@ class LogisticSoftmax : public Likelihood {
     const Eigen::MatrixXd U = Qh.rightCols(q_ - 1);
     std::vector<Eigen::MatrixXd> H(n);
     Eigen::MatrixXd M = Eigen::MatrixXd::Zero(q_ - 1, q_ - 1);
-    for (int i = 0; i < n; ++i) {
-      H[i] = row_neg_hessian(m, i);
-      M.noalias() += U.transpose() * H[i] * U;
+    if (ref_avg_ > 0) {
+      // the approximation's marginal variances, column by column
+      Eigen::MatrixXd v(n, q_);
+      for (int j = 0; j < q_; ++j) {
+        const Eigen::VectorXd sw = w.col(j).cwiseMax(0.0).cwiseSqrt();
+        Eigen::MatrixXd B = sw.asDiagonal() * K[j] * sw.asDiagonal();
+        B.diagonal().array() += 1.0;
+        Eigen::LLT<Eigen::MatrixXd> llt(B);
+        if (llt.info() != Eigen::Success)
+          throw std::invalid_argument("the approximation's covariance could not be factored");
+        Eigen::MatrixXd A = sw.asDiagonal() * K[j];
+        llt.matrixL().solveInPlace(A);
+        v.col(j) = (K[j].diagonal() - A.colwise().squaredNorm().transpose()).cwiseMax(0.0);
+      }
+      Rng zr(0x5eed5eedULL, 0);
+      Eigen::MatrixXd Z(ref_avg_, q_);
+      for (int s = 0; s + 1 < ref_avg_; s += 2)
+        for (int k = 0; k < q_; ++k) Z(s + 1, k) = -(Z(s, k) = zr.norm());
+      if (ref_avg_ % 2 == 1) Z.row(ref_avg_ - 1).setZero();
+      Eigen::VectorXd fi(q_);
+      for (int i = 0; i < n; ++i) {
+        H[i] = Eigen::MatrixXd::Zero(q_, q_);
+        for (int s = 0; s < ref_avg_; ++s) {
+          for (int k = 0; k < q_; ++k) fi[k] = m(i, k) + ref_shift_ + std::sqrt(v(i, k)) * Z(s, k);
+          H[i].noalias() += row_neg_hessian(fi, i);
+        }
+        H[i] /= ref_avg_;
+        M.noalias() += U.transpose() * H[i] * U;
+      }
+    } else {
+      for (int i = 0; i < n; ++i) {
+        H[i] = row_neg_hessian(m.row(i).transpose().array() + ref_shift_, i);
+        M.noalias() += U.transpose() * H[i] * U;
+      }
     }
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(M);
     r->Q = Qh;
     r->Q.rightCols(q_ - 1) = U * es.eigenvectors();
     r->mean = m * r->Q;
     const Eigen::MatrixXd& K0 = K[0];
+    if (ref_newton_ > 0) newton_mean(K0, H, *r);
+    if (ref_full_) {
+      joint_reference(H, K0, *r);
+      return r;
+    }
+    if (ref_cond_) {
+      // the points' cross-contrast curvatures (rotated, made positive semi-definite)
+      const Eigen::MatrixXd E = r->Q.rightCols(q_ - 1);
+      r->W.assign((q_ - 1) * (q_ - 1), Eigen::VectorXd::Zero(n));
+      Eigen::MatrixXd Wp, Ri;
+      for (int i = 0; i < n; ++i) {
+        psd_block(E.transpose() * H[i] * E, Wp, Ri);
+        for (int a = 0; a < q_ - 1; ++a)
+          for (int b = 0; b < q_ - 1; ++b) r->W[a * (q_ - 1) + b][i] = Wp(a, b);
+      }
+    }
     r->LS.assign(q_, Eigen::MatrixXd());
     for (int c = 1; c < q_; ++c) {
       const Eigen::VectorXd u = r->Q.col(c);
@@ -455,21 +532,157 @@ class LogisticSoftmax : public Likelihood {
   struct ContrastReference : MoveReference {
     Eigen::MatrixXd Q, mean;
     std::vector<Eigen::MatrixXd> LS;  // LS[c], c >= 1: the lower factor of c^2 S_c
+    Eigen::MatrixXd LF;  // or (joint reference) the lower factor of all contrasts' c^2 S
+    // ref_cond: W[(a - 1)(q - 1) + (b - 1)], the points' curvatures between contrasts a and
+    // b (rotated, positive semi-definite blocks); empty otherwise
+    std::vector<Eigen::VectorXd> W;
   };
 
-  // The negative Hessian of log p(y_i | f_i) at f_i = m_i (q x q):
+  // The joint reference of all contrasts (ref_full): with h the contrasts stacked
+  // (index (c - 1) n + i, c = 1..q-1), the prior given the common part has covariance
+  // Kb = I (x) K, and the reference covariance is c^2 S, S = (Kb^-1 + W)^-1, W block
+  // diagonal over the points with the d x d blocks W_i = Q_c' H_i Q_c' (c, c' >= 1) made
+  // positive semi-definite (negative eigenvalues set to 0). With R = W^1/2 (the blocks'
+  // symmetric square roots), S = Kb - A'A, A = L_B^-1 R Kb, L_B the lower factor of
+  // B = I + R Kb R; block (c, c') of R Kb is diag(r_cc') K (r_cc': the points' (c, c')
+  // entries of R_i). Unlike the per-contrast references it keeps the posterior
+  // correlations between contrasts at each point (and so the shift of one contrast's
+  // conditional mean with the others). R.LF: the lower factor of c^2 S.
+  void joint_reference(const std::vector<Eigen::MatrixXd>& H, const Eigen::MatrixXd& K0,
+                       ContrastReference& r) const {
+    Eigen::MatrixXd S = joint_cov(H, K0, r.Q.rightCols(q_ - 1));
+    S *= ref_scale_ * ref_scale_;
+    double jit = 1e-10 * std::max(S.diagonal().mean(), 1e-300);
+    if (!chol_jitter(S, &jit, r.LF))
+      throw std::invalid_argument("the reference's covariance could not be factored");
+  }
+
+  // The positive semi-definite part of E' H_i E (negative eigenvalues set to 0) and its
+  // symmetric square root.
+  static void psd_block(const Eigen::MatrixXd& Wi, Eigen::MatrixXd& Wp, Eigen::MatrixXd& Ri) {
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(Wi);
+    const Eigen::VectorXd lam = es.eigenvalues().cwiseMax(0.0);
+    Wp = es.eigenvectors() * lam.asDiagonal() * es.eigenvectors().transpose();
+    Ri = es.eigenvectors() * lam.cwiseSqrt().asDiagonal() * es.eigenvectors().transpose();
+  }
+
+  // S = (Kb^-1 + W)^-1 of joint_reference() (unscaled), E the contrast directions.
+  Eigen::MatrixXd joint_cov(const std::vector<Eigen::MatrixXd>& H, const Eigen::MatrixXd& K0,
+                            const Eigen::MatrixXd& E) const {
+    const int n = n_obs(), d = q_ - 1, D = n * d;
+    // Rr(c, c') holds r_cc' over the points
+    std::vector<Eigen::VectorXd> Rr(d * d, Eigen::VectorXd::Zero(n));
+    Eigen::MatrixXd Wp, Ri;
+    for (int i = 0; i < n; ++i) {
+      psd_block(E.transpose() * H[i] * E, Wp, Ri);
+      for (int a = 0; a < d; ++a)
+        for (int b = 0; b < d; ++b) Rr[a * d + b][i] = Ri(a, b);
+    }
+    Eigen::MatrixXd RK(D, D);  // R Kb
+    for (int a = 0; a < d; ++a)
+      for (int b = 0; b < d; ++b) RK.block(a * n, b * n, n, n) = Rr[a * d + b].asDiagonal() * K0;
+    Eigen::MatrixXd B(D, D);  // I + R Kb R: block (a, b) = sum_c diag(r_ac) K diag(r_cb)
+    for (int a = 0; a < d; ++a)
+      for (int b = 0; b < d; ++b) {
+        auto blk = B.block(a * n, b * n, n, n);
+        blk.setZero();
+        for (int c = 0; c < d; ++c) blk += RK.block(a * n, c * n, n, n) * Rr[c * d + b].asDiagonal();
+      }
+    B = 0.5 * (B + B.transpose()).eval();
+    B.diagonal().array() += 1.0;
+    Eigen::LLT<Eigen::MatrixXd> llt(B);
+    if (llt.info() != Eigen::Success)
+      throw std::invalid_argument("the reference's covariance could not be factored");
+    llt.matrixL().solveInPlace(RK);  // A
+    Eigen::MatrixXd S = Eigen::MatrixXd::Zero(D, D);
+    for (int a = 0; a < d; ++a) S.block(a * n, a * n, n, n) = K0;
+    S.selfadjointView<Eigen::Lower>().rankUpdate(RK.transpose(), -1.0);
+    S.triangularView<Eigen::StrictlyUpper>() = S.transpose();
+    return S;
+  }
+
+  // The gradient of log p(y_i | f_i) at f_i = fi:
+  //   y_k (1 - s_k) - N theta_k s_k (1 - s_k) / Z.
+  Eigen::VectorXd row_grad(const Eigen::VectorXd& fi, int i) const {
+    Eigen::VectorXd g = Eigen::VectorXd::Zero(q_);
+    if (!(N_[i] > 0)) return g;
+    double z = fixed_;
+    for (int k = 0; k < q_; ++k) z += theta_[k] * sigmoid(fi[k]);
+    for (int k = 0; k < q_; ++k) {
+      const double sk = sigmoid(fi[k]), sm = sigmoid(-fi[k]);
+      g[k] = Y_(i, k) * sm - N_[i] * theta_[k] * sk * sm / z;
+    }
+    return g;
+  }
+
+  // The reference's mean (ref_newton iterations): the mode of the
+  // contrasts' conditional posterior given the common part G_0 of the approximation's
+  // mean shifted by ref_shift (f = m + s 1), prior N(0, K) per contrast (the
+  // likelihood's prior mean), found by Newton steps from the approximation's contrasts,
+  //   h' = S (W h + grad log p(y | f(h))),  S = (Kb^-1 + W)^-1 (joint_cov()),
+  // W the points' curvature blocks made positive semi-definite, each step halved until
+  // the log posterior rises. H: the curvatures at the shifted mean on entry, at the
+  // mode on return; R.mean: its contrasts set to the mode.
+  void newton_mean(const Eigen::MatrixXd& K0, std::vector<Eigen::MatrixXd>& H,
+                   ContrastReference& R) const {
+    const int n = n_obs(), d = q_ - 1, D = n * d;
+    const Eigen::MatrixXd E = R.Q.rightCols(d);
+    Eigen::LLT<Eigen::MatrixXd> lk(K0);
+    if (lk.info() != Eigen::Success) return;
+    Eigen::MatrixXd G = R.mean;
+    G.col(0).array() += ref_shift_ * std::sqrt(static_cast<double>(q_));
+    auto psi = [&](const Eigen::MatrixXd& Gc) {
+      const Eigen::MatrixXd Rc = lk.matrixL().solve(Gc.rightCols(d));
+      return loglik_core(Gc * R.Q.transpose()) - 0.5 * Rc.squaredNorm();
+    };
+    double cur = psi(G);
+    Eigen::MatrixXd Wp, Ri;
+    for (int it = 0; it < ref_newton_; ++it) {
+      const Eigen::MatrixXd F = G * R.Q.transpose();
+      Eigen::VectorXd b(D);
+      for (int i = 0; i < n; ++i) {
+        H[i] = row_neg_hessian(F.row(i).transpose(), i);
+        psd_block(E.transpose() * H[i] * E, Wp, Ri);
+        const Eigen::VectorXd hi = G.row(i).tail(d).transpose();
+        const Eigen::VectorXd bi = Wp * hi + E.transpose() * row_grad(F.row(i).transpose(), i);
+        for (int a = 0; a < d; ++a) b[a * n + i] = bi[a];
+      }
+      const Eigen::VectorXd hn = joint_cov(H, K0, E) * b;
+      Eigen::MatrixXd step(n, d);
+      for (int a = 0; a < d; ++a) step.col(a) = hn.segment(a * n, n) - G.col(a + 1);
+      bool moved = false;
+      double t = 1.0;
+      for (int h = 0; h < 20; ++h, t *= 0.5) {
+        Eigen::MatrixXd Gc = G;
+        Gc.rightCols(d) += t * step;
+        const double val = psi(Gc);
+        if (std::isfinite(val) && val > cur) {
+          moved = val - cur > 1e-6 * std::max(1.0, std::fabs(cur));
+          G = Gc;
+          cur = val;
+          break;
+        }
+      }
+      if (!moved) break;
+    }
+    const Eigen::MatrixXd F = G * R.Q.transpose();
+    for (int i = 0; i < n; ++i) H[i] = row_neg_hessian(F.row(i).transpose(), i);
+    R.mean.rightCols(d) = G.rightCols(d);
+  }
+
+  // The negative Hessian of log p(y_i | f_i) at f_i = fi (q x q):
   //   H = diag(y_k s_k (1 - s_k) + N d_k (1 - 2 s_k) / Z) - N d d' / Z^2,
-  // s_k = sigma(m_ik), d_k = theta_k s_k (1 - s_k) (= dZ / df_k), Z = fixed + sum_k
+  // s_k = sigma(fi_k), d_k = theta_k s_k (1 - s_k) (= dZ / df_k), Z = fixed + sum_k
   // theta_k s_k. Near 0 where the likelihood is saturated (class probabilities near 0
   // or 1 whatever small changes of f_i), so the reference follows the prior there.
-  Eigen::MatrixXd row_neg_hessian(const Eigen::MatrixXd& m, int i) const {
+  Eigen::MatrixXd row_neg_hessian(const Eigen::VectorXd& fi, int i) const {
     Eigen::MatrixXd H = Eigen::MatrixXd::Zero(q_, q_);
     if (!(N_[i] > 0)) return H;
     double z = fixed_;
-    for (int k = 0; k < q_; ++k) z += theta_[k] * sigmoid(m(i, k));
+    for (int k = 0; k < q_; ++k) z += theta_[k] * sigmoid(fi[k]);
     Eigen::VectorXd d(q_);
     for (int k = 0; k < q_; ++k) {
-      const double sk = sigmoid(m(i, k)), v = sk * sigmoid(-m(i, k));
+      const double sk = sigmoid(fi[k]), v = sk * sigmoid(-fi[k]);
       d[k] = theta_[k] * v;
       H(k, k) = Y_(i, k) * v + N_[i] * d[k] * (1.0 - 2.0 * sk) / z;
     }
@@ -577,7 +790,29 @@ class LogisticSoftmax : public Likelihood {
   // N(0, I) as the ellipse and the ratio as its likelihood leaves pi exactly
   // invariant whatever the reference. The updates take one contrast at a time, or all
   // on one ellipse (ref_joint). The current kernel enters through its factor L, so the
-  // move stays exact when the kernel is sampled. Along the ellipse
+  // move stays exact when the kernel is sampled.
+  //
+  // With ref_df = nu > 0 the reference of a block of D = n |block| whitened values v is
+  // the multivariate t, t_nu(v) propto (1 + |v|^2 / nu)^(-(nu + D) / 2), written as the
+  // scale mixture N(v; 0, s I) with s ~ InvGamma(nu / 2, nu / 2) (Nishihara, Murray and
+  // Adams, 2014): on the pairs (v, s) the target
+  //   p(v, s) propto [pi(v) / t_nu(v)] N(v; 0, s I) InvGamma(s; nu / 2, nu / 2)
+  // has marginal pi(v). Each update draws s from its conditional,
+  // InvGamma((nu + D) / 2, (nu + |v|^2) / 2), then updates v by elliptical slice
+  // sampling with N(0, s I) as the ellipse and pi(v) / t_nu(v) as its likelihood
+  // (log t_nu(v) = -(nu + D) / 2 log(1 + |v|^2 / nu) + const). Both steps leave p(v, s),
+  // and so pi, invariant; the ratio pi / t_nu stays bounded where a posterior tail is
+  // heavier than the Gaussian reference's, and the ellipse's scale follows the current
+  // distance from the reference's mean.
+  //
+  // With ref_cond the reference of contrast c (one at a time) is the conditional, given
+  // the other contrasts h_b, of the Gaussian with precision I (x) K^-1 + W (W: the
+  // points' curvature blocks between contrasts, R.W; its diagonal blocks as in the
+  // per-contrast covariances S_c): mean
+  //   mu_c - S_c sum_{b != c} diag(W_cb) (h_b - mu_b),
+  // covariance c^2 S_c. The reference of an update may depend on everything the update
+  // conditions on, so the move stays exact; it follows the shift of h_c's conditional
+  // mean with the other contrasts, which a fixed mean misses. Along the ellipse
   // h(a) = mu + cos(a) (h - mu) + sin(a) L_c nu, and L^-1 (h(a) - mu0 Q) and v(a) are the
   // same combinations of vectors computed once per update: each angle costs O(nq).
   void contrast_moves(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L,
@@ -589,13 +824,26 @@ class LogisticSoftmax : public Likelihood {
     // per contrast c: V_c = L_c^-1 (h_c - mean_c), Rm_c = L^-1 (mean_c - muG_c) and
     // Rh_c = L^-1 (h_c - muG_c) (column 0 unused)
     Eigen::MatrixXd V = Eigen::MatrixXd::Zero(n, q_), Rm = V, Rh = V;
+    Eigen::MatrixXd Mc = R.mean;  // the reference means (ref_cond: given the other contrasts)
+    const bool full = R.LF.size() > 0;  // joint reference: V and Bm through LF, stacked
+    // conditional reference means (ref_cond), one contrast at a time: V and Rm per update
+    const bool cond = !R.W.empty() && !ref_joint_ && !full;
+    const int D1 = n * (q_ - 1);
+    Eigen::VectorXd st(full ? D1 : 0);
+    if (full) {
+      for (int c = 1; c < q_; ++c) st.segment((c - 1) * n, n) = G.col(c) - R.mean.col(c);
+      R.LF.triangularView<Eigen::Lower>().solveInPlace(st);
+      for (int c = 1; c < q_; ++c) V.col(c) = st.segment((c - 1) * n, n);
+    }
     for (int c = 1; c < q_; ++c) {
-      V.col(c) = R.LS[c].triangularView<Eigen::Lower>().solve(G.col(c) - R.mean.col(c));
-      Rm.col(c) = LKt.solve(R.mean.col(c) - muG.col(c));
+      if (!cond) {
+        if (!full) V.col(c) = R.LS[c].triangularView<Eigen::Lower>().solve(G.col(c) - R.mean.col(c));
+        Rm.col(c) = LKt.solve(R.mean.col(c) - muG.col(c));
+      }
       Rh.col(c) = LKt.solve(G.col(c) - muG.col(c));
     }
     std::vector<std::vector<int>> blocks;
-    if (ref_joint_) {
+    if (ref_joint_ || full) {
       blocks.emplace_back();
       for (int c = 1; c < q_; ++c) blocks.back().push_back(c);
     } else {
@@ -606,11 +854,39 @@ class LogisticSoftmax : public Likelihood {
       for (const std::vector<int>& blk : blocks) {
         // Gram terms of the prior's and the reference's quadratic forms along the ellipse
         double g00 = 0, gaa = 0, gbb = 0, g0a = 0, g0b = 0, gab = 0, vv = 0, nn = 0, vn = 0;
+        if (cond) {
+          // conditional reference mean of contrast c given the others (ref_cond)
+          const int c = blk[0], d = q_ - 1;
+          Eigen::VectorXd t = Eigen::VectorXd::Zero(n);
+          for (int b = 1; b < q_; ++b)
+            if (b != c)
+              t.array() += R.W[(c - 1) * d + (b - 1)].array() * (G.col(b) - R.mean.col(b)).array();
+          const auto LSt = R.LS[c].triangularView<Eigen::Lower>();
+          t = LSt.transpose() * t;
+          Mc.col(c) = R.mean.col(c) - LSt * t / (ref_scale_ * ref_scale_);
+          V.col(c) = LSt.solve(G.col(c) - Mc.col(c));
+          Rm.col(c) = LKt.solve(Mc.col(c) - muG.col(c));
+        }
+        // t reference: the ellipse's scale s given v (see above); Gaussian: s = 1
+        double ss = 1.0;
+        const double D = static_cast<double>(n) * blk.size();
+        if (ref_df_ > 0) {
+          for (int c : blk) vv += V.col(c).squaredNorm();
+          ss = 0.5 * (ref_df_ + vv) / rng.gamma(0.5 * (ref_df_ + D));
+          vv = 0;
+        }
+        const double sq = std::sqrt(ss);
         Fb = f;
+        for (int c : blk)
+          for (int i = 0; i < n; ++i) Nu(i, c) = sq * rng.norm();
+        if (full) {
+          for (int c = 1; c < q_; ++c) st.segment((c - 1) * n, n) = Nu.col(c);
+          st = R.LF.triangularView<Eigen::Lower>() * st;
+          for (int c = 1; c < q_; ++c) Bm.col(c) = st.segment((c - 1) * n, n);
+        }
         for (int c : blk) {
-          A.col(c) = G.col(c) - R.mean.col(c);
-          for (int i = 0; i < n; ++i) Nu(i, c) = rng.norm();
-          Bm.col(c).noalias() = R.LS[c].triangularView<Eigen::Lower>() * Nu.col(c);
+          A.col(c) = G.col(c) - Mc.col(c);
+          if (!full) Bm.col(c).noalias() = R.LS[c].triangularView<Eigen::Lower>() * Nu.col(c);
           Rb.col(c) = LKt.solve(Bm.col(c));
           Ra.col(c) = Rh.col(c) - Rm.col(c);
           g00 += Rm.col(c).squaredNorm();
@@ -628,18 +904,19 @@ class LogisticSoftmax : public Likelihood {
         auto ell = [&](double cs, double sn) {
           const double pr = g00 + cs * cs * gaa + sn * sn * gbb + 2.0 * cs * g0a + 2.0 * sn * g0b +
                             2.0 * cs * sn * gab;
-          const double rf = cs * cs * vv + sn * sn * nn + 2.0 * cs * sn * vn;
+          const double rf = cs * cs * vv + sn * sn * nn + 2.0 * cs * sn * vn;  // |v(a)|^2
           F = Fb;
           for (int c : blk)
-            F.noalias() += (R.mean.col(c) + cs * A.col(c) + sn * Bm.col(c)) * R.Q.col(c).transpose();
-          return 0.5 * (rf - pr) + loglik_core(F);
+            F.noalias() += (Mc.col(c) + cs * A.col(c) + sn * Bm.col(c)) * R.Q.col(c).transpose();
+          const double mlr = ref_df_ > 0 ? 0.5 * (ref_df_ + D) * std::log1p(rf / ref_df_) : 0.5 * rf;
+          return mlr - 0.5 * pr + loglik_core(F);
         };
         const double ang = slice_angle(ell, rng);
         if (ang == 0.0) continue;
         const double cs = std::cos(ang), sn = std::sin(ang);
         f = Fb;
         for (int c : blk) {
-          G.col(c) = R.mean.col(c) + cs * A.col(c) + sn * Bm.col(c);
+          G.col(c) = Mc.col(c) + cs * A.col(c) + sn * Bm.col(c);
           V.col(c) = cs * V.col(c) + sn * Nu.col(c);
           Rh.col(c) = Rm.col(c) + cs * Ra.col(c) + sn * Rb.col(c);
           f.noalias() += G.col(c) * R.Q.col(c).transpose();
@@ -741,6 +1018,12 @@ class LogisticSoftmax : public Likelihood {
   int ref_steps_;     // rounds per Gibbs sweep with a reference (gibbs_move)
   double ref_scale_;  // c: the contrast moves' reference covariances are c^2 S_c
   bool ref_joint_;    // the contrast moves update all contrasts on one ellipse
+  double ref_df_;     // nu of the contrast moves' t reference (0: Gaussian reference)
+  int ref_avg_;       // draws averaging the reference's curvatures (0: at the mean)
+  bool ref_full_;     // one joint reference of all contrasts (joint_reference())
+  double ref_shift_;  // common shift of the latents where the curvatures are taken
+  int ref_newton_;    // Newton steps towards the joint reference's mean (newton_mean())
+  bool ref_cond_;     // per-contrast reference means conditional on the other contrasts
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -755,7 +1038,13 @@ std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
                           spec.has("slice_steps") ? static_cast<int>(spec.scalar("slice_steps")) : 0,
                           spec.has("ref_steps") ? static_cast<int>(spec.scalar("ref_steps")) : 0,
                           spec.has("ref_scale") ? spec.scalar("ref_scale") : 1.0,
-                          spec.has("ref_joint") && spec.flag("ref_joint")));
+                          spec.has("ref_joint") && spec.flag("ref_joint"),
+                          spec.has("ref_df") ? spec.scalar("ref_df") : 0.0,
+                          spec.has("ref_avg") ? static_cast<int>(spec.scalar("ref_avg")) : 0,
+                          spec.has("ref_full") && spec.flag("ref_full"),
+                          spec.has("ref_shift") ? spec.scalar("ref_shift") : 0.0,
+                          spec.has("ref_newton") ? static_cast<int>(spec.scalar("ref_newton")) : 0,
+                          spec.has("ref_cond") && spec.flag("ref_cond")));
 }
 
 }  // namespace augp

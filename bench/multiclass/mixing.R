@@ -17,7 +17,10 @@
 # see gibbs_move() in src/lik_logistic_softmax.cpp), for the default and the bijective
 # likelihood (which takes no reference).
 # Run from the package root with augmentedGP installed:
-#   Rscript bench/multiclass/mixing.R [sets] [samplers]
+#   Rscript bench/multiclass/mixing.R [sets] [samplers] [settings]
+# settings (optional): likelihood fields to set on every fit, "name=value,name=value"
+# (e.g. "ref_df=0" for the Gaussian reference of the contrast moves); they are appended
+# to the sampler's name in the table.
 # e.g. Rscript bench/multiclass/mixing.R "iris|fgl" ; writes bench/multiclass/results_mixing.csv
 # (appending) and prints the table.
 suppressMessages({
@@ -27,6 +30,10 @@ suppressMessages({
 args <- commandArgs(TRUE)
 sets_re <- if (length(args) >= 1) args[1] else "iris|Vehicle|fgl"
 samplers_re <- if (length(args) >= 2) args[2] else "."
+settings <- if (length(args) >= 3 && nzchar(args[3])) {
+  kv <- strsplit(strsplit(args[3], ",", fixed = TRUE)[[1]], "=", fixed = TRUE)
+  stats::setNames(lapply(kv, function(p) as.numeric(p[2])), vapply(kv, `[`, "", 1))
+} else list()
 
 data(Vehicle, package = "mlbench")
 data(fgl, package = "MASS")
@@ -75,12 +82,14 @@ for (s in names(sets)) {
     lk <- logistic_softmax(bijective = configs[[cf]]$bijective)
     if (!is.null(configs[[cf]]$slice)) lk$slice_steps <- configs[[cf]]$slice
     if (!is.null(configs[[cf]]$ref)) lk$ref_steps <- configs[[cf]]$ref
+    for (nm in names(settings)) lk[[nm]] <- settings[[nm]]
+    lab <- if (length(settings)) paste0(cf, " [", args[3], "]") else cf
     t0 <- proc.time()[["elapsed"]]
     fit <- suppressWarnings(augp(sets[[s]][[1]], sets[[s]][[2]], likelihood = lk, method = "gibbs",
                                  seed = 1, control = augp_control(chains = 4, threads = 1)))
     tm <- proc.time()[["elapsed"]] - t0
     r <- diag_rows(fit)
-    r <- cbind(set = s, n = fit$n, K = length(fit$levels), sampler = cf, iter = fit$control$iter,
+    r <- cbind(set = s, n = fit$n, K = length(fit$levels), sampler = lab, iter = fit$control$iter,
                warmup = fit$control$warmup, time_s = round(tm, 1), r)
     print(r, digits = 4)
     res[[length(res) + 1]] <- r

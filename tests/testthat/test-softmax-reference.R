@@ -1,8 +1,9 @@
 # The generalised elliptical slice moves of the non-bijective logistic-softmax
 # likelihood (contrast_moves() in src/lik_logistic_softmax.cpp) take a fixed Gaussian
-# reference (the variational fit's mean, handed to the Gibbs sampler) and must leave
-# p(f | y) exactly invariant whatever the reference: a poor reference may only slow
-# them down. Reference values: self-normalised importance sampling from the prior of
+# reference (the variational fit's mean, handed to the Gibbs sampler), Gaussian or
+# multivariate t (ref_df > 0: a Gaussian scale mixture whose scale is drawn at every
+# update), and must leave p(f | y) exactly invariant whatever the reference: a poor
+# reference may only slow them down. Reference values: self-normalised importance sampling from the prior of
 # the un-augmented posterior, written here independently of the package
 # (softmax_is_reference(), softmax_probs() in test-softmax-mixing.R's style).
 
@@ -68,12 +69,30 @@ test_that("contrast moves with a poor reference sample the un-augmented posterio
   expect_gt(max(abs(rq - ex$mean)), 0.3)
   lik <- list(type = "logistic_softmax", q = 3L, Y = d$Y, bijective = FALSE, theta = theta,
               slice_steps = 0, ref_steps = 3, ref_scale = 0.7)
-  for (joint in c(FALSE, TRUE)) {
-    lik$ref_joint <- joint
+  # Gaussian reference (ref_df = 0) and t references with light and heavy tails; one
+  # contrast at a time, all on one ellipse with per-contrast references (joint) or with
+  # one joint reference of all contrasts (full, with the curvatures taken below the
+  # approximation's common part); for the t references, curvatures averaged over the
+  # approximation's marginals; one contrast at a time with reference means conditional
+  # on the other contrasts (cond); for full and cond with df = 4, the reference's mean
+  # moved by Newton steps to the contrasts' conditional mode
+  cases <- expand.grid(df = c(0, 1, 4), move = c("single", "joint", "full", "cond"),
+                       stringsAsFactors = FALSE)
+  for (r in seq_len(nrow(cases))) {
+    df <- cases$df[r]
+    lik$ref_joint <- cases$move[r] == "joint"
+    lik$ref_full <- cases$move[r] == "full"
+    # (ref_cond is ignored by the joint update of all contrasts)
+    lik$ref_cond <- cases$move[r] %in% c("cond", "joint")
+    lik$ref_df <- df
+    lik$ref_avg <- if (df > 0) 16 else 0
+    lik$ref_shift <- if (cases$move[r] %in% c("full", "cond")) -5 else 0
+    lik$ref_newton <- if (cases$move[r] %in% c("full", "cond") && df == 4) 5 else 0
     g <- ref_gibbs(d, k, lik, mu0, rmean, iter = 3000, warmup = 300)
     z <- (g$mean - ex$mean) / sqrt(g$mcse^2 + ex$se^2)
-    expect_lt(max(abs(z)), 4.5)
-    expect_lt(max(abs(g$mean - ex$mean)), 0.03)
+    lab <- sprintf("(ref_df %g, %s)", df, cases$move[r])
+    expect_lt(max(abs(z)), 4.5, label = paste("max |z|", lab))
+    expect_lt(max(abs(g$mean - ex$mean)), 0.03, label = paste("max error", lab))
   }
 })
 
@@ -86,10 +105,15 @@ test_that("only the non-bijective model's draws depend on the reference", {
   b <- ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5, chains = 1)$draws
   expect_false(identical(a, b))
   expect_true(all(is.finite(a)))
-  # the same draws with the chains on 1 or 2 threads
-  expect_identical(ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5)$draws,
-                   ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5,
-                             threads = 2)$draws)
+  # the same draws with the chains on 1 or 2 threads, Gaussian or t reference
+  for (df in c(0, 4)) {
+    lik$ref_df <- df
+    lik$ref_full <- df > 0
+    expect_identical(ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5)$draws,
+                     ref_gibbs(d, k, lik, 0, matrix(1, 3, 3), iter = 30, warmup = 5,
+                               threads = 2)$draws)
+  }
+  lik$ref_df <- lik$ref_full <- NULL
   # the bijective model takes no reference: its draws do not depend on it
   lb <- utils::modifyList(lik, list(q = 2L, bijective = TRUE))
   a <- ref_gibbs(d, k, lb, 0, matrix(0, 3, 2), iter = 30, warmup = 5, chains = 1)$draws
