@@ -421,12 +421,7 @@ engine_refine <- function(eng, ctl, S = 1000L) {
                             mat(eng$mean), mat(eng$alpha), mat(eng$omega),
                             direct_elbo_normals(S, q), as.integer(ctl$refine), 0.5, ctl$tol,
                             as.integer(ctl$threads))
-  eng$mean <- engine_shape(res$m, q)
-  eng$var <- engine_shape(res$v, q)
-  eng$alpha <- engine_shape(res$alpha, q)
-  eng$omega <- engine_shape(res$omega, q)
-  eng$kappa <- engine_shape(res$kappa, q)
-  eng$kl <- res$kl
+  eng <- engine_take_q(eng, res, res$omega, q)
   eng$elbo_direct <- res$direct[length(res$direct)]
   eng$refine <- list(rounds = res$rounds, direct = res$direct)
   eng
@@ -787,4 +782,17 @@ engine_predict_hyper_draws <- function(fit, Xnew, m0new, m0, Z, threads) {
   }
   list(mean = mean, var = pmax(second - mean^2, 0),
        draws = if (!is.null(Z)) (if (q == 1) out_draws else as.numeric(out_draws)))
+}
+
+# The Gaussian q(f) of a C++ result (its mean m, variances v, alpha = K^-1 (m - mean0), site
+# precisions `omega`, linear terms kappa and KL to the prior) into the engine state, shaped as
+# the engine keeps them for q latent functions.
+engine_take_q <- function(eng, res, omega, q) {
+  eng$mean <- engine_shape(res$m, q)
+  eng$var <- engine_shape(res$v, q)
+  eng$alpha <- engine_shape(res$alpha, q)
+  eng$omega <- engine_shape(omega, q)
+  eng$kappa <- engine_shape(res$kappa, q)
+  eng$kl <- res$kl
+  eng
 }

@@ -162,12 +162,7 @@ engine_learn_lik_params <- function(eng, X, spec, mean0, max_rounds = eng$contro
     }
   }
   if (!is.null(res)) {
-    eng$mean <- engine_shape(res$m, q)
-    eng$var <- engine_shape(res$v, q)
-    eng$alpha <- engine_shape(res$alpha, q)
-    eng$omega <- engine_shape(res$omega_q, q)
-    eng$kappa <- engine_shape(res$kappa, q)
-    eng$kl <- res$kl
+    eng <- engine_take_q(eng, res, res$omega_q, q)
     eng$converged <- isTRUE(res$converged)
   }
   eng$elbo <- trace

@@ -423,26 +423,39 @@ class LogisticSoftmax : public Likelihood {
       throw std::invalid_argument("expected_loglik: m and v must be n x q at the likelihood's observations");
     if (Z.cols() != q_ || S < 1) throw std::invalid_argument("expected_loglik: Z must be S x q with S >= 1");
     Eigen::VectorXd out = Eigen::VectorXd::Zero(n);
-    const double logT = std::log(T_);
     Eigen::ArrayXd f(S), a(S), z(S), e(S);
-    for (int i = 0; i < n; ++i) {
-      if (!(N_[i] > 0)) continue;
-      z.setConstant(fixed_);
-      e.setZero();
-      for (int j = 0; j < q_; ++j) {
-        const double sd = std::sqrt(std::max(v(i, j), 0.0));
-        f = m(i, j) + sd * Z.col(j).array();
-        a = (-f.abs()).exp();
-        z += theta_[j] * (f >= 0.0).select(1.0, a) / (1.0 + a);
-        const double y = Y_(i, j);
-        if (y > 0)
-          for (int t = 0; t < S; ++t) e[t] += y * (std::min(f[t], 0.0) - std::log1p(a[t]));
-      }
-      double acc = 0.0;
-      for (int t = 0; t < S; ++t) acc += e[t] - N_[i] * std::log(z[t]);
-      out[i] = const_[i] + N_[i] * logT + acc / S;
-    }
+    for (int i = 0; i < n; ++i)
+      if (N_[i] > 0) out[i] = row_draws(i, m, v, Z, f, a, z, e, nullptr);
     return out;
+  }
+
+  // Row i of expected_loglik() over the S draws f_t = m_i + sqrt(v_i) Z_t (N_i > 0): fills
+  // z_t = fixed + sum_j theta_j sigma(f_tj), e_t = sum_j y_j log sigma(f_tj) and, when sg is
+  // given, sg(t, j) = sigma(f_tj); returns the row's expected log-likelihood. f and a are
+  // work arrays of length S.
+  double row_draws(int i, const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, const Eigen::MatrixXd& Z,
+                   Eigen::ArrayXd& f, Eigen::ArrayXd& a, Eigen::ArrayXd& z, Eigen::ArrayXd& e,
+                   Eigen::ArrayXXd* sg) const {
+    const int S = static_cast<int>(Z.rows());
+    z.setConstant(fixed_);
+    e.setZero();
+    for (int j = 0; j < q_; ++j) {
+      const double sd = std::sqrt(std::max(v(i, j), 0.0));
+      f = m(i, j) + sd * Z.col(j).array();
+      a = (-f.abs()).exp();
+      if (sg) {
+        sg->col(j) = (f >= 0.0).select(1.0, a) / (1.0 + a);
+        z += theta_[j] * sg->col(j);
+      } else {
+        z += theta_[j] * (f >= 0.0).select(1.0, a) / (1.0 + a);
+      }
+      const double y = Y_(i, j);
+      if (y > 0)
+        for (int t = 0; t < S; ++t) e[t] += y * (std::min(f[t], 0.0) - std::log1p(a[t]));
+    }
+    double acc = 0.0;
+    for (int t = 0; t < S; ++t) acc += e[t] - N_[i] * std::log(z[t]);
+    return const_[i] + N_[i] * std::log(T_) + acc / S;
   }
 
   // The moments of expected_loglik_derivs() over the same draws as expected_loglik().
@@ -460,26 +473,11 @@ class LogisticSoftmax : public Likelihood {
     grad = Eigen::MatrixXd::Zero(n, q_);
     neg_hess = Eigen::MatrixXd::Zero(n, q_);
     ell = Eigen::VectorXd::Zero(n);
-    const double logT = std::log(T_);
     Eigen::ArrayXXd sg(S, q_);
     Eigen::ArrayXd f(S), a(S), z(S), e(S), d(S);
     for (int i = 0; i < n; ++i) {
       if (!(N_[i] > 0)) continue;
-      z.setConstant(fixed_);
-      e.setZero();
-      for (int j = 0; j < q_; ++j) {
-        const double sd = std::sqrt(std::max(v(i, j), 0.0));
-        f = m(i, j) + sd * Z.col(j).array();
-        a = (-f.abs()).exp();
-        sg.col(j) = (f >= 0.0).select(1.0, a) / (1.0 + a);
-        z += theta_[j] * sg.col(j);
-        const double y = Y_(i, j);
-        if (y > 0)
-          for (int t = 0; t < S; ++t) e[t] += y * (std::min(f[t], 0.0) - std::log1p(a[t]));
-      }
-      double acc = 0.0;
-      for (int t = 0; t < S; ++t) acc += e[t] - N_[i] * std::log(z[t]);
-      ell[i] = const_[i] + N_[i] * logT + acc / S;
+      ell[i] = row_draws(i, m, v, Z, f, a, z, e, &sg);
       const Eigen::ArrayXd Nz = N_[i] / z;
       for (int j = 0; j < q_; ++j) {
         const double y = Y_(i, j);

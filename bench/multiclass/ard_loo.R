@@ -20,13 +20,7 @@ suppressMessages(library(augmentedGP))
 options(augmentedGP.threads = 1)
 source(file.path("bench", "multiclass", "common.R"))
 if (set_name == "Vowel") {
-  data("Vowel", package = "mlbench", envir = environment())
-  V <- Vowel
-  V$V1 <- NULL
-  set.seed(1)
-  tr <- sort(sample(nrow(V), 528))
-  x <- as.data.frame(lapply(V[-ncol(V)], as.double))
-  splits <- list(list(xtr = x[tr, ], ytr = V$Class[tr], xte = x[-tr, ], yte = V$Class[-tr]))
+  splits <- vowel_split()
 } else {
   st <- multiclass_sets(2000)[[set_name]]
   splits <- lapply(seq_len(min(st$splits, nspl)), function(s) split_sets(st$d, st$n_train, st$n_test, s))

@@ -44,3 +44,16 @@ multiclass_sets <- function(letter_n = 2000) {
     n_test = letter_n, splits = 1)
   sets
 }
+
+# mlbench's Vowel (11 classes, 9 inputs; the speaker column dropped) split as in accuracy.R:
+# 528 training rows drawn with seed 1, the other 462 for testing. A list of one split.
+vowel_split <- function() {
+  e <- new.env()
+  utils::data("Vowel", package = "mlbench", envir = e)
+  V <- e$Vowel
+  V$V1 <- NULL
+  set.seed(1)
+  tr <- sort(sample(nrow(V), 528))
+  x <- as.data.frame(lapply(V[-ncol(V)], as.double))
+  list(list(xtr = x[tr, ], ytr = V$Class[tr], xte = x[-tr, ], yte = V$Class[-tr]))
+}
