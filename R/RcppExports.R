@@ -233,6 +233,10 @@
     .Call(`_augmentedGP_sparse_marginals_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, threads)
 }
 
+.sparse_refine_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, Zd, rounds, step, tol, threads) {
+    .Call(`_augmentedGP_sparse_refine_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, Zd, rounds, step, tol, threads)
+}
+
 .sparse_kernel_extra_cpp <- function(spec, x, z) {
     .Call(`_augmentedGP_sparse_kernel_extra_cpp`, spec, x, z)
 }

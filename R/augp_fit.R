@@ -94,7 +94,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   choice <- choose_inference(inducing, nrow(x), spec$q, method, likelihood, kernel, control,
                              per_latent_kernels = !is.null(col_scales))
   inducing <- choice$inducing
-  if (method == "vi" && isTRUE(control$refine > 0)) refine_check(spec, nrow(x), inducing)
+  if (method == "vi" && isTRUE(control$refine > 0)) refine_check(spec, nrow(x), inducing, control)
   # exact GPs take the standardised design as a matrix; sparse ones read it in place
   if (is.null(inducing)) std$x <- as.matrix(std$x)
   if (!is.null(col_scales) && !is.null(inducing)) {

@@ -185,7 +185,8 @@
 #'   `summary()` of the fit say what was chosen and why. Other likelihoods,
 #'   sparse GPs and kernels with given lengthscales ignore it (give one
 #'   lengthscale per input to ask for ARD).
-#' @param refine Variational fits (`method = "vi"`) on the exact GP: refine
+#' @param refine Variational fits (`method = "vi"`) on the exact GP or a
+#'   full-batch sparse GP: refine
 #'   the Gaussian posterior \eqn{q(f)} after the coordinate-ascent fit by
 #'   natural-gradient steps on the "direct" ELBO \eqn{E_q[\log p(y \mid f)] -
 #'   KL(q(f) \| p(f))} of the likelihood itself instead of its augmented form
@@ -217,8 +218,16 @@
 #'   then reports its direct ELBO, a lower bound on the log marginal
 #'   likelihood like the augmented one and above it). Available for
 #'   likelihoods that provide the expected derivatives ([logistic_softmax()],
-#'   [bernoulli_logit()], [binomial_logit()]); an error for the others and for
-#'   sparse GPs (`inducing`). Gibbs fits
+#'   [bernoulli_logit()], [binomial_logit()]); an error for the others. On a
+#'   sparse GP (`inducing`) it refines \eqn{q(u)} at the inducing points:
+#'   the sites at the data enter its natural parameters as in the
+#'   coordinate-ascent update, \eqn{K_{uu}^{-1} + \sum_i a_i \omega_i a_i'}
+#'   and \eqn{\sum_i a_i (\kappa_i - \omega_i \mu_{0i})} (\eqn{a_i = K_{uu}^{-1} K_{u i}},
+#'   prior mean \eqn{\mu_0}), the
+#'   direct ELBO then with \eqn{KL(q(u) \| p(u))}; per round one pass over
+#'   the data (1000 likelihood evaluations per point) and q factorisations of
+#'   m x m matrices. Minibatch (SVI) sparse fits (`batch_size` below n, or n
+#'   above `full_batch_max`) do not support it (an error). Gibbs fits
 #'   ignore it: their sampler starts from the coordinate-ascent fit.
 #' @details Regression with [gaussian_noise()] on the exact GP learns the
 #'   kernel and the noise scale together by maximising the exact log marginal

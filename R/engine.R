@@ -384,12 +384,14 @@ direct_elbo_normals <- function(S, q) {
 }
 
 # Whether augp_control(refine = ) can apply to a variational fit of the engine
-# likelihood `spec` (n observations): an exact GP (no inducing points) and a likelihood
-# that provides the expected derivatives of log p(y | f) (asked on zero moments).
-refine_check <- function(spec, n, inducing) {
-  if (!is.null(inducing)) {
-    stop(paste0("`control$refine`: the refinement of q(f) is available for exact GPs only; ",
-                "fit without `inducing` or with refine = FALSE."), call. = FALSE)
+# likelihood `spec` (n observations) under control `ctl`: an exact GP or a full-batch
+# sparse one (not minibatch SVI), and a likelihood that provides the expected
+# derivatives of log p(y | f) (asked on zero moments).
+refine_check <- function(spec, n, inducing, ctl) {
+  if (!is.null(inducing) && !sparse_full_batch(ctl, n)) {
+    stop(paste0("`control$refine`: the refinement of q(f) is available for exact GPs and ",
+                "full-batch sparse GPs only, not for minibatch (SVI) fits; fit with ",
+                "batch_size = NULL and n <= full_batch_max, or with refine = FALSE."), call. = FALSE)
   }
   q <- as.integer(spec$q)
   d <- .lik_expected_derivs_cpp(spec, matrix(0, n, q), matrix(0, n, q), matrix(0, 1L, q))
@@ -410,6 +412,7 @@ refine_check <- function(spec, n, inducing) {
 # refine: list(rounds accepted, direct ELBO trace from the CAVI q(f) on). The augmented
 # trace `elbo` stays that of the CAVI fit (the bound that fit maximised).
 engine_refine <- function(eng, ctl, S = 1000L) {
+  if (inherits(eng, "augp_sparse_engine")) return(engine_refine_sparse(eng, ctl, S))
   q <- eng$q
   n <- nrow(eng$X)
   mat <- function(x) {
@@ -422,6 +425,27 @@ engine_refine <- function(eng, ctl, S = 1000L) {
                             direct_elbo_normals(S, q), as.integer(ctl$refine), 0.5, ctl$tol,
                             as.integer(ctl$threads))
   eng <- engine_take_q(eng, res, res$omega, q)
+  eng$elbo_direct <- res$direct[length(res$direct)]
+  eng$refine <- list(rounds = res$rounds, direct = res$direct)
+  eng
+}
+
+# engine_refine() for a full-batch sparse engine fit: q(u) refined by natural-gradient
+# steps on the direct ELBO sum_i E_q[log p(y_i | f_i)] - KL(q(u) || p(u)) at the fit's
+# kernel, inducing points and likelihood (src/sparse.cpp, sparse_cvi_refine), over the
+# direct ELBO's fixed-seed draws. The fit's state (q(u)) and the marginals mean, var at
+# the data become the refined ones; elbo_direct and refine as for the exact GP.
+engine_refine_sparse <- function(eng, ctl, S = 1000L) {
+  q <- eng$q
+  n <- nrow(eng$X)
+  res <- .sparse_refine_cpp(eng$X, sparse_mean0(eng$mean0, n, q), eng$lik, as.integer(ctl$block_size),
+                            kernel_flatten(eng$kernel), eng$Z, eng$jitter, eng$state,
+                            direct_elbo_normals(S, q), as.integer(ctl$refine), 0.5, ctl$tol,
+                            sparse_threads(ctl))
+  eng$state <- res$state[c("Lam", "h")]
+  eng$mean <- res$mean
+  eng$var <- res$var
+  if (q == 1) dim(eng$mean) <- dim(eng$var) <- NULL
   eng$elbo_direct <- res$direct[length(res$direct)]
   eng$refine <- list(rounds = res$rounds, direct = res$direct)
   eng

@@ -33,6 +33,13 @@ sparse_check_batch <- function(ctl, n) {
   invisible(ctl)
 }
 
+# Whether a sparse fit of n observations under control `ctl` runs full-batch CAVI
+# (otherwise minibatch SVI).
+sparse_full_batch <- function(ctl, n) {
+  is.null(ctl$batch_size) && n <= ctl$full_batch_max ||
+    (!is.null(ctl$batch_size) && ctl$batch_size >= n)
+}
+
 # Inducing locations: a count m (k-means centres or a random subset of the rows of
 # X) or a matrix of locations.
 sparse_inducing <- function(inducing, X, method = "kmeans") {
@@ -501,8 +508,7 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
   learn_hyper <- ctl$learn_hyper
   learn_z <- ctl$learn_inducing
   jitter <- ctl$jitter * max(1e-300, mean(kernel_diag(kernel, Z)))
-  full <- is.null(ctl$batch_size) && n <= ctl$full_batch_max ||
-    (!is.null(ctl$batch_size) && ctl$batch_size >= n)
+  full <- sparse_full_batch(ctl, n)
   if (!full && is.null(ctl$batch_size)) ctl$batch_size <- min(n, 1000)
   # The full-data ELBO ranks restarts, so SVI restarts always compute it.
   if (ctl$restarts > 1) ctl$final_elbo <- TRUE

@@ -908,6 +908,29 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// sparse_refine_cpp
+List sparse_refine_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, List state, Eigen::MatrixXd Zd, int rounds, double step, double tol, int threads);
+RcppExport SEXP _augmentedGP_sparse_refine_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP ZdSEXP, SEXP roundsSEXP, SEXP stepSEXP, SEXP tolSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type X(XSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< int >::type block_size(block_sizeSEXP);
+    Rcpp::traits::input_parameter< List >::type spec(specSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Z(ZSEXP);
+    Rcpp::traits::input_parameter< double >::type jitter(jitterSEXP);
+    Rcpp::traits::input_parameter< List >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type Zd(ZdSEXP);
+    Rcpp::traits::input_parameter< int >::type rounds(roundsSEXP);
+    Rcpp::traits::input_parameter< double >::type step(stepSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_refine_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, Zd, rounds, step, tol, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // sparse_kernel_extra_cpp
 List sparse_kernel_extra_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd z);
 RcppExport SEXP _augmentedGP_sparse_kernel_extra_cpp(SEXP specSEXP, SEXP xSEXP, SEXP zSEXP) {
@@ -1158,6 +1181,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_sparse_batch_cpp", (DL_FUNC) &_augmentedGP_sparse_batch_cpp, 12},
     {"_augmentedGP_sparse_predict_cpp", (DL_FUNC) &_augmentedGP_sparse_predict_cpp, 7},
     {"_augmentedGP_sparse_marginals_cpp", (DL_FUNC) &_augmentedGP_sparse_marginals_cpp, 9},
+    {"_augmentedGP_sparse_refine_cpp", (DL_FUNC) &_augmentedGP_sparse_refine_cpp, 13},
     {"_augmentedGP_sparse_kernel_extra_cpp", (DL_FUNC) &_augmentedGP_sparse_kernel_extra_cpp, 3},
     {"_augmentedGP_gp_kernel_contract_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_contract_cpp, 3},
     {"_augmentedGP_gp_gaussian_step_cpp", (DL_FUNC) &_augmentedGP_gp_gaussian_step_cpp, 6},

@@ -318,6 +318,34 @@ List sparse_marginals_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
   }
 }
 
+// augp_control(refine = ) on a full-batch sparse fit: q(u) (`state`) refined by
+// conjugate-computation VI on the direct ELBO (augp::sparse_cvi_refine), the
+// expectations over the rows of Zd (S x q standard normals). Returns list(state (Lam, h,
+// mv, Sv, kl), mean, var (the marginals of f at the data), direct (the direct-ELBO
+// trace), rounds (accepted)).
+// [[Rcpp::export(name = ".sparse_refine_cpp")]]
+List sparse_refine_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z,
+                       double jitter, List state, Eigen::MatrixXd Zd, int rounds, double step,
+                       double tol, int threads) {
+  try {
+    augp::SparseData data;
+    make_data_in_place(X, mu0, lik, block_size, data);
+    const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
+    augp::SparseQ qs = augp::unwrap_sparse_q(state, Z.rows(), data.q);
+    const augp::ParallelFor pf = make_pf(threads);
+    std::vector<double> direct;
+    const int acc = augp::sparse_cvi_refine(g, qs, data, Zd, rounds, step, tol, pf, direct,
+                                            [] { Rcpp::checkUserInterrupt(); });
+    Eigen::MatrixXd mean, var;
+    augp::sparse_marginals(g, qs, data, pf, mean, var);
+    return List::create(Rcpp::Named("state") = augp::wrap_sparse_q(qs), Rcpp::Named("mean") = mean,
+                        Rcpp::Named("var") = var, Rcpp::Named("direct") = direct,
+                        Rcpp::Named("rounds") = acc);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
 // Kernel helpers (tests): diagonal with log-parameter gradients and input derivatives.
 // [[Rcpp::export(name = ".sparse_kernel_extra_cpp")]]
 List sparse_kernel_extra_cpp(List spec, Eigen::MatrixXd x, Eigen::MatrixXd z) {

@@ -198,7 +198,7 @@ void block_moments(const SparseGeom& g, const SparseQ& qs, const Eigen::MatrixXd
 }
 
 void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, const SparseBlock& blk,
-                bool nat, bool grad, bool zgrad, SparsePass& acc) {
+                bool nat, bool grad, bool zgrad, SparsePass& acc, const Eigen::MatrixXd* direct) {
   const int nb = blk.end - blk.begin, q = data.q, m = g.Z.rows(), d = g.Z.cols();
   Eigen::MatrixXd Xb, mu0;
   data.gather(blk, Xb, mu0);
@@ -208,11 +208,23 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
   const bool want_ps = grad || zgrad;
   std::vector<Eigen::MatrixXd> PS;
   block_moments(g, qs, Xb, mu0, grad, &dK, &dkd, Phi, M, V, want_ps ? &PS : nullptr);
-  acc.elbo_local += blk.lik->elbo_local(M, V);
   acc.count += nb;
-  if (!nat && !grad && !zgrad) return;
   Eigen::MatrixXd kappa, omega;
-  blk.lik->expect_aux(M, V, kappa, omega);
+  if (direct) {
+    // Direct-ELBO sites: omega = max(E[-d2 log p / df2], 1e-6), kappa = E[d log p / df] +
+    // omega m, expectations over f = m + sqrt(v) Z_t for the rows of *direct.
+    Eigen::MatrixXd G, H;
+    Eigen::VectorXd ell;
+    if (!blk.lik->expected_loglik_derivs(M, V, *direct, G, H, ell))
+      throw std::invalid_argument("the likelihood provides no expected derivatives of log p(y | f)");
+    acc.elbo_local += ell.sum();
+    omega = H.cwiseMax(1e-6);
+    kappa = G + omega.cwiseProduct(M);
+  } else {
+    acc.elbo_local += blk.lik->elbo_local(M, V);
+    if (!nat && !grad && !zgrad) return;
+    blk.lik->expect_aux(M, V, kappa, omega);
+  }
   if (nat) {
     for (int j = 0; j < q; ++j) {
       // lower triangle of Phi' W Phi as a symmetric rank-nb update (half a general product)
@@ -255,7 +267,9 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
 
 SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
                        const std::vector<int>& blocks, bool want_nat, bool want_grad, bool want_zgrad,
-                       const ParallelFor& pf, SparseWork* work) {
+                       const ParallelFor& pf, SparseWork* work, const Eigen::MatrixXd* direct) {
+  if (direct && (want_grad || want_zgrad))
+    throw std::invalid_argument("sparse_pass: the direct-ELBO sites carry no kernel gradients");
   const int m = g.Z.rows(), d = g.Z.cols(), np = g.spec.n_params(), q = data.q;
   const int nb = static_cast<int>(blocks.size());
   const int groups = std::max(1, std::min(nb, 64));
@@ -270,7 +284,7 @@ SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData&
       const int b0 = static_cast<int>(static_cast<long long>(nb) * gi / groups);
       const int b1 = static_cast<int>(static_cast<long long>(nb) * (gi + 1) / groups);
       for (int b = b0; b < b1; ++b)
-        block_pass(g, qs, data, data.blocks[blocks[b]], want_nat, want_grad, want_zgrad, acc);
+        block_pass(g, qs, data, data.blocks[blocks[b]], want_nat, want_grad, want_zgrad, acc, direct);
     } catch (std::exception& e) {
       err[gi] = e.what();
     } catch (...) {
@@ -393,6 +407,49 @@ bool sparse_cavi(const SparseGeom& g, SparseQ& qs, const SparseData& data, int m
     }
   }
   return false;
+}
+
+int sparse_cvi_refine(const SparseGeom& g, SparseQ& qs, const SparseData& data, const Eigen::MatrixXd& Zd,
+                      int rounds, double step, double tol, const ParallelFor& pf,
+                      std::vector<double>& direct, const std::function<void()>& tick) {
+  if (Zd.cols() != data.q) throw std::invalid_argument("sparse_cvi_refine: the draws must have q columns");
+  if (!(step > 0 && step <= 1)) throw std::invalid_argument("sparse_cvi_refine: step must be in (0, 1]");
+  std::vector<int> ids(data.blocks.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
+  SparseWork work;
+  // The direct ELBO at q and, in p, the site sums of its natural-gradient target.
+  auto pass = [&](const SparseQ& q, SparsePass& p) {
+    p = sparse_pass(g, q, data, ids, true, false, false, pf, &work, &Zd);
+    return p.elbo_local - q.kl();
+  };
+  SparsePass P, Pt;
+  double cur = pass(qs, P);
+  if (!std::isfinite(cur)) throw std::runtime_error("sparse_cvi_refine: the starting q(u) failed");
+  direct.push_back(cur);
+  int accepted = 0;
+  for (int t = 0; t < rounds; ++t) {
+    if (tick) tick();
+    bool gained = false;
+    double r = step, val = cur;
+    SparseQ trial;
+    for (int halve = 0; halve <= 4 && !gained; ++halve, r *= 0.5) {
+      // (1 - r) (Lam, h) + r (I + Phi' P Phi, Phi' (kappa - P mu0)): the damped site step
+      trial = qs;
+      if (!sparse_global_step(P, 1.0, r, trial, &pf)) continue;
+      val = pass(trial, Pt);
+      if (!std::isfinite(val) || !(val >= cur)) continue;
+      gained = true;
+    }
+    if (!gained) break;
+    qs = std::move(trial);
+    std::swap(P, Pt);
+    ++accepted;
+    const double prev = cur;
+    cur = val;
+    direct.push_back(cur);
+    if (cur - prev <= tol * std::fabs(prev)) break;
+  }
+  return accepted;
 }
 
 double sparse_finish_grad(const SparseGeom& g, const SparseQ& qs, const SparsePass& p, double scale,

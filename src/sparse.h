@@ -107,9 +107,15 @@ struct SparseWork {
 // One pass over the listed blocks at the current geometry and q. The blocks are split
 // into a fixed number of groups (independent of the thread count) whose sums are added
 // in a fixed order; work (optional) holds the groups' accumulators between calls.
+// With direct (S x q standard normals Z), the pass is on the direct ELBO: elbo_local is
+// sum_i E_q[log p(y_i | f_i)] over f_i = m_i + sqrt(v_i) Z_t (the likelihood's
+// expected_loglik_derivs) and the natural-parameter sums use the sites omega_ij =
+// max(E[-d2 log p / df_ij^2], 1e-6), kappa_ij = E[d log p / df_ij] + omega_ij m_ij in place
+// of the augmented expectations (no gradients then).
 SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
                        const std::vector<int>& blocks, bool want_nat, bool want_grad,
-                       bool want_zgrad, const ParallelFor& pf, SparseWork* work = nullptr);
+                       bool want_zgrad, const ParallelFor& pf, SparseWork* work = nullptr,
+                       const Eigen::MatrixXd* direct = nullptr);
 
 // One pass over all the data at q(u): the ELBO (local terms summed block by block in a
 // fixed order, minus the KL term) and the marginals of f at every row (n x q, in the
@@ -176,6 +182,21 @@ void sparse_svi(SparseGeom& g, SparseQ& qs, const SparseData& data, const SviOpt
 bool sparse_cavi(const SparseGeom& g, SparseQ& qs, const SparseData& data, int maxit, double tol,
                  bool accelerate, const ParallelFor& pf, std::vector<double>& trace,
                  const std::function<void()>& tick);
+
+// Conjugate-computation VI on the direct ELBO D(q) = sum_i E_q[log p(y_i | f_i)] -
+// sum_j KL(q(u_j) || p(u_j)), the expectations over f = m + sqrt(v) Z_t for the rows of
+// Zd (S x q standard normals). Each round takes the direct sites (omega, kappa) of the
+// current marginals (sparse_pass with direct) and moves the natural parameters to
+// (1 - r) (Lam, h) + r (I + Phi' diag(omega) Phi, Phi' (kappa - omega mu0)), which is the
+// damped step omega <- (1 - r) omega + r omega_new (kappa likewise) on the sites of a q(u)
+// of that form; r starts at `step` and halves (at most 4 times) while D would fall or Lam
+// is not positive definite. Stops after `rounds` rounds, at a round without gain, or at a
+// gain of at most tol * |D|. Appends D of the starting and of every accepted q(u) to
+// direct (never decreasing); qs ends as the last accepted q(u). Returns the rounds
+// accepted. Block sums run in fixed groups: the result does not depend on the threads.
+int sparse_cvi_refine(const SparseGeom& g, SparseQ& qs, const SparseData& data, const Eigen::MatrixXd& Zd,
+                      int rounds, double step, double tol, const ParallelFor& pf,
+                      std::vector<double>& direct, const std::function<void()>& tick);
 
 // Rows per work item of sparse_predict().
 constexpr int SPARSE_PREDICT_CHUNK = 1024;

@@ -155,7 +155,7 @@ test_that("refine brings the class probabilities closer to a long Gibbs run's", 
   expect_lt(mean(abs(fit1$engine$var - gib$engine$var)), 0.8 * mean(abs(fit0$engine$var - gib$engine$var)))
 })
 
-test_that("refine: bad values, sparse fits and likelihoods without the method are errors", {
+test_that("refine: bad values, minibatch sparse fits and likelihoods without the method are errors", {
   expect_error(augp_control(refine = -1), "refine")
   expect_error(augp_control(refine = 2.5), "refine")
   expect_error(augp_control(refine = NA), "refine")
@@ -163,8 +163,9 @@ test_that("refine: bad values, sparse fits and likelihoods without the method ar
   expect_identical(augp_control(refine = TRUE)$refine, 40L)
   expect_identical(augp_control()$refine, 0L)
   dd <- cv_data()
+  # minibatch (SVI) sparse fits
   expect_error(augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), inducing = 10,
-                        control = augp_quick(refine = 5)), "refine.*exact GPs")
+                        control = augp_quick(refine = 5, batch_size = 20)), "refine.*minibatch")
   expect_error(augp_fit(dd$x, dd$y, likelihood = stick_breaking(), control = augp_quick(refine = 5)),
                "refine.*derivatives")
   # Gibbs fits ignore it
@@ -187,4 +188,77 @@ test_that("refine on a binary fit raises the direct ELBO", {
                                                     fit1$engine$var, fit1$engine$kl), tolerance = 1e-6)
   expect_length(fit1$engine$mean, nrow(dd$x))
   expect_equal(dim(predict(fit1, dd$x[1:3, ])), dim(predict(fit0, dd$x[1:3, ])))
+})
+
+test_that("sparse refine with the inducing points at the data is the exact refinement", {
+  set.seed(42)
+  n <- 45
+  X <- matrix(stats::rnorm(n * 2), n)
+  cls <- max.col(cbind(X[, 1], -X[, 1], X[, 2]) + matrix(stats::rnorm(n * 3, sd = 0.5), n))
+  lik <- list(type = "logistic_softmax", q = 3L, Y = diag(3)[cls, ], bijective = FALSE,
+              theta = c(1, 1, 1))
+  k <- kernel_se(variance = 1.2, lengthscale = 0.9)
+  ctl <- list(learn_hyper = FALSE, tol = 1e-13, maxit = 2000, threads = 2)
+  mean0 <- c(0.1, -0.2, 0)
+  ex <- cv_ns$augp_engine(X, kernel = k, method = "vi", lik = lik, control = ctl, mean0 = mean0)
+  sp <- cv_ns$augp_sparse_engine(X, kernel = k, inducing = X, lik = lik, mean0 = mean0, seed = 1,
+                                 control = c(ctl, list(jitter = ex$jitter / 1.2)))
+  rctl <- cv_ns$as_augp_control(modifyList(ctl, list(refine = 8L, tol = 1e-9)))
+  ex1 <- cv_ns$engine_refine(ex, rctl)
+  sp1 <- cv_ns$engine_refine(sp, rctl)
+  expect_gte(sp1$refine$rounds, 3L)
+  expect_identical(sp1$refine$rounds, ex1$refine$rounds)
+  expect_equal(sp1$refine$direct, ex1$refine$direct, tolerance = 1e-6)
+  expect_equal(unname(sp1$mean), unname(ex1$mean), tolerance = 1e-5)
+  expect_equal(unname(sp1$var), unname(ex1$var), tolerance = 1e-5)
+  # the stored q(u) is the refined one: the marginals and predictions follow it
+  pr <- cv_ns$sparse_marginals(X, sp1$mean0, sp1$lik, sp1$kernel, sp1$Z, sp1$jitter, sp1$state, rctl)
+  expect_equal(pr$mean, sp1$mean)
+  Xn <- matrix(stats::rnorm(16), 8)
+  pe <- cv_ns$augp_engine_predict(ex1, Xn)
+  ps <- cv_ns$augp_engine_predict.augp_sparse_engine(sp1, Xn)
+  expect_equal(unname(ps$mean), unname(pe$mean), tolerance = 1e-5)
+  expect_equal(unname(ps$var), unname(pe$var), tolerance = 1e-5)
+})
+
+test_that("sparse refine through augp_fit: the direct ELBO never falls, the same with 1 and 2 threads", {
+  dd <- cv_data(n = 120, seed = 5)
+  fit <- function(th, refine) {
+    suppressWarnings(augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), inducing = 15, seed = 1,
+                              control = augp_control(hyper_maxit = 5, maxit = 50, threads = th,
+                                                     refine = refine, block_size = 32)),
+                     classes = "augp_convergence_warning")
+  }
+  f0 <- fit(1, FALSE)
+  f1 <- fit(1, 15)
+  f2 <- fit(2, 15)
+  e0 <- f0$engine
+  e1 <- f1$engine
+  expect_s3_class(e1, "augp_sparse_engine")
+  expect_equal(e1$kernel, e0$kernel)
+  expect_equal(e1$Z, e0$Z)
+  tr <- e1$refine$direct
+  expect_gte(e1$refine$rounds, 1L)
+  expect_length(tr, e1$refine$rounds + 1L)
+  expect_true(all(diff(tr) >= 0))
+  # the trace starts at the CAVI q(u)'s direct ELBO and elbo() reports its end
+  # KL(q(u) || p(u)) of the whitened q(v) = N(Lam^-1 h, Lam^-1) against N(0, I)
+  kl_of <- function(st) {
+    sum(vapply(seq_along(st$Lam), function(j) {
+      S <- solve(st$Lam[[j]])
+      mv <- drop(S %*% st$h[[j]])
+      0.5 * (sum(diag(S)) + sum(mv^2) - nrow(S) + as.numeric(determinant(st$Lam[[j]])$modulus))
+    }, 0))
+  }
+  d0 <- cv_ns$engine_direct_elbo(e0$lik, e0$mean, e0$var, kl_of(e0$state))
+  expect_equal(tr[1], d0, tolerance = 1e-8)
+  expect_gt(tr[length(tr)], tr[1])
+  expect_equal(elbo(f1), tr[length(tr)])
+  expect_equal(elbo(f1), cv_ns$engine_direct_elbo(e1$lik, e1$mean, e1$var, kl_of(e1$state)),
+               tolerance = 1e-8)
+  expect_output(print(f1), "Direct ELBO of q\\(f\\) refined")
+  expect_false(isTRUE(all.equal(predict(f1, dd$x[1:5, ]), predict(f0, dd$x[1:5, ]))))
+  expect_identical(f2$engine$refine, e1$refine)
+  expect_identical(f2$engine$state, e1$state)
+  expect_identical(f2$engine$mean, e1$mean)
 })
