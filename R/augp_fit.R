@@ -94,7 +94,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   choice <- choose_inference(inducing, nrow(x), spec$q, method, likelihood, kernel, control,
                              per_latent_kernels = !is.null(col_scales))
   inducing <- choice$inducing
-  if (method == "vi" && isTRUE(control$refine > 0)) refine_check(spec, nrow(x), inducing, control)
+  refine <- if (method == "vi") refine_plan(spec, nrow(x), inducing, control)
   # exact GPs take the standardised design as a matrix; sparse ones read it in place
   if (is.null(inducing)) std$x <- as.matrix(std$x)
   if (!is.null(col_scales) && !is.null(inducing)) {
@@ -133,7 +133,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   } else {
     run_engine(std$x, spec, kernel_std, method, control, seed, eng_mean0, inducing, prior = prior)
   }
-  if (method == "vi" && isTRUE(control$refine > 0)) eng <- engine_refine(eng, control)
+  if (!is.null(refine)) eng <- engine_refine_planned(eng, refine, control)
   # (a sparse fit's jitter is relative to the prior variance: its engine says whether it rose)
   if (isTRUE(eng$jitter_increased) ||
       (!inherits(eng, "augp_sparse_engine") && isTRUE(eng$jitter > control$jitter * (1 + 1e-8)))) {

@@ -186,49 +186,51 @@
 #'   sparse GPs and kernels with given lengthscales ignore it (give one
 #'   lengthscale per input to ask for ARD).
 #' @param refine Variational fits (`method = "vi"`) on the exact GP or a
-#'   full-batch sparse GP: refine
-#'   the Gaussian posterior \eqn{q(f)} after the coordinate-ascent fit by
-#'   natural-gradient steps on the "direct" ELBO \eqn{E_q[\log p(y \mid f)] -
-#'   KL(q(f) \| p(f))} of the likelihood itself instead of its augmented form
-#'   (conjugate-computation variational inference, Khan and Lin 2017).
-#'   `FALSE` (the default) or 0: no refinement; `TRUE`: up to 40 rounds; a
-#'   whole number: up to that many rounds. Each round moves every Gaussian
-#'   site of \eqn{q(f)} (one precision and one linear term per point and
-#'   latent function, the same form as the coordinate-ascent fit's) half-way
+#'   full-batch sparse GP: refine the Gaussian posterior \eqn{q(f)} after the
+#'   coordinate-ascent fit by natural-gradient steps on the "direct" ELBO
+#'   \eqn{E_q[\log p(y \mid f)] - KL(q(f) \| p(f))} of the likelihood itself
+#'   instead of its augmented form (conjugate-computation variational
+#'   inference, Khan and Lin 2017). `"auto"` (the default): up to 40 rounds
+#'   when the fit supports it (below) and the augmented bound of the
+#'   coordinate-ascent fit lies more than 0.02 nats per observation below the
+#'   direct ELBO of its \eqn{q(f)}, i.e. when the augmentation is loose enough
+#'   for the refinement to have something to gain (the logistic-softmax
+#'   likelihood typically, not the Polya-Gamma-augmented binary ones, whose
+#'   bound is nearly tight); `FALSE` or 0: no refinement; `TRUE`: up to 40
+#'   rounds; a whole number: up to that many rounds (`TRUE` and numbers give
+#'   an error where the refinement is not available). Each round moves every
+#'   Gaussian site of \eqn{q(f)} (one precision and one linear term per point
+#'   and latent function, the same form as the coordinate-ascent fit's)
 #'   towards the expected curvature and gradient of \eqn{\log p(y \mid f)}
 #'   under \eqn{q}, \eqn{\omega \leftarrow (1 - r)\omega + r E_q[-\partial^2
 #'   \log p]}, \eqn{\kappa \leftarrow (1 - r)\kappa + r (E_q[\partial \log
-#'   p] + E_q[-\partial^2 \log p] m)} with \eqn{r = 1/2} (halved when a round
-#'   would lower the direct ELBO, which therefore never falls; the
+#'   p] + E_q[-\partial^2 \log p] m)}; the step \eqn{r} starts at 1/2, doubles
+#'   (up to 1) after a round that gains at its first try and is halved when a
+#'   round would lower the direct ELBO, which therefore never falls (the
 #'   expectations use the 1000 fixed-seed draws per point of the direct
-#'   ELBO); it stops after the given number of rounds or once a round gains
+#'   ELBO). It stops after the given number of rounds or once a round gains
 #'   less than `tol` relatively. The kernel (and likelihood parameters) stay
 #'   at the values the fit learned. The augmented bound's mean-field factors
 #'   leave \eqn{q(f)} too narrow and too smooth for the logistic-softmax
-#'   likelihood with many classes; the refinement takes it most of the way to
-#'   the exact posterior (on `mlbench::Vowel`, test error 0.297 to 0.199 and
-#'   log loss 0.922 to 0.709, with Gibbs sampling at 0.186 / 0.660; on
-#'   `MASS::fgl` 0.305 / 0.855 to 0.292 / 0.824, on `mlbench::Vehicle`
-#'   0.212 / 0.451 to 0.198 / 0.435; on iris the log loss was a little worse,
-#'   0.132 to 0.136). Cost: per round, q Cholesky factorisations of n x n
+#'   likelihood with many classes; the refinement takes it most of the way
+#'   towards the exact posterior at the same kernel (`vignette("multiclass")`
+#'   has the figures). Cost: per round, q Cholesky factorisations of n x n
 #'   matrices (one coordinate-ascent sweep) plus 1000 evaluations of the
-#'   likelihood per point: 40 rounds added 30-60% to the fit time on Vowel and
-#'   Vehicle (n = 528 and 600), under a second on fgl and iris. After a
-#'   refinement, predictions and [elbo()] use the refined \eqn{q(f)} (`elbo()`
-#'   then reports its direct ELBO, a lower bound on the log marginal
-#'   likelihood like the augmented one and above it). Available for
-#'   likelihoods that provide the expected derivatives ([logistic_softmax()],
-#'   [bernoulli_logit()], [binomial_logit()]); an error for the others. On a
-#'   sparse GP (`inducing`) it refines \eqn{q(u)} at the inducing points:
-#'   the sites at the data enter its natural parameters as in the
-#'   coordinate-ascent update, \eqn{K_{uu}^{-1} + \sum_i a_i \omega_i a_i'}
-#'   and \eqn{\sum_i a_i (\kappa_i - \omega_i \mu_{0i})} (\eqn{a_i = K_{uu}^{-1} K_{u i}},
-#'   prior mean \eqn{\mu_0}), the
-#'   direct ELBO then with \eqn{KL(q(u) \| p(u))}; per round one pass over
-#'   the data (1000 likelihood evaluations per point) and q factorisations of
-#'   m x m matrices. Minibatch (SVI) sparse fits (`batch_size` below n, or n
-#'   above `full_batch_max`) do not support it (an error). Gibbs fits
-#'   ignore it: their sampler starts from the coordinate-ascent fit.
+#'   likelihood per point. After a refinement, predictions and [elbo()] use
+#'   the refined \eqn{q(f)} (`elbo()` then reports its direct ELBO, a lower
+#'   bound on the log marginal likelihood like the augmented one and above
+#'   it), and `print()` says how many rounds ran. Available for likelihoods
+#'   that provide the expected derivatives ([logistic_softmax()],
+#'   [bernoulli_logit()], [binomial_logit()]). On a sparse GP (`inducing`) it
+#'   refines \eqn{q(u)} at the inducing points: the sites at the data enter
+#'   its natural parameters as in the coordinate-ascent update,
+#'   \eqn{K_{uu}^{-1} + \sum_i a_i \omega_i a_i'} and \eqn{\sum_i a_i
+#'   (\kappa_i - \omega_i \mu_{0i})} (\eqn{a_i = K_{uu}^{-1} K_{u i}}, prior
+#'   mean \eqn{\mu_0}), the direct ELBO then with \eqn{KL(q(u) \| p(u))}; per
+#'   round one pass over the data (1000 likelihood evaluations per point) and
+#'   q factorisations of m x m matrices. Minibatch (SVI) sparse fits
+#'   (`batch_size` below n, or n above `full_batch_max`) do not support it.
+#'   Gibbs fits ignore it: their sampler starts from the coordinate-ascent fit.
 #' @details Regression with [gaussian_noise()] on the exact GP learns the
 #'   kernel and the noise scale together by maximising the exact log marginal
 #'   likelihood (a quasi-Newton search with exact gradients, each evaluation
@@ -275,7 +277,7 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, shared_hyp
                          step_tau = 1, step_kappa = 0.6, lr = 0.02, hyper_subsample = 2000,
                          final_elbo = TRUE, block_size = 256,
                          learn_inducing = FALSE, inducing_method = c("kmeans", "random"),
-                         ard = "auto", refine = FALSE) {
+                         ard = "auto", refine = "auto") {
   control_build(as.list(environment()))
 }
 
@@ -381,13 +383,16 @@ control_settings <- function(control) {
 }
 
 # The `ard` setting: "auto", TRUE or FALSE.
-# The refine setting as a number of rounds: FALSE 0, TRUE 40, or a whole number >= 0.
+# The refine setting: "auto", or a number of rounds (FALSE 0, TRUE 40, or a whole
+# number >= 0).
 check_refine <- function(x, arg) {
+  if (identical(x, "auto")) return("auto")
   if (is.logical(x) && length(x) == 1L && !is.na(x)) return(if (x) 40L else 0L)
   if (is.numeric(x) && length(x) == 1L && is.finite(x) && x >= 0 && x == round(x) && x <= 1e6) {
     return(as.integer(x))
   }
-  stop(sprintf("`%s` must be TRUE, FALSE or a whole number of rounds (>= 0).", arg), call. = FALSE)
+  stop(sprintf("`%s` must be \"auto\", TRUE, FALSE or a whole number of rounds (>= 0).", arg),
+       call. = FALSE)
 }
 
 check_ard <- function(x, arg) {

@@ -358,13 +358,24 @@ elbo_name <- function(exact_gaussian) {
   if (exact_gaussian) "Log marginal likelihood (exact)" else "ELBO"
 }
 
+# How print() and summary() name the bound of a refined fit (refine: the engine's
+# record, list(rounds, direct, cap)): the rounds run, and whether the cap ended them.
+refine_label <- function(refine) {
+  rounds <- as.integer(refine$rounds)
+  if (!is.null(refine$cap) && rounds >= refine$cap) {
+    return(sprintf(paste0("Direct ELBO of q(f) after %d refinement rounds (the cap, still rising; ",
+                          "augp_control(refine = ) allows more)"), rounds))
+  }
+  sprintf("Direct ELBO of q(f) refined in %d round(s)", rounds)
+}
+
 # The convergence lines of print.augp(): the ELBO and its label (variational fits) or
 # the draws and the diagnostics recorded at fit time (Gibbs fits).
 print_convergence <- function(x, digits) {
   eng <- x$engine
   if (x$method == "vi") {
     lab <- if (!is.null(eng$elbo_direct)) {
-      sprintf("Direct ELBO of q(f) refined in %d round(s)", as.integer(eng$refine$rounds))
+      refine_label(eng$refine)
     } else {
       elbo_name(isTRUE(eng$exact_gaussian))
     }
@@ -404,6 +415,7 @@ summary_convergence <- function(object) {
     out$elbo <- final_elbo(object)
     out$iterations <- length(eng$elbo)
     out$refine_rounds <- eng$refine$rounds
+    out$refine <- eng$refine
     out$status <- convergence_label(eng)
     out$converged <- identical(out$status, "converged")
   } else {
@@ -422,9 +434,8 @@ print_summary_convergence <- function(x, digits) {
       cat(sprintf("ELBO (full data): %s, %s\n", format(x$elbo, digits = digits + 2), x$status))
     } else {
       if (!is.null(x$refine_rounds)) {
-        cat(sprintf("Direct ELBO: %s (q(f) refined in %d round(s) after %d iteration(s), %s)\n",
-                    format(x$elbo, digits = digits + 2), as.integer(x$refine_rounds),
-                    x$iterations, x$status))
+        cat(sprintf("%s: %s (after %d iteration(s), %s)\n", refine_label(x$refine),
+                    format(x$elbo, digits = digits + 2), x$iterations, x$status))
       } else {
         cat(sprintf("%s: %s after %d iteration(s), %s\n", elbo_name(isTRUE(x$exact_gaussian)),
                     format(x$elbo, digits = digits + 2), x$iterations, x$status))

@@ -386,21 +386,72 @@ direct_elbo_normals <- function(S, q) {
 # Whether augp_control(refine = ) can apply to a variational fit of the engine
 # likelihood `spec` (n observations) under control `ctl`: an exact GP or a full-batch
 # sparse one (not minibatch SVI), and a likelihood that provides the expected
-# derivatives of log p(y | f) (asked on zero moments).
-refine_check <- function(spec, n, inducing, ctl) {
+# derivatives of log p(y | f) (asked on zero moments). NULL when it can, else the
+# reason (an error message naming the setting).
+refine_unavailable <- function(spec, n, inducing, ctl) {
   if (!is.null(inducing) && !sparse_full_batch(ctl, n)) {
-    stop(paste0("`control$refine`: the refinement of q(f) is available for exact GPs and ",
-                "full-batch sparse GPs only, not for minibatch (SVI) fits; fit with ",
-                "batch_size = NULL and n <= full_batch_max, or with refine = FALSE."), call. = FALSE)
+    return(paste0("`control$refine`: the refinement of q(f) is available for exact GPs and ",
+                  "full-batch sparse GPs only, not for minibatch (SVI) fits; fit with ",
+                  "batch_size = NULL and n <= full_batch_max, or with refine = FALSE."))
   }
   q <- as.integer(spec$q)
   d <- .lik_expected_derivs_cpp(spec, matrix(0, n, q), matrix(0, n, q), matrix(0, 1L, q))
   if (is.null(d)) {
-    stop(sprintf(paste0("`control$refine`: the %s likelihood does not provide the expected ",
-                        "derivatives the refinement of q(f) needs; use refine = FALSE."),
-                 spec$type), call. = FALSE)
+    return(sprintf(paste0("`control$refine`: the %s likelihood does not provide the expected ",
+                          "derivatives the refinement of q(f) needs; use refine = FALSE."),
+                   spec$type))
   }
-  invisible(TRUE)
+  NULL
+}
+
+# The refinement rounds of a variational fit under control `ctl`: an explicit number
+# of rounds must be available (an error naming the setting otherwise); "auto" gives
+# REFINE_AUTO_ROUNDS where available, else 0. Returns list(rounds, auto).
+refine_plan <- function(spec, n, inducing, ctl) {
+  auto <- identical(ctl$refine, "auto")
+  if (!auto && ctl$refine == 0L) return(list(rounds = 0L, auto = FALSE))
+  why <- refine_unavailable(spec, n, inducing, ctl)
+  if (!is.null(why)) {
+    if (auto) return(list(rounds = 0L, auto = TRUE))
+    stop(why, call. = FALSE)
+  }
+  list(rounds = if (auto) REFINE_AUTO_ROUNDS else as.integer(ctl$refine), auto = auto)
+}
+
+# refine = "auto": the rounds, and the smallest gap (nats per observation) between the
+# direct ELBO of the coordinate-ascent q(f) and the augmented bound at which they run.
+# Where the augmentation is nearly tight (Polya-Gamma for the logistic link: about
+# 0.005 nats per observation) the refinement gains next to nothing; the logistic-softmax
+# augmentation leaves 0.09-0.4.
+REFINE_AUTO_ROUNDS <- 40L
+REFINE_AUTO_GAP <- 0.02
+
+# The variational engine fit `eng` refined as planned (refine_plan()): with an explicit
+# number of rounds always; with "auto" only when the direct ELBO of its q(f) exceeds its
+# augmented ELBO by more than REFINE_AUTO_GAP per observation (eng$aug_gap records
+# that gap either way).
+engine_refine_planned <- function(eng, plan, ctl) {
+  if (plan$rounds == 0L) return(eng)
+  ctl$refine <- plan$rounds
+  if (plan$auto) {
+    gap <- (engine_direct_now(eng, ctl) - eng$elbo[length(eng$elbo)]) / nrow(eng$X)
+    eng$aug_gap <- gap
+    if (!is.finite(gap) || gap <= REFINE_AUTO_GAP) return(eng)
+  }
+  eng <- engine_refine(eng, ctl)
+  eng$refine$auto <- plan$auto
+  eng
+}
+
+# The direct ELBO E_q[log p(y | f)] - KL of a variational engine fit's q(f) as it
+# stands: from its marginals and KL for the exact GP; by a refinement of no rounds
+# (one pass over the data) for a sparse one.
+engine_direct_now <- function(eng, ctl, S = 1000L) {
+  if (inherits(eng, "augp_sparse_engine")) {
+    ctl$refine <- 0L
+    return(engine_refine_sparse(eng, ctl, S)$elbo_direct)
+  }
+  engine_direct_elbo(eng$lik, eng$mean, eng$var, eng$kl, S)
 }
 
 # augp_control(refine = ) on a variational exact-GP engine fit `eng`: q(f) refined by
@@ -409,8 +460,11 @@ refine_check <- function(spec, n, inducing, ctl) {
 # The fit's mean, var, alpha (K^-1 (m - mu0)), omega (site precisions), kappa and kl
 # become the refined q(f)'s, so prediction and the other methods use it unchanged.
 # elbo_direct: the direct ELBO of the refined q(f) (elbo() reports it);
-# refine: list(rounds accepted, direct ELBO trace from the CAVI q(f) on). The augmented
+# refine: list(rounds accepted, direct ELBO trace from the CAVI q(f) on, cap: the rounds
+# allowed). The augmented
 # trace `elbo` stays that of the CAVI fit (the bound that fit maximised).
+# The first round's step (later rounds: src/refine_step.h).
+REFINE_STEP <- 0.5
 engine_refine <- function(eng, ctl, S = 1000L) {
   if (inherits(eng, "augp_sparse_engine")) return(engine_refine_sparse(eng, ctl, S))
   q <- eng$q
@@ -422,11 +476,11 @@ engine_refine <- function(eng, ctl, S = 1000L) {
   mean0 <- engine_mean0_matrix(eng$mean0, n, q)
   res <- .gp_cvi_kernel_cpp(engine_specs(eng$kernel), eng$X, eng$jitter, eng$lik, mean0,
                             mat(eng$mean), mat(eng$alpha), mat(eng$omega),
-                            direct_elbo_normals(S, q), as.integer(ctl$refine), 0.5, ctl$tol,
-                            as.integer(ctl$threads))
+                            direct_elbo_normals(S, q), as.integer(ctl$refine), REFINE_STEP,
+                            ctl$tol, as.integer(ctl$threads))
   eng <- engine_take_q(eng, res, res$omega, q)
   eng$elbo_direct <- res$direct[length(res$direct)]
-  eng$refine <- list(rounds = res$rounds, direct = res$direct)
+  eng$refine <- list(rounds = res$rounds, direct = res$direct, cap = as.integer(ctl$refine))
   eng
 }
 
@@ -440,14 +494,14 @@ engine_refine_sparse <- function(eng, ctl, S = 1000L) {
   n <- nrow(eng$X)
   res <- .sparse_refine_cpp(eng$X, sparse_mean0(eng$mean0, n, q), eng$lik, as.integer(ctl$block_size),
                             kernel_flatten(eng$kernel), eng$Z, eng$jitter, eng$state,
-                            direct_elbo_normals(S, q), as.integer(ctl$refine), 0.5, ctl$tol,
-                            sparse_threads(ctl))
+                            direct_elbo_normals(S, q), as.integer(ctl$refine), REFINE_STEP,
+                            ctl$tol, sparse_threads(ctl))
   eng$state <- res$state[c("Lam", "h")]
   eng$mean <- res$mean
   eng$var <- res$var
   if (q == 1) dim(eng$mean) <- dim(eng$var) <- NULL
   eng$elbo_direct <- res$direct[length(res$direct)]
-  eng$refine <- list(rounds = res$rounds, direct = res$direct)
+  eng$refine <- list(rounds = res$rounds, direct = res$direct, cap = as.integer(ctl$refine))
   eng
 }
 

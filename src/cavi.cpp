@@ -172,14 +172,16 @@ int cvi_refine(const KernelSet& Ks, const Likelihood& lik, const Eigen::MatrixXd
     throw std::runtime_error("cvi_refine: the starting q(f) failed");
   if (direct) direct->push_back(cur);
   int accepted = 0;
+  double rate = step;
   CaviState trial = st;
   for (int t = 0; t < rounds; ++t) {
     if (tick) tick();
     const Eigen::MatrixXd P = H.cwiseMax(1e-6);
     const Eigen::MatrixXd kappa_target = G + P.cwiseProduct(st.m);
     bool gained = false;
-    double r = step, val = cur;
-    for (int halve = 0; halve <= 4 && !gained; ++halve, r *= 0.5) {
+    double r = rate, val = cur;
+    int halve = 0;
+    for (; halve <= 4 && !gained; ++halve, r *= 0.5) {
       const Eigen::MatrixXd om = (1.0 - r) * omega + r * P;
       const Eigen::MatrixXd ka = (1.0 - r) * kappa + r * kappa_target;
       if (!build(ka, om, trial, Gt, Ht, &val) || !(val >= cur)) continue;
@@ -188,6 +190,7 @@ int cvi_refine(const KernelSet& Ks, const Likelihood& lik, const Eigen::MatrixXd
       kappa = ka;
     }
     if (!gained) break;
+    rate = next_rate(rate, halve - 1);
     std::swap(st.m, trial.m);
     std::swap(st.v, trial.v);
     std::swap(st.alpha, trial.alpha);

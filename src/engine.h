@@ -14,6 +14,7 @@
 #include "kernel.h"
 #include "likelihood.h"
 #include "param_sampler.h"
+#include "refine_step.h"
 #include "rng.h"
 
 namespace augp {
@@ -99,7 +100,8 @@ int cavi_squarem(const KernelSet& K, const Likelihood& lik, const Eigen::MatrixX
 // (Likelihood::expected_loglik_derivs over the marginals of q and the draws Z), rebuilds
 // q(f) from them (one Gaussian step per column, in parallel) and keeps it only if D does
 // not fall; otherwise the step is halved (at most 4 times) and a round that still finds
-// no gain ends the refinement, so the recorded trace of D never decreases. Starts from
+// no gain ends the refinement, so the recorded trace of D never decreases. The first
+// round tries r = step, later ones the step next_rate() gives (refine_step.h). Starts from
 // the q(f) of the sites (st.omega_q, st.alpha + st.omega_q m), i.e. st as cavi_sweeps
 // leaves it; stops after `rounds` rounds or when a round raises D by at most
 // tol * |D|. On return st holds the refined q(f) (m, v, alpha, kl) with its sites in

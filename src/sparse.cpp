@@ -1,5 +1,6 @@
 // Sparse variational GP driver (see sparse.h for the model and notation).
 #include "sparse.h"
+#include "refine_step.h"
 
 #include <algorithm>
 #include <cmath>
@@ -427,12 +428,14 @@ int sparse_cvi_refine(const SparseGeom& g, SparseQ& qs, const SparseData& data, 
   if (!std::isfinite(cur)) throw std::runtime_error("sparse_cvi_refine: the starting q(u) failed");
   direct.push_back(cur);
   int accepted = 0;
+  double rate = step;
   for (int t = 0; t < rounds; ++t) {
     if (tick) tick();
     bool gained = false;
-    double r = step, val = cur;
+    double r = rate, val = cur;
     SparseQ trial;
-    for (int halve = 0; halve <= 4 && !gained; ++halve, r *= 0.5) {
+    int halve = 0;
+    for (; halve <= 4 && !gained; ++halve, r *= 0.5) {
       // (1 - r) (Lam, h) + r (I + Phi' P Phi, Phi' (kappa - P mu0)): the damped site step
       trial = qs;
       if (!sparse_global_step(P, 1.0, r, trial, &pf)) continue;
@@ -441,6 +444,7 @@ int sparse_cvi_refine(const SparseGeom& g, SparseQ& qs, const SparseData& data, 
       gained = true;
     }
     if (!gained) break;
+    rate = next_rate(rate, halve - 1);
     qs = std::move(trial);
     std::swap(P, Pt);
     ++accepted;

@@ -189,8 +189,8 @@ bool sparse_cavi(const SparseGeom& g, SparseQ& qs, const SparseData& data, int m
 // current marginals (sparse_pass with direct) and moves the natural parameters to
 // (1 - r) (Lam, h) + r (I + Phi' diag(omega) Phi, Phi' (kappa - omega mu0)), which is the
 // damped step omega <- (1 - r) omega + r omega_new (kappa likewise) on the sites of a q(u)
-// of that form; r starts at `step` and halves (at most 4 times) while D would fall or Lam
-// is not positive definite. Stops after `rounds` rounds, at a round without gain, or at a
+// of that form; r starts at `step` (later rounds at next_rate(), refine_step.h) and
+// halves (at most 4 times) while D would fall or Lam is not positive definite. Stops after `rounds` rounds, at a round without gain, or at a
 // gain of at most tol * |D|. Appends D of the starting and of every accepted q(u) to
 // direct (never decreasing); qs ends as the last accepted q(u). Returns the rounds
 // accepted. Block sums run in fixed groups: the result does not depend on the threads.

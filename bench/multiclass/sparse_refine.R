@@ -3,7 +3,9 @@
 # the same fit without refinement. One thread; prints test error, mean test log loss
 # (probabilities clipped at 1e-9), elapsed time, the direct-ELBO gain and rounds, and
 # the 1-minute load average before each fit.
-# Usage (from the package root, augmentedGP installed): Rscript bench/multiclass/sparse_refine.R
+# Usage (from the package root, augmentedGP installed):
+#   Rscript bench/multiclass/sparse_refine.R [refine settings, default: FALSE TRUE]
+# e.g. `Rscript bench/multiclass/sparse_refine.R FALSE 40 150`.
 suppressMessages(library(augmentedGP))
 options(augmentedGP.threads = 1)
 data("Satellite", package = "mlbench", envir = environment())
@@ -12,7 +14,10 @@ test <- Satellite[-(1:4435), ]
 y <- test$classes
 clip <- function(P) { P <- pmin(pmax(P, 1e-9), 1); P / rowSums(P) }
 load1 <- function() as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1])
-for (r in c(FALSE, TRUE)) {
+settings <- commandArgs(trailingOnly = TRUE)
+if (!length(settings)) settings <- c("FALSE", "TRUE")
+for (r in settings) {
+  r <- if (r %in% c("FALSE", "TRUE")) as.logical(r) else as.integer(r)
   ld <- load1()
   t <- system.time(fit <- augp(classes ~ ., data = train, seed = 1,
                                control = augp_control(refine = r, threads = 1)))

@@ -79,7 +79,7 @@ test_that("expected_loglik_derivs of the binomial likelihood (quadrature) are th
 
 test_that("refine raises the direct ELBO and reports it as an independent computation gives it", {
   dd <- cv_data()
-  ctl <- augp_quick()
+  ctl <- augp_quick(refine = FALSE)
   fit0 <- augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), control = ctl, seed = 1)
   fit1 <- augp_fit(dd$x, dd$y, likelihood = logistic_softmax(),
                    control = augp_quick(refine = 20), seed = 1)
@@ -114,7 +114,7 @@ test_that("refine raises the direct ELBO and reports it as an independent comput
   expect_equal(sum(ell) - kl, elbo(fit1), tolerance = 1e-6)
   # and it is above the augmented ELBO of the CAVI fit (and the print says which bound)
   expect_gt(elbo(fit1), elbo(fit0))
-  expect_output(print(fit1), "Direct ELBO of q\\(f\\) refined")
+  expect_output(print(fit1), "Direct ELBO of q\\(f\\) (refined in|after 20 refinement rounds)")
   expect_output(print(summary(fit1)), "Direct ELBO")
   # predictions use the refined q(f)
   p0 <- predict(fit0, dd$x[1:5, ])
@@ -137,7 +137,7 @@ test_that("refine gives the same q(f) with one and two threads", {
 
 test_that("refine brings the class probabilities closer to a long Gibbs run's", {
   dd <- cv_data()
-  ctl <- augp_quick()
+  ctl <- augp_quick(refine = FALSE)
   fit0 <- augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), control = ctl, seed = 1)
   fit1 <- augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), control = augp_quick(refine = 40),
                    seed = 1)
@@ -161,7 +161,8 @@ test_that("refine: bad values, minibatch sparse fits and likelihoods without the
   expect_error(augp_control(refine = NA), "refine")
   expect_error(augp_control(refine = "yes"), "refine")
   expect_identical(augp_control(refine = TRUE)$refine, 40L)
-  expect_identical(augp_control()$refine, 0L)
+  expect_identical(augp_control(refine = FALSE)$refine, 0L)
+  expect_identical(augp_control()$refine, "auto")
   dd <- cv_data()
   # minibatch (SVI) sparse fits
   expect_error(augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), inducing = 10,
@@ -177,7 +178,7 @@ test_that("refine: bad values, minibatch sparse fits and likelihoods without the
 test_that("refine on a binary fit raises the direct ELBO", {
   dd <- cv_data()
   yb <- factor(dd$y == "a")
-  fit0 <- augp_fit(dd$x, yb, control = augp_quick(), seed = 1)
+  fit0 <- augp_fit(dd$x, yb, control = augp_quick(refine = FALSE), seed = 1)
   fit1 <- augp_fit(dd$x, yb, control = augp_quick(refine = 10), seed = 1)
   tr <- fit1$engine$refine$direct
   expect_true(all(diff(tr) >= 0))
@@ -256,9 +257,50 @@ test_that("sparse refine through augp_fit: the direct ELBO never falls, the same
   expect_equal(elbo(f1), tr[length(tr)])
   expect_equal(elbo(f1), cv_ns$engine_direct_elbo(e1$lik, e1$mean, e1$var, kl_of(e1$state)),
                tolerance = 1e-8)
-  expect_output(print(f1), "Direct ELBO of q\\(f\\) refined")
+  # 15 rounds all gained: the print says the cap ended them
+  expect_identical(e1$refine$rounds, 15L)
+  expect_output(print(f1), "Direct ELBO of q\\(f\\) after 15 refinement rounds \\(the cap")
   expect_false(isTRUE(all.equal(predict(f1, dd$x[1:5, ]), predict(f0, dd$x[1:5, ]))))
   expect_identical(f2$engine$refine, e1$refine)
   expect_identical(f2$engine$state, e1$state)
   expect_identical(f2$engine$mean, e1$mean)
+})
+
+test_that("refine = \"auto\" refines where the augmented bound is loose, and only where it can", {
+  dd <- cv_data()
+  # logistic-softmax: the augmented bound lies well below the direct ELBO; auto refines
+  # exactly as 40 explicit rounds do
+  fa <- augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), control = augp_quick(), seed = 1)
+  f40 <- augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), control = augp_quick(refine = 40),
+                  seed = 1)
+  f0 <- augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), control = augp_quick(refine = FALSE),
+                 seed = 1)
+  ea <- fa$engine
+  e0 <- f0$engine
+  gap0 <- (cv_ns$engine_direct_elbo(e0$lik, e0$mean, e0$var, e0$kl) - e0$elbo[length(e0$elbo)]) / 45
+  expect_equal(ea$aug_gap, gap0, tolerance = 1e-8)
+  expect_gt(ea$aug_gap, 0.02)
+  expect_true(ea$refine$auto)
+  expect_identical(ea$refine$rounds, f40$engine$refine$rounds)
+  expect_identical(ea$mean, f40$engine$mean)
+  expect_identical(elbo(fa), elbo(f40))
+  # a binary fit on 300 points: the Polya-Gamma bound is nearly tight; auto leaves q(f)
+  set.seed(2)
+  x <- matrix(rnorm(600), 300)
+  yb <- factor(rbinom(300, 1, plogis(1.5 * sin(2 * x[, 1]) + x[, 2])))
+  fb <- augp_fit(x, yb, control = augp_quick(), seed = 1)
+  fb0 <- augp_fit(x, yb, control = augp_quick(refine = FALSE), seed = 1)
+  expect_lte(fb$engine$aug_gap, 0.02)
+  expect_null(fb$engine[["refine"]])
+  expect_null(fb$engine[["elbo_direct"]])
+  expect_identical(fb$engine$mean, fb0$engine$mean)
+  expect_identical(elbo(fb), elbo(fb0))
+  # where the refinement is not available, auto is silent and leaves the fit as it is
+  # (an explicit number of rounds is an error there: the test above)
+  fs <- augp_fit(dd$x, dd$y, likelihood = stick_breaking(), control = augp_quick(), seed = 1)
+  expect_null(fs$engine[["refine"]])
+  expect_null(fs$engine[["aug_gap"]])
+  fm <- suppressWarnings(augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), inducing = 10,
+                                  control = augp_quick(batch_size = 20), seed = 1))
+  expect_null(fm$engine[["refine"]])
 })
