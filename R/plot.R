@@ -671,12 +671,35 @@ plot_elbo <- function(object) {
   } else if (searched) {
     "Hyperparameter search, then CAVI sweeps"
   } else "CAVI sweeps"
+  rf <- object$engine$refine
+  if (object$method == "vi" && length(rf$direct)) return(plot_elbo_refined(df, rf, steps))
   # (a short title: the plot is often one panel of several)
   ggplot(df, aes(x = .data$iteration, y = .data$elbo)) +
     geom_line(colour = AUGP_LINE) + geom_point(size = 1, colour = AUGP_LINE) +
     labs(x = "Step", y = "ELBO", title = "ELBO trace",
          subtitle = sprintf("%s\nFinal ELBO: %s", steps, format(e[length(e)], digits = 6))) +
     theme_augp()
+}
+
+# A refined fit (augp_control(refine = )): the augmented bound along the fit's steps, then
+# the direct ELBO from the coordinate-ascent q(f) (its first value, at the last step)
+# through the refinement rounds; the two bounds in two colours. df: the augmented trace
+# (iteration, elbo); rf: the engine's refinement record.
+plot_elbo_refined <- function(df, rf, steps) {
+  last <- nrow(df)
+  d <- as.numeric(rf$direct)
+  df$bound <- "augmented"
+  dd <- data.frame(iteration = last + seq_along(d) - 1L, elbo = d, bound = "direct (refinement)")
+  all <- rbind(df, dd)
+  all$bound <- factor(all$bound, levels = c("augmented", "direct (refinement)"))
+  ggplot(all, aes(x = .data$iteration, y = .data$elbo, colour = .data$bound)) +
+    geom_line() + geom_point(size = 1) +
+    scale_colour_manual(values = c(augmented = AUGP_LINE, "direct (refinement)" = "#D55E00"),
+                        name = NULL) +
+    labs(x = "Step", y = "ELBO", title = "ELBO trace",
+         subtitle = sprintf("%s, then %d refinement round(s) of q(f)\nFinal direct ELBO: %s", steps,
+                            as.integer(rf$rounds), format(d[length(d)], digits = 6))) +
+    theme_augp() + theme(legend.position = "bottom")
 }
 
 # Minibatch (SVI) trace: each estimate is the ELBO of one minibatch scaled to the full

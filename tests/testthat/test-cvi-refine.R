@@ -284,6 +284,12 @@ test_that("refine = \"auto\" refines where the augmented bound is loose, and onl
   expect_identical(ea$refine$rounds, f40$engine$refine$rounds)
   expect_identical(ea$mean, f40$engine$mean)
   expect_identical(elbo(fa), elbo(f40))
+  # the ELBO plot shows both bounds: the augmented trace, then the refinement's direct one
+  p <- plot(fa, type = "elbo")
+  expect_s3_class(p, "ggplot")
+  expect_identical(nrow(p$data), length(ea$elbo) + length(ea$refine$direct))
+  expect_identical(p$data$elbo[p$data$bound == "direct (refinement)"], ea$refine$direct)
+  expect_match(p$labels$subtitle, "refinement round")
   # a binary fit on 300 points: the Polya-Gamma bound is nearly tight; auto leaves q(f)
   set.seed(2)
   x <- matrix(rnorm(600), 300)
