@@ -190,13 +190,13 @@
 #'   coordinate-ascent fit by natural-gradient steps on the "direct" ELBO
 #'   \eqn{E_q[\log p(y \mid f)] - KL(q(f) \| p(f))} of the likelihood itself
 #'   instead of its augmented form (conjugate-computation variational
-#'   inference, Khan and Lin 2017). `"auto"` (the default): up to 40 rounds
+#'   inference, Khan and Lin 2017). `"auto"` (the default): up to 60 rounds
 #'   when the fit supports it (below) and the augmented bound of the
 #'   coordinate-ascent fit lies more than 0.02 nats per observation below the
 #'   direct ELBO of its \eqn{q(f)}, i.e. when the augmentation is loose enough
 #'   for the refinement to have something to gain (the logistic-softmax
 #'   likelihood typically, not the Polya-Gamma-augmented binary ones, whose
-#'   bound is nearly tight); `FALSE` or 0: no refinement; `TRUE`: up to 40
+#'   bound is nearly tight); `FALSE` or 0: no refinement; `TRUE`: up to 60
 #'   rounds; a whole number: up to that many rounds (`TRUE` and numbers give
 #'   an error where the refinement is not available). Each round moves every
 #'   Gaussian site of \eqn{q(f)} (one precision and one linear term per point
@@ -383,11 +383,11 @@ control_settings <- function(control) {
 }
 
 # The `ard` setting: "auto", TRUE or FALSE.
-# The refine setting: "auto", or a number of rounds (FALSE 0, TRUE 40, or a whole
+# The refine setting: "auto", or a number of rounds (FALSE 0, TRUE 60, or a whole
 # number >= 0).
 check_refine <- function(x, arg) {
   if (identical(x, "auto")) return("auto")
-  if (is.logical(x) && length(x) == 1L && !is.na(x)) return(if (x) 40L else 0L)
+  if (is.logical(x) && length(x) == 1L && !is.na(x)) return(if (x) REFINE_AUTO_ROUNDS else 0L)
   if (is.numeric(x) && length(x) == 1L && is.finite(x) && x >= 0 && x == round(x) && x <= 1e6) {
     return(as.integer(x))
   }

@@ -423,7 +423,7 @@ refine_plan <- function(spec, n, inducing, ctl) {
 # Where the augmentation is nearly tight (Polya-Gamma for the logistic link: about
 # 0.005 nats per observation) the refinement gains next to nothing; the logistic-softmax
 # augmentation leaves 0.09-0.4.
-REFINE_AUTO_ROUNDS <- 40L
+REFINE_AUTO_ROUNDS <- 60L
 REFINE_AUTO_GAP <- 0.02
 
 # The variational engine fit `eng` refined as planned (refine_plan()): with an explicit

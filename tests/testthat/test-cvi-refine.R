@@ -160,7 +160,7 @@ test_that("refine: bad values, minibatch sparse fits and likelihoods without the
   expect_error(augp_control(refine = 2.5), "refine")
   expect_error(augp_control(refine = NA), "refine")
   expect_error(augp_control(refine = "yes"), "refine")
-  expect_identical(augp_control(refine = TRUE)$refine, 40L)
+  expect_identical(augp_control(refine = TRUE)$refine, 60L)
   expect_identical(augp_control(refine = FALSE)$refine, 0L)
   expect_identical(augp_control()$refine, "auto")
   dd <- cv_data()
@@ -269,9 +269,9 @@ test_that("sparse refine through augp_fit: the direct ELBO never falls, the same
 test_that("refine = \"auto\" refines where the augmented bound is loose, and only where it can", {
   dd <- cv_data()
   # logistic-softmax: the augmented bound lies well below the direct ELBO; auto refines
-  # exactly as 40 explicit rounds do
+  # exactly as 60 explicit rounds do
   fa <- augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), control = augp_quick(), seed = 1)
-  f40 <- augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), control = augp_quick(refine = 40),
+  f60 <- augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), control = augp_quick(refine = 60),
                   seed = 1)
   f0 <- augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), control = augp_quick(refine = FALSE),
                  seed = 1)
@@ -281,9 +281,9 @@ test_that("refine = \"auto\" refines where the augmented bound is loose, and onl
   expect_equal(ea$aug_gap, gap0, tolerance = 1e-8)
   expect_gt(ea$aug_gap, 0.02)
   expect_true(ea$refine$auto)
-  expect_identical(ea$refine$rounds, f40$engine$refine$rounds)
-  expect_identical(ea$mean, f40$engine$mean)
-  expect_identical(elbo(fa), elbo(f40))
+  expect_identical(ea$refine$rounds, f60$engine$refine$rounds)
+  expect_identical(ea$mean, f60$engine$mean)
+  expect_identical(elbo(fa), elbo(f60))
   # the ELBO plot shows both bounds: the augmented trace, then the refinement's direct one
   p <- plot(fa, type = "elbo")
   expect_s3_class(p, "ggplot")
