@@ -166,6 +166,12 @@ bool GibbsChain::run(int count) {
       if (q == 1)
         shift_location(*own_lik_, lik_priors_, f_, mu0_,
                        blocks_.empty() ? LK_[0] : blocks_[0].LK(), rng_);
+      // the likelihood's parameter flow (a curved direction along which the likelihood is
+      // constant, e.g. the maximal rate against the latent values at fixed rates), at the
+      // current kernels, the auxiliaries integrated out as for the moves above
+      if (flow_updates_ > 0)
+        param_flow_move(*own_lik_, lik_priors_, f_, mu0_, blocks_.empty() ? LK_ : hyper_factors(),
+                        rng_, flow_updates_);
     }
     if (!blocks_.empty()) {
       // full Bayes: the likelihood's own move (if any) at the current kernels, then the

@@ -2,11 +2,14 @@
 // param_sampler.h).
 #include "param_sampler.h"
 
+#include "engine.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <string>
 
 namespace augp {
 
@@ -127,6 +130,44 @@ void shift_location(Likelihood& lik, const std::vector<LikParamPrior>& priors, E
   for (std::size_t k = 0; k < loc.size(); ++k) element(p, *loc[k]) = x0[k] + d;
   lik.set_params(p);
   f.col(0).array() += d;
+}
+
+void param_flow_move(Likelihood& lik, const std::vector<LikParamPrior>& priors, Eigen::MatrixXd& f,
+                     const Eigen::MatrixXd& mu0, const KernelSet& LK, Rng& rng, int updates) {
+  std::string name;
+  int index = 0;
+  if (updates < 1 || !lik.param_flow(&name, &index)) return;
+  const LikParamPrior* pr = nullptr;
+  for (const LikParamPrior& p : priors)
+    if (p.name == name && p.index == index && p.positive()) pr = &p;
+  if (!pr) return;
+  std::map<std::string, Eigen::MatrixXd> p = lik.params();
+  double& x = element(p, *pr);
+  const double t0 = std::log(x);
+  double lo = 0.0, hi = 0.0;
+  lik.param_flow_range(f, &lo, &hi);
+  if (!(lo < 0.0 && hi > 0.0)) return;
+  const int q = static_cast<int>(f.cols());
+  Eigen::MatrixXd F;
+  Eigen::VectorXd z;
+  auto log_target = [&](double d) {
+    if (!(d > lo && d < hi)) return kNegInf;
+    double lp = lik_param_log_prior(*pr, t0 + d);
+    if (!std::isfinite(lp)) return kNegInf;
+    lp += lik.param_flow_map(f, d, F);
+    for (int j = 0; j < q; ++j) {
+      z = LK[j].triangularView<Eigen::Lower>().solve((F.col(j) - mu0.col(j)).eval());
+      lp -= 0.5 * z.squaredNorm();
+    }
+    return std::isfinite(lp) ? lp : kNegInf;
+  };
+  double d = 0.0;
+  for (int k = 0; k < updates; ++k) d = slice_update(log_target, d, 1.0, rng);
+  if (d == 0.0) return;
+  lik.param_flow_map(f, d, F);
+  f = F;
+  x = std::exp(t0 + d);
+  lik.set_params(p);
 }
 
 DirectionalSlice::DirectionalSlice(int d)

@@ -58,6 +58,25 @@ double slice_update(const std::function<double(double)>& log_target, double t0, 
 void shift_location(Likelihood& lik, const std::vector<LikParamPrior>& priors, Eigen::MatrixXd& f,
                     const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L, Rng& rng);
 
+// The likelihood's parameter flow (Likelihood::param_flow) as a Markov move of (x, f), x
+// the flow's parameter element (sampled on t = log x), the auxiliaries integrated out.
+// Coordinates: in (t, g = G(f)) the flow is the translation (t + d, g - d 1), and the
+// posterior density there is
+//   p~(t, g) = p(t) N(f; mu0, K) p(y | f, x) prod_ij 1 / G'(f_ij)
+// (p(t) with the Jacobian of the log, lik_param_log_prior). The likelihood is constant along
+// the line, so, relative to the current point, d's density is
+//   log p(t0 + d) + log N(phi_d(f); mu0, K) + sum_ij log phi_d'(f_ij)
+// on the flow's range (sum log phi_d' = sum log G'(f) - sum log G'(phi_d(f)), the first sum
+// a constant), and `updates` slice updates of d (width 1, from d = 0, each from the last)
+// are slice updates of p~ along that line: each leaves p~ invariant, hence the posterior of
+// (x, f) in the original coordinates (a fixed bijection), given the other parameters and the
+// kernel. Each evaluation costs one triangular solve per latent column with the current
+// factors LK (O(n^2)) and the map (O(n q)); no factorisation. No-op when the likelihood has
+// no flow or its element is not sampled (not in priors with a positive family). The
+// likelihood keeps the new value.
+void param_flow_move(Likelihood& lik, const std::vector<LikParamPrior>& priors, Eigen::MatrixXd& f,
+                     const Eigen::MatrixXd& mu0, const KernelSet& LK, Rng& rng, int updates);
+
 // One slice update of every element in priors, in order, given f (n x q at the
 // likelihood's observations); the likelihood keeps the new values (set_params).
 // Throws std::invalid_argument when a name or index is not a parameter of lik.
