@@ -555,9 +555,10 @@ HYPER_INIT_SD <- 0.3
 # triangular passes of the same order of work) and K when the end point is accepted.
 HYPER_MOVES <- 1L
 
-# Slice updates per sweep of the likelihood's parameter flow (a map of the latent values
+# Passes per sweep of the likelihood's parameter flow (a map of the latent values
 # with one sampled parameter that leaves the likelihood unchanged, e.g. the maximal rate of
-# poisson_logistic() against f at fixed rates; param_flow_move in src/param_sampler.h),
+# poisson_logistic() against f at fixed rates, moved with the kernel variance;
+# param_flow_move in src/param_sampler.h),
 # when the likelihood has one and its parameter is sampled. The option
 # augmentedGP.flow_moves overrides it (0 turns the move off; for comparisons).
 FLOW_MOVES <- 2L

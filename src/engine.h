@@ -150,8 +150,9 @@ class GibbsChain {
   // by the chain. Saved draw s of the k-th element goes to out[s + stride * k].
   // Throws std::invalid_argument when an element is not a parameter of the likelihood.
   void sample_params(std::vector<LikParamPrior> priors, double* out);
-  // Slice updates per sweep of the likelihood's parameter flow (param_flow_move in
-  // param_sampler.h; 0 turns the move off). Used when the flow's parameter is sampled.
+  // Passes per sweep of the likelihood's parameter flow over its directions (param_flow_move
+  // in param_sampler.h; DirectionalSlice::cycles; 0 turns the move off). Used when the
+  // flow's parameter is sampled.
   void set_flow_updates(int updates) { flow_updates_ = updates; }
   // The likelihood's prepared reference for its Gibbs move (Likelihood::gibbs_reference();
   // nullptr: none), shared read-only with the other chains of the run.
@@ -179,6 +180,7 @@ class GibbsChain {
   double* theta_out_ = nullptr;
   std::shared_ptr<const MoveReference> ref_;
   int flow_updates_ = 2;
+  DirectionalSlice flow_;  // the parameter flow's (t, log v) or (t) directions
   bool sweep_hyper();
   // the joint move of the kernels' variances and the likelihood's positive parameters
   // (joint_scale_move; dim 0 when it does not apply)

@@ -43,6 +43,9 @@ void GibbsChain::sample_params(std::vector<LikParamPrior> priors, double* out) {
 }
 
 void GibbsChain::setup_joint() {
+  // the parameter flow moves the kernel's variance with it when one block with a sampled
+  // variance serves every latent column
+  flow_ = DirectionalSlice(blocks_.size() == 1 && blocks_[0].has_scale() ? 2 : 1);
   joint_idx_ = JointScaleIndex();
   if (!own_lik_ || blocks_.empty()) return;
   const JointScaleIndex idx = joint_scale_index(blocks_, lik_priors_, lik_->n_latent());
@@ -167,11 +170,13 @@ bool GibbsChain::run(int count) {
         shift_location(*own_lik_, lik_priors_, f_, mu0_,
                        blocks_.empty() ? LK_[0] : blocks_[0].LK(), rng_);
       // the likelihood's parameter flow (a curved direction along which the likelihood is
-      // constant, e.g. the maximal rate against the latent values at fixed rates), at the
-      // current kernels, the auxiliaries integrated out as for the moves above
-      if (flow_updates_ > 0)
+      // constant, e.g. the maximal rate against the latent values at fixed rates), with the
+      // kernel's variance, the auxiliaries integrated out as for the moves above
+      if (flow_updates_ > 0) {
+        HyperBlock* vb = flow_.dim() == 2 ? &blocks_[0] : nullptr;
         param_flow_move(*own_lik_, lik_priors_, f_, mu0_, blocks_.empty() ? LK_ : hyper_factors(),
-                        rng_, flow_updates_);
+                        vb, flow_, rng_, it_ < warmup_ ? it_ + 1 : 0, flow_updates_);
+      }
     }
     if (!blocks_.empty()) {
       // full Bayes: the likelihood's own move (if any) at the current kernels, then the

@@ -367,7 +367,7 @@ List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::Matr
 // (hyper_sampler.h): list(prior = P x 4 matrix, one row per log parameter of the specs in
 // order: family code, a, b, on_sd; init_sd = the spread of the chains' starting log
 // parameters around the specs' values, drawn from each chain's starting-point stream;
-// moves = Metropolis proposals per sweep, default 1; flow_moves = slice updates per sweep of
+// moves = Metropolis proposals per sweep, default 1; flow_moves = passes per sweep of
 // the likelihood's parameter flow when its parameter is sampled, default 2, 0: off).
 // One block per spec (one spec: all latent columns; q specs: column j). The result then
 // also has theta, an array [iter, length(chain_ids), P] of the log parameters, and

@@ -59,10 +59,19 @@ rm_prior <- local({
   p
 })
 
-rm_fit <- function(threads, flow_moves = 2L, chains = 4, iter = 6000, warmup = 500, seed = 5) {
+# The same with the kernel variance v sampled too (prior log-normal(0, 0.5) on sd = sqrt(v)),
+# which the move then changes with lambda (param_flow_move with a block).
+rm_prior_v <- local({
+  p <- augp_prior(lengthscale = rm_ns$new_prior_dist("fixed"), sd = prior_lognormal(0, 0.5))
+  attr(p, "lik_prior") <- attr(rm_prior, "lik_prior")
+  p
+})
+
+rm_fit <- function(threads, flow_moves = 2L, chains = 4, iter = 6000, warmup = 500, seed = 5,
+                   prior = rm_prior) {
   withr::local_options(augmentedGP.flow_moves = flow_moves)
   rm_ns$augp_engine(rm_X, kernel = rm_kernel, method = "gibbs", lik = rm_spec(rm_y, 8),
-                    mean0 = 0, seed = seed, prior = rm_prior,
+                    mean0 = 0, seed = seed, prior = prior,
                     control = list(sample_hyper = TRUE, learn_hyper = FALSE, chains = chains,
                                    iter = iter, warmup = warmup, threads = threads))
 }
@@ -73,33 +82,61 @@ rm_fit <- function(threads, flow_moves = 2L, chains = 4, iter = 6000, warmup = 5
 #   p(f | y) propto N(f; 0, K) prod sigma(f_i)^y_i (b + S)^-(a + A),
 # and log lambda | f, y ~ log gamma(a + A, b + S): E = digamma(a + A) - log(b + S),
 # Var = trigamma(a + A).
-rm_reference <- function(K) {
-  g <- seq(-8, 10, by = 0.03)
+# With tv (a grid of log v, C = K / v), the variance is summed over too (prior on t = log v:
+# the log-normal density of sd = e^(t / 2) times |d sd / dt| = sd / 2), and log_v is added.
+rm_reference <- function(K, tv = NULL, h = 0.03) {
+  g <- seq(-8, 10, by = h)
   G <- as.matrix(expand.grid(g, g))
   S <- rowSums(stats::plogis(G))
   A <- rm_ga + sum(rm_y)
-  lw <- -0.5 * rowSums((G %*% solve(K)) * G) + rm_y[1] * stats::plogis(G[, 1], log.p = TRUE) +
-    rm_y[2] * stats::plogis(G[, 2], log.p = TRUE) - A * log(rm_gb + S)
-  w <- exp(lw - max(lw))
-  w <- w / sum(w)
+  ll <- rm_y[1] * stats::plogis(G[, 1], log.p = TRUE) + rm_y[2] * stats::plogis(G[, 2], log.p = TRUE) -
+    A * log(rm_gb + S)
+  Q <- rowSums((G %*% solve(K)) * G)
+  # log weight on the grid of f at log variance t (t = 0 without tv: K itself)
+  lw <- function(t) {
+    if (is.null(tv)) return(-0.5 * Q + ll)
+    stats::dlnorm(exp(t / 2), 0, 0.5, log = TRUE) + t / 2 - log(2) - t - 0.5 * exp(-t) * Q + ll
+  }
+  ts <- if (is.null(tv)) 0 else tv
+  top <- max(vapply(ts, function(t) max(lw(t)), 0))
+  wf <- numeric(nrow(G))  # weights of the grid of f, summed over t
+  wt <- numeric(length(ts))  # weights of t
+  for (k in seq_along(ts)) {
+    e <- exp(lw(ts[k]) - top)
+    wf <- wf + e
+    wt[k] <- sum(e)
+  }
+  wf <- wf / sum(wf)
   el <- digamma(A) - log(rm_gb + S)
-  m <- c(f1 = sum(w * G[, 1]), f2 = sum(w * G[, 2]), log_lambda = sum(w * el))
-  s <- c(f1 = sqrt(sum(w * G[, 1]^2) - m[[1]]^2), f2 = sqrt(sum(w * G[, 2]^2) - m[[2]]^2),
-         log_lambda = sqrt(trigamma(A) + sum(w * el^2) - m[[3]]^2))
-  list(mean = m, sd = s)
+  mom <- function(x, w) c(sum(w * x), sqrt(sum(w * x^2) - sum(w * x)^2))
+  out <- rbind(f1 = mom(G[, 1], wf), f2 = mom(G[, 2], wf), log_lambda = mom(el, wf))
+  out[3, 2] <- sqrt(trigamma(A) + out[3, 2]^2)
+  if (!is.null(tv)) out <- rbind(out, log_v = mom(tv, wt / sum(wt)))
+  list(mean = out[, 1], sd = out[, 2])
 }
 
-test_that("Gibbs with the rate-preserving move matches the quadrature posterior of (lambda, f)", {
-  fit <- rm_fit(2)
-  K <- kernel_matrix(rm_kernel, rm_X) + diag(fit$jitter, 2)
-  ref <- rm_reference(K)
+rm_check <- function(fit, ref) {
   draws <- list(f1 = fit$draws[, , 1], f2 = fit$draws[, , 2],
                 log_lambda = log(fit$lik_draws[, , "lambda"]))
-  for (nm in names(draws)) {
+  if (!is.null(fit$theta)) draws$log_v <- fit$theta[, , 1]
+  for (nm in names(ref$mean)) {
     m <- draws[[nm]]
     expect_lt(abs(mean(m) - ref$mean[[nm]]), 4 * posterior::mcse_mean(m) + 1e-3, label = nm)
     expect_equal(stats::sd(m), ref$sd[[nm]], tolerance = 0.025, label = nm)
   }
+}
+
+test_that("Gibbs with the rate-preserving move matches the quadrature posterior of (lambda, f)", {
+  fit <- rm_fit(2)
+  rm_check(fit, rm_reference(kernel_matrix(rm_kernel, rm_X) + diag(fit$jitter, 2)))
+})
+
+test_that("Gibbs with the rate-preserving move of lambda and the variance matches the quadrature", {
+  fit <- rm_fit(2, prior = rm_prior_v)
+  expect_identical(dimnames(fit$theta)[[3]][1], "se.variance")
+  # the jitter scales with v: K = v (C + jitter I), C the correlation matrix
+  C <- kernel_matrix(kernel_se(lengthscale = 1, variance = 1), rm_X) + diag(fit$jitter, 2)
+  rm_check(fit, rm_reference(C, tv = seq(-4, 5, by = 0.06), h = 0.05))
 })
 
 test_that("the rate-preserving move does not depend on the thread count and moves the chain", {
