@@ -560,8 +560,10 @@ HYPER_MOVES <- 1L
 # poisson_logistic() against f at fixed rates, moved with the kernel variance;
 # param_flow_move in src/param_sampler.h),
 # when the likelihood has one and its parameter is sampled. The option
-# augmentedGP.flow_moves overrides it (0 turns the move off; for comparisons).
+# augmentedGP.flow_moves overrides it (0 turns the move off; for comparisons), and
+# augmentedGP.flow_variance = FALSE keeps the variance out of it (FLOW_VARIANCE).
 FLOW_MOVES <- 2L
+FLOW_VARIANCE <- TRUE
 
 # Gibbs chains. With ctl$sample_hyper the kernel hyperparameters are sampled too, under
 # `prior` (an augp_prior or NULL for the defaults; its attribute "latent_scale" is the
@@ -606,7 +608,8 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
     ptab <- hyper_prior_table(kernel, prior, X, if (is.null(ls)) 1 else ls)
     hyper <- list(prior = hyper_prior_matrix(ptab), init_sd = HYPER_INIT_SD,
                   moves = HYPER_MOVES,
-                  flow_moves = as.integer(getOption("augmentedGP.flow_moves", FLOW_MOVES)))
+                  flow_moves = as.integer(getOption("augmentedGP.flow_moves", FLOW_MOVES)),
+                  flow_variance = isTRUE(getOption("augmentedGP.flow_variance", FLOW_VARIANCE)))
   }
   lik_prior <- if (isTRUE(ctl$sample_hyper)) attr(prior, "lik_prior")
   res <- future_gibbs_chains(function(ids) {

@@ -2,12 +2,14 @@
 # likelihood's parameter flow, param_flow_move in src/param_sampler.h): the full-Bayes
 # column of bench_poisson.R (same data, formulas, 2:1 splits and seeds; 4 chains x 2000
 # iterations, 1000 warm-up) run once per setting of the option augmentedGP.flow_moves
-# (slice updates of the move per sweep; 0: off), in one process so that times compare.
+# (passes of the move per sweep; 0: off) and augmentedGP.flow_variance (a setting "2l": 2 passes
+# moving lambda alone, the kernel variance held), in one process so that times compare.
 #
 # Usage (from the package root, augmentedGP installed):
 #   Rscript bench/counts/bench_poisson_flow.R [threads] [splits] [sets] [flow settings]
-#   e.g. Rscript bench/counts/bench_poisson_flow.R 1 3 InsectSprays,quine 0,2
-# Writes bench/counts/results_poisson_flow.csv (one row per set, split and setting):
+#   e.g. Rscript bench/counts/bench_poisson_flow.R 1 3 InsectSprays,quine 0,2,2l
+# Writes bench/counts/results_poisson_flow.csv (or the file named by the environment variable
+# FLOW_CSV; one row per set, split and setting):
 # held-out LPD (log of the mean over the 4000 draws of Poisson(y | lambda_s plogis(f_s)),
 # nats per point), elapsed and CPU seconds, the largest split R-hat and smallest bulk ESS
 # over the sampled parameters (hyper_draws(, "standardised")), and lambda's own.
@@ -16,11 +18,12 @@ threads <- if (length(args) >= 1) as.integer(args[1]) else 1L
 n_splits <- if (length(args) >= 2) as.integer(args[2]) else 3L
 want <- if (length(args) >= 3) strsplit(args[3], ",")[[1]] else
   c("InsectSprays", "warpbreaks", "quine", "epil", "discoveries")
-flows <- if (length(args) >= 4) as.integer(strsplit(args[4], ",")[[1]]) else c(0L, 2L)
+flows <- if (length(args) >= 4) strsplit(args[4], ",")[[1]] else c("0", "2")
 
 suppressPackageStartupMessages(library(augmentedGP))
 options(augmentedGP.threads = threads)
 out_dir <- file.path("bench", "counts")
+out_csv <- Sys.getenv("FLOW_CSV", file.path(out_dir, "results_poisson_flow.csv"))
 
 disc <- data.frame(y = as.numeric(datasets::discoveries), year = as.numeric(time(datasets::discoveries)))
 ep <- MASS::epil
@@ -47,7 +50,8 @@ for (nm in want) {
     tr <- sort(sample(n, round(2 * n / 3)))
     te <- setdiff(seq_len(n), tr)
     for (fm in flows) {
-      options(augmentedGP.flow_moves = fm)
+      options(augmentedGP.flow_moves = as.integer(sub("l$", "", fm)),
+              augmentedGP.flow_variance = !grepl("l$", fm))
       t0 <- proc.time()
       fit <- suppressWarnings(suppressMessages(
         augp(sets[[nm]]$f, d[tr, , drop = FALSE], likelihood = poisson_logistic(), method = "gibbs",
@@ -69,11 +73,11 @@ for (nm in want) {
   }
 }
 res <- do.call(rbind, rows)
-utils::write.csv(res, file.path(out_dir, "results_poisson_flow.csv"), row.names = FALSE)
+utils::write.csv(res, out_csv, row.names = FALSE)
 agg <- do.call(rbind, lapply(split(res, list(res$set, res$flow_moves), drop = TRUE), function(r)
   data.frame(set = r$set[1], flow_moves = r$flow_moves[1], lpd = mean(r$lpd), time = mean(r$time),
              cpu = mean(r$cpu), rhat_max = max(r$rhat), ess_min = min(r$ess),
              rhat_lambda = max(r$rhat_lambda), ess_lambda = min(r$ess_lambda))))
-print(agg[order(match(agg$set, want), agg$flow_moves), ], digits = 4, row.names = FALSE)
+print(agg[order(match(agg$set, want), match(agg$flow_moves, flows)), ], digits = 4, row.names = FALSE)
 cat(sprintf("R %s, augmentedGP %s, threads %d, splits %d\n", getRversion(),
             utils::packageVersion("augmentedGP"), threads, n_splits))

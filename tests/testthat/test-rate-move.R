@@ -59,10 +59,11 @@ rm_prior <- local({
   p
 })
 
-# The same with the kernel variance v sampled too (prior log-normal(0, 0.5) on sd = sqrt(v)),
+# The same with the kernel variance v sampled too (prior log-normal(0, 0.3) on sd = sqrt(v),
+# light enough that the grid of f below holds its upper tail),
 # which the move then changes with lambda (param_flow_move with a block).
 rm_prior_v <- local({
-  p <- augp_prior(lengthscale = rm_ns$new_prior_dist("fixed"), sd = prior_lognormal(0, 0.5))
+  p <- augp_prior(lengthscale = rm_ns$new_prior_dist("fixed"), sd = prior_lognormal(0, 0.3))
   attr(p, "lik_prior") <- attr(rm_prior, "lik_prior")
   p
 })
@@ -95,7 +96,7 @@ rm_reference <- function(K, tv = NULL, h = 0.03) {
   # log weight on the grid of f at log variance t (t = 0 without tv: K itself)
   lw <- function(t) {
     if (is.null(tv)) return(-0.5 * Q + ll)
-    stats::dlnorm(exp(t / 2), 0, 0.5, log = TRUE) + t / 2 - log(2) - t - 0.5 * exp(-t) * Q + ll
+    stats::dlnorm(exp(t / 2), 0, 0.3, log = TRUE) + t / 2 - log(2) - t - 0.5 * exp(-t) * Q + ll
   }
   ts <- if (is.null(tv)) 0 else tv
   top <- max(vapply(ts, function(t) max(lw(t)), 0))
