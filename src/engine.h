@@ -151,7 +151,7 @@ class GibbsChain {
   // Throws std::invalid_argument when an element is not a parameter of the likelihood.
   void sample_params(std::vector<LikParamPrior> priors, double* out);
   // Passes per sweep of the likelihood's parameter flow over its directions (param_flow_move
-  // in param_sampler.h; DirectionalSlice::cycles; 0 turns the move off), and whether it
+  // in param_sampler.h; 0 turns the move off), and whether it
   // moves the kernel's variance too (when one block with a sampled variance serves every
   // latent column). Used when the flow's parameter is sampled.
   void set_flow_updates(int updates, bool with_variance = true) {

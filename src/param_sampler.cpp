@@ -177,7 +177,7 @@ void param_flow_move(Likelihood& lik, const std::vector<LikParamPrior>& priors, 
     return std::isfinite(lp) ? lp : kNegInf;
   };
   Eigen::VectorXd y = y0;
-  sampler.step(log_target, y, rng, warmup_it, sampler.cycles(updates));
+  sampler.step(log_target, y, rng, warmup_it, updates);
   if (y == y0) return;
   const double d = y[0] - y0[0];
   if (d != 0.0) {

@@ -171,7 +171,7 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
 //            + sum_ij log phi_d'(f_ij) + const
 // (sum log phi_d' = sum log G'(f) - sum log G'(phi_d(f)), the first sum a constant), on the
 // flow's range of d. Slice updates along lines in (t, s) at fixed u (sampler: directions
-// adapted in warmup and frozen after it, cycles(updates) passes) leave p~ invariant, hence
+// adapted in warmup and frozen after it, `updates` passes) leave p~ invariant, hence
 // the posterior of (x, v, f) given the other parameters and hyperparameters. Without
 // block (sampler of dimension 1), v stays and LK holds the current factors per latent
 // column. Each evaluation costs one triangular solve per latent column (O(n^2)) and the map
