@@ -121,6 +121,10 @@
     .Call(`_augmentedGP_lik_expected_derivs_cpp`, lik, m, v, Z)
 }
 
+.lik_param_flow_cpp <- function(lik, f, d) {
+    .Call(`_augmentedGP_lik_param_flow_cpp`, lik, f, d)
+}
+
 .lik_learn_params_cpp <- function(lik, m, v) {
     .Call(`_augmentedGP_lik_learn_params_cpp`, lik, m, v)
 }

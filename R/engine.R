@@ -609,6 +609,19 @@ HYPER_INIT_SD <- 0.3
 # triangular passes of the same order of work) and K when the end point is accepted.
 HYPER_MOVES <- 1L
 
+# Passes per sweep of the likelihood's parameter flow (a map of the latent values
+# with one sampled parameter that leaves the likelihood unchanged, e.g. the maximal rate of
+# poisson_logistic() against f at fixed rates, moved with the kernel variance;
+# param_flow_move in src/param_sampler.h),
+# when the likelihood has one and its parameter is sampled. Off by default (0): with it,
+# chains on over-dispersed count data reach a second mode at kernel variances of 1e4-1e5,
+# where the jitter, which scales with the variance (K = v (C + jitter I)), acts as a
+# per-observation nugget; the move stays off until the jitter no longer does that. The
+# option augmentedGP.flow_moves sets the passes (2 in the bench and tests), and
+# augmentedGP.flow_variance = FALSE keeps the variance out of it (FLOW_VARIANCE).
+FLOW_MOVES <- 0L
+FLOW_VARIANCE <- TRUE
+
 # Gibbs chains. With ctl$sample_hyper the kernel hyperparameters are sampled too, under
 # `prior` (an augp_prior or NULL for the defaults; its attribute "latent_scale" is the
 # unit of the sd prior): the result then also has theta (the draws of the log
@@ -651,7 +664,9 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
     ls <- attr(prior, "latent_scale")
     ptab <- hyper_prior_table(kernel, prior, X, if (is.null(ls)) 1 else ls)
     hyper <- list(prior = hyper_prior_matrix(ptab), init_sd = HYPER_INIT_SD,
-                  moves = HYPER_MOVES)
+                  moves = HYPER_MOVES,
+                  flow_moves = as.integer(getOption("augmentedGP.flow_moves", FLOW_MOVES)),
+                  flow_variance = isTRUE(getOption("augmentedGP.flow_variance", FLOW_VARIANCE)))
   }
   lik_prior <- if (isTRUE(ctl$sample_hyper)) attr(prior, "lik_prior")
   res <- future_gibbs_chains(function(ids) {

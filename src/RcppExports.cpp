@@ -463,6 +463,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// lik_param_flow_cpp
+SEXP lik_param_flow_cpp(List lik, Eigen::MatrixXd f, double d);
+RcppExport SEXP _augmentedGP_lik_param_flow_cpp(SEXP likSEXP, SEXP fSEXP, SEXP dSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type f(fSEXP);
+    Rcpp::traits::input_parameter< double >::type d(dSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_param_flow_cpp(lik, f, d));
+    return rcpp_result_gen;
+END_RCPP
+}
 // lik_learn_params_cpp
 List lik_learn_params_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v);
 RcppExport SEXP _augmentedGP_lik_learn_params_cpp(SEXP likSEXP, SEXP mSEXP, SEXP vSEXP) {
@@ -1153,6 +1166,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_lik_loglik_obs_cpp", (DL_FUNC) &_augmentedGP_lik_loglik_obs_cpp, 2},
     {"_augmentedGP_lik_expected_loglik_cpp", (DL_FUNC) &_augmentedGP_lik_expected_loglik_cpp, 4},
     {"_augmentedGP_lik_expected_derivs_cpp", (DL_FUNC) &_augmentedGP_lik_expected_derivs_cpp, 4},
+    {"_augmentedGP_lik_param_flow_cpp", (DL_FUNC) &_augmentedGP_lik_param_flow_cpp, 3},
     {"_augmentedGP_lik_learn_params_cpp", (DL_FUNC) &_augmentedGP_lik_learn_params_cpp, 3},
     {"_augmentedGP_lik_predictive_interval_cpp", (DL_FUNC) &_augmentedGP_lik_predictive_interval_cpp, 5},
     {"_augmentedGP_mcmc_rhat_ess_cpp", (DL_FUNC) &_augmentedGP_mcmc_rhat_ess_cpp, 2},

@@ -2,7 +2,9 @@
 //   aux | f  (the likelihood's sample_aux)   and   f | aux ~ N(m, S)  (the shared Gaussian step),
 // or, with the kernel hyperparameters sampled, aux | f and then (theta, f) | aux per
 // hyperparameter block (hyper_sampler.h), then the non-centred move of the kernels'
-// variances (jointly with the likelihood's positive parameters when they are sampled).
+// variances (jointly with the likelihood's positive parameters when they are sampled). With
+// sampled likelihood parameters every sweep starts with their moves given f, among them the
+// likelihood's parameter flow when it has one (param_flow_move in param_sampler.h).
 // For a likelihood with sequential_columns() the latent columns (or their blocks) are
 // updated one after another, each from auxiliaries drawn given the columns updated
 // before it.
@@ -43,6 +45,9 @@ void GibbsChain::sample_params(std::vector<LikParamPrior> priors, double* out) {
 }
 
 void GibbsChain::setup_joint() {
+  // the parameter flow moves the kernel's variance with it (when asked) when one block with
+  // a sampled variance serves every latent column
+  flow_ = DirectionalSlice(flow_variance_ && blocks_.size() == 1 && blocks_[0].has_scale() ? 2 : 1);
   joint_idx_ = JointScaleIndex();
   if (!own_lik_ || blocks_.empty()) return;
   const JointScaleIndex idx = joint_scale_index(blocks_, lik_priors_, lik_->n_latent());
@@ -166,6 +171,14 @@ bool GibbsChain::run(int count) {
       if (q == 1)
         shift_location(*own_lik_, lik_priors_, f_, mu0_,
                        blocks_.empty() ? LK_[0] : blocks_[0].LK(), rng_);
+      // the likelihood's parameter flow (a curved direction along which the likelihood is
+      // constant, e.g. the maximal rate against the latent values at fixed rates), with the
+      // kernel's variance, the auxiliaries integrated out as for the moves above
+      if (flow_updates_ > 0) {
+        HyperBlock* vb = flow_.dim() == 2 ? &blocks_[0] : nullptr;
+        param_flow_move(*own_lik_, lik_priors_, f_, mu0_, blocks_.empty() ? LK_ : hyper_factors(),
+                        vb, flow_, rng_, it_ < warmup_ ? it_ + 1 : 0, flow_updates_);
+      }
     }
     if (!blocks_.empty()) {
       // full Bayes: the likelihood's own move (if any) at the current kernels, then the

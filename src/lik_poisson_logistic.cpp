@@ -47,9 +47,18 @@
 // 40-point Gauss-Hermite quadrature: E[y | f] = lambda sigma(f), increasing in f, so its
 // quantiles are lambda sigma of those of f. Predictive intervals by Monte Carlo (the
 // contract's default). simulate(): Poisson(size lambda sigma(f)).
+// Rate-preserving flow (Likelihood::param_flow): the likelihood depends on (lambda, f) only
+// through the rates lambda sigma(f_i), and lambda e^d sigma(f') = lambda sigma(f) for
+//   sigma(f') = sigma(f) e^-d,  i.e. G(f') = G(f) - d with G = log sigma,
+// so with g' = log sigma(f) - d < 0: f' = g' - log(1 - e^g') and log sigma(-f') =
+// log(1 - e^g'). The map is defined while every log sigma(f_i) - d < 0, i.e. for
+// d > max_i log sigma(f_i) (no upper end), and its log derivative is
+// log phi_d'(f) = log sigma(-f) - log sigma(-f') (dG/df = sigma(-f)).
 // Spec fields: y (counts), trials (weights), lambda, learn_lambda (default true).
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 #include <stdexcept>
 
 #include "likelihood.h"
@@ -165,6 +174,32 @@ class PoissonLogistic : public Likelihood {
   void set_params(const std::map<std::string, Eigen::MatrixXd>& p) override {
     check_param_names(p, {"lambda"});
     lambda_ = positive_param(p, "lambda", lambda_);
+  }
+
+  bool param_flow(std::string* name, int* index) const override {
+    *name = "lambda";
+    *index = 0;
+    return true;
+  }
+
+  void param_flow_range(const Eigen::MatrixXd& f, double* lo, double* hi) const override {
+    double g = -std::numeric_limits<double>::infinity();
+    for (int i = 0; i < f.rows(); ++i) g = std::max(g, log_sigmoid(f(i, 0)));
+    *lo = g;
+    *hi = std::numeric_limits<double>::infinity();
+  }
+
+  double param_flow_map(const Eigen::MatrixXd& f, double d, Eigen::MatrixXd& out) const override {
+    out.resize(f.rows(), f.cols());
+    double lj = 0.0;
+    for (int i = 0; i < f.rows(); ++i) {
+      const double x = f(i, 0), g = log_sigmoid(x) - d;
+      // log(1 - e^g), g < 0, accurate at both ends
+      const double l1m = g > -0.69314718055994530942 ? std::log(-std::expm1(g)) : std::log1p(-std::exp(g));
+      out(i, 0) = g - l1m;
+      lj += log_sigmoid(-x) - l1m;
+    }
+    return lj;
   }
 
   double learn_params(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) override {

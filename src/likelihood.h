@@ -74,6 +74,31 @@ class Likelihood {
     return false;
   }
 
+  // Full-Bayes Gibbs: a one-parameter group of maps of the latent values and one positive
+  // parameter element x that leaves the likelihood exactly unchanged. Returns false (the
+  // default) when the likelihood has none; otherwise names the element (*name, *index,
+  // 0-based column-major) and promises, for every real d in the range below,
+  //   p(y | phi_d(f), x e^d) = p(y | f, x),  phi_d(f)_ij = G^-1(G(f_ij) - d),
+  // for an increasing G of one latent value that the likelihood fixes (so phi_0 is the
+  // identity and phi_d2(phi_d1(f)) = phi_(d1 + d2)). In the coordinates (log x, G(f)) the
+  // map is the translation along (1, -1, ..., -1), which is what makes the move built on it
+  // (param_flow_move in param_sampler.h) exact.
+  virtual bool param_flow(std::string* /*name*/, int* /*index*/) const { return false; }
+
+  // The open interval (*lo, *hi) of the d for which phi_d(f) is defined (lo < 0 < hi,
+  // infinite ends allowed). Default (no flow): the empty interval (0, 0).
+  virtual void param_flow_range(const Eigen::MatrixXd& /*f*/, double* lo, double* hi) const {
+    *lo = 0.0;
+    *hi = 0.0;
+  }
+
+  // phi_d(f) into out (resized to f's shape), d inside the range; returns the log Jacobian
+  // of the map at f, sum_ij log phi_d'(f_ij). Default (no flow): the identity, 0.
+  virtual double param_flow_map(const Eigen::MatrixXd& f, double /*d*/, Eigen::MatrixXd& out) const {
+    out = f;
+    return 0.0;
+  }
+
   // Gibbs: prepares, once for a whole run (all chains), what gibbs_move() takes from a
   // Gaussian approximation of the posterior, q(f) = prod_j N(f_j; m_j, S_j) with
   // S_j = (K_j^-1 + diag(w_j))^-1 (the variational fit's means m and site precisions

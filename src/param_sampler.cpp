@@ -2,11 +2,14 @@
 // param_sampler.h).
 #include "param_sampler.h"
 
+#include "engine.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <string>
 
 namespace augp {
 
@@ -127,6 +130,63 @@ void shift_location(Likelihood& lik, const std::vector<LikParamPrior>& priors, E
   for (std::size_t k = 0; k < loc.size(); ++k) element(p, *loc[k]) = x0[k] + d;
   lik.set_params(p);
   f.col(0).array() += d;
+}
+
+void param_flow_move(Likelihood& lik, const std::vector<LikParamPrior>& priors, Eigen::MatrixXd& f,
+                     const Eigen::MatrixXd& mu0, const KernelSet& LK, HyperBlock* block,
+                     DirectionalSlice& sampler, Rng& rng, int warmup_it, int updates) {
+  std::string name;
+  int index = 0;
+  if (updates < 1 || !lik.param_flow(&name, &index)) return;
+  const LikParamPrior* pr = nullptr;
+  for (const LikParamPrior& p : priors)
+    if (p.name == name && p.index == index && p.positive()) pr = &p;
+  if (!pr) return;
+  const int q = static_cast<int>(f.cols()), dim = block ? 2 : 1;
+  if (sampler.dim() != dim)
+    throw std::invalid_argument("param_flow_move: the sampler's dimension does not match");
+  if (block && static_cast<int>(block->cols().size()) != q)
+    throw std::invalid_argument("param_flow_move: the block must serve every latent column");
+  std::map<std::string, Eigen::MatrixXd> p = lik.params();
+  double& x = element(p, *pr);
+  double lo = 0.0, hi = 0.0;
+  lik.param_flow_range(f, &lo, &hi);
+  if (!(lo < 0.0 && hi > 0.0)) return;
+  Eigen::VectorXd y0(dim);
+  y0[0] = std::log(x);
+  if (block) y0[1] = block->scale_theta();
+  const double nq = static_cast<double>(f.rows()) * q;
+  Eigen::MatrixXd F;
+  Eigen::VectorXd z;
+  // the density of y = (t, log v) given the rates, relative to y0 (see the header)
+  auto log_target = [&](const Eigen::VectorXd& y) {
+    const double d = y[0] - y0[0];
+    if (!(d > lo && d < hi)) return kNegInf;
+    double lp = lik_param_log_prior(*pr, y[0]);
+    const double ls = block ? y[1] - y0[1] : 0.0;  // log(v / v0)
+    if (block) lp += block->scale_log_prior(y[1]);
+    if (!std::isfinite(lp)) return kNegInf;
+    lp += lik.param_flow_map(f, d, F);
+    double qf = 0.0;
+    for (int j = 0; j < q; ++j) {
+      const Eigen::MatrixXd& L = block ? block->LK() : LK[j];
+      z = L.triangularView<Eigen::Lower>().solve((F.col(j) - mu0.col(j)).eval());
+      qf += z.squaredNorm();
+    }
+    lp -= 0.5 * (nq * ls + std::exp(-ls) * qf);
+    return std::isfinite(lp) ? lp : kNegInf;
+  };
+  Eigen::VectorXd y = y0;
+  sampler.step(log_target, y, rng, warmup_it, updates);
+  if (y == y0) return;
+  const double d = y[0] - y0[0];
+  if (d != 0.0) {
+    lik.param_flow_map(f, d, F);
+    f = F;
+    x = std::exp(y[0]);
+    lik.set_params(p);
+  }
+  if (block && y[1] != y0[1]) block->set_scale(y[1]);
 }
 
 DirectionalSlice::DirectionalSlice(int d)

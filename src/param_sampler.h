@@ -155,6 +155,33 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
                       Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, int level,
                       DirectionalSlice& sampler, Rng& rng, int warmup_it);
 
+// The likelihood's parameter flow (Likelihood::param_flow) as a Markov move of (x, f) and,
+// with `block`, of the kernel's overall variance v with them, at fixed rates: x is the
+// flow's parameter element (t = log x), the auxiliaries are integrated out.
+// Coordinates: (t, s = log v, u) with u = G(f) + t 1, the flow's invariant (for
+// poisson_logistic the log rates log(lambda sigma(f_i))): f = G^-1(u - t) and the
+// likelihood depends on u alone. The map (t, s, u) -> (x, v, f) is a fixed bijection with
+// Jacobian x v prod_ij 1 / G'(f_ij) (f_ij depends on u_ij and t only), so the posterior
+// density in these coordinates is
+//   p~(t, s, u) = p(t) p(s) N(f; mu0, v C) p(y | u) prod_ij 1 / G'(f_ij)
+// (p(t), p(s) with the Jacobians of the logs: lik_param_log_prior, scale_log_prior;
+// K = v C, the jitter scaling with v). At fixed u, with d = t - t0 and the current factor
+// L0 of K0 = v0 C:
+//   log p~ = log p(t) + log p(s) - (n q / 2) (s - s0) - e^-(s - s0) ||L0^-1 (phi_d(f) - mu0)||^2 / 2
+//            + sum_ij log phi_d'(f_ij) + const
+// (sum log phi_d' = sum log G'(f) - sum log G'(phi_d(f)), the first sum a constant), on the
+// flow's range of d. Slice updates along lines in (t, s) at fixed u (sampler: directions
+// adapted in warmup and frozen after it, `updates` passes) leave p~ invariant, hence
+// the posterior of (x, v, f) given the other parameters and hyperparameters. Without
+// block (sampler of dimension 1), v stays and LK holds the current factors per latent
+// column. Each evaluation costs one triangular solve per latent column (O(n^2)) and the map
+// (O(n q)); no factorisation. No-op when the likelihood has no flow or its element is not
+// sampled (not in priors with a positive family). block (has_scale(), serving every latent
+// column) takes the new variance (K and its factor rescaled), the likelihood the new value.
+void param_flow_move(Likelihood& lik, const std::vector<LikParamPrior>& priors, Eigen::MatrixXd& f,
+                     const Eigen::MatrixXd& mu0, const KernelSet& LK, HyperBlock* block,
+                     DirectionalSlice& sampler, Rng& rng, int warmup_it, int updates);
+
 // The current values of the elements in priors, in order.
 std::vector<double> lik_param_values(const Likelihood& lik, const std::vector<LikParamPrior>& priors);
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "adapter.h"
@@ -209,6 +210,32 @@ SEXP lik_expected_derivs_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eig
     Eigen::VectorXd ell;
     if (!L->expected_loglik_derivs(m, v, Z, g, h, ell)) return R_NilValue;
     return List::create(Rcpp::Named("grad") = g, Rcpp::Named("neg_hess") = h, Rcpp::Named("ell") = ell);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The likelihood's parameter flow (Likelihood::param_flow) at f (n x q at the likelihood's
+// own observations) and d: NULL when the likelihood has none, else list(name, index
+// (1-based), lo, hi (the range of d at f), f (phi_d(f), NA when d is outside the range),
+// log_jac).
+// [[Rcpp::export(name = ".lik_param_flow_cpp")]]
+SEXP lik_param_flow_cpp(List lik, Eigen::MatrixXd f, double d) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
+    if (f.rows() != L->n_obs() || f.cols() != L->n_latent())
+      throw std::invalid_argument("f must be n x q at the likelihood's observations");
+    std::string name;
+    int index = 0;
+    if (!L->param_flow(&name, &index)) return R_NilValue;
+    double lo = 0.0, hi = 0.0;
+    L->param_flow_range(f, &lo, &hi);
+    Eigen::MatrixXd out = Eigen::MatrixXd::Constant(f.rows(), f.cols(), NA_REAL);
+    double lj = NA_REAL;
+    if (d > lo && d < hi) lj = L->param_flow_map(f, d, out);
+    return List::create(Rcpp::Named("name") = name, Rcpp::Named("index") = index + 1,
+                        Rcpp::Named("lo") = lo, Rcpp::Named("hi") = hi, Rcpp::Named("f") = out,
+                        Rcpp::Named("log_jac") = lj);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
