@@ -126,7 +126,8 @@ List model_sparse_cavi(SEXP model, std::vector<double> theta, Eigen::MatrixXd Z,
 }
 
 // The profiled sparse ELBO at (theta, Z) from the model's best q(u): list(elbo, grad,
-// gz, ok); ok is false when the ELBO or a gradient is not finite.
+// gz, ok, sweeps); ok is false when the ELBO or a gradient is not finite; sweeps: the
+// passes of the CAVI run (recorded ELBOs).
 // [[Rcpp::export(name = ".model_sparse_eval")]]
 List model_sparse_eval(SEXP model, std::vector<double> theta, Eigen::MatrixXd Z, int maxit, double tol,
                        bool grad, bool zgrad) {
@@ -135,7 +136,9 @@ List model_sparse_eval(SEXP model, std::vector<double> theta, Eigen::MatrixXd Z,
     const augp::SparseProfile o =
         model_of<augp::SparseModel>(model)->evaluate(theta, Z, maxit, tol, grad, zgrad, ok, interrupt_check);
     return List::create(Rcpp::Named("elbo") = o.elbo, Rcpp::Named("grad") = o.grad,
-                        Rcpp::Named("gz") = o.gz, Rcpp::Named("ok") = ok);
+                        Rcpp::Named("gz") = o.gz, Rcpp::Named("ok") = ok,
+                        Rcpp::Named("sweeps") = static_cast<int>(o.trace.size()),
+                        Rcpp::Named("trace") = o.trace);
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
