@@ -39,11 +39,7 @@ elapsed <- function(expr) {
 quiet <- function(expr) suppressWarnings(suppressMessages(expr))
 
 # ---- data: a data frame with the count `y` and the inputs; formulas per method ----
-disc <- data.frame(y = as.numeric(datasets::discoveries), year = as.numeric(time(datasets::discoveries)))
-ep <- MASS::epil
-ep <- data.frame(y = ep$y, trt = ep$trt, lbase = ep$lbase, lage = ep$lage, period = ep$period)
-qu <- MASS::quine
-names(qu)[names(qu) == "Days"] <- "y"
+source(file.path("bench", "counts", "count_data.R"))  # disc, ep, qu
 sets <- list(
   InsectSprays = list(data = data.frame(y = InsectSprays$count, spray = InsectSprays$spray),
                       augp = y ~ spray, glm = y ~ spray, gam = y ~ spray),

@@ -25,11 +25,7 @@ options(augmentedGP.threads = threads)
 out_dir <- file.path("bench", "counts")
 out_csv <- Sys.getenv("FLOW_CSV", file.path(out_dir, "results_poisson_flow.csv"))
 
-disc <- data.frame(y = as.numeric(datasets::discoveries), year = as.numeric(time(datasets::discoveries)))
-ep <- MASS::epil
-ep <- data.frame(y = ep$y, trt = ep$trt, lbase = ep$lbase, lage = ep$lage, period = ep$period)
-qu <- MASS::quine
-names(qu)[names(qu) == "Days"] <- "y"
+source(file.path("bench", "counts", "count_data.R"))  # disc, ep, qu
 sets <- list(
   InsectSprays = list(data = data.frame(y = InsectSprays$count, spray = InsectSprays$spray),
                       f = y ~ spray),
