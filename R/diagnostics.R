@@ -379,8 +379,10 @@ print_convergence <- function(x, digits) {
     } else {
       elbo_name(isTRUE(eng$exact_gaussian))
     }
-    cat(sprintf("%s: %s (%s)\n", lab, format(final_elbo(x), digits = digits + 2),
-                convergence_label(eng)))
+    # a refined fit's status is that of the coordinate ascent before the refinement
+    status <- convergence_label(eng)
+    if (!is.null(eng$elbo_direct)) status <- paste("coordinate ascent", status)
+    cat(sprintf("%s: %s (%s)\n", lab, format(final_elbo(x), digits = digits + 2), status))
     return(invisible())
   }
   d <- dim(eng$draws)
@@ -434,7 +436,7 @@ print_summary_convergence <- function(x, digits) {
       cat(sprintf("ELBO (full data): %s, %s\n", format(x$elbo, digits = digits + 2), x$status))
     } else {
       if (!is.null(x$refine_rounds)) {
-        cat(sprintf("%s: %s (after %d iteration(s), %s)\n", refine_label(x$refine),
+        cat(sprintf("%s: %s (after %d coordinate-ascent iteration(s), %s)\n", refine_label(x$refine),
                     format(x$elbo, digits = digits + 2), x$iterations, x$status))
       } else {
         cat(sprintf("%s: %s after %d iteration(s), %s\n", elbo_name(isTRUE(x$exact_gaussian)),

@@ -290,6 +290,9 @@ test_that("refine = \"auto\" refines where the augmented bound is loose, and onl
   expect_identical(nrow(p$data), length(ea$elbo) + length(ea$refine$direct))
   expect_identical(p$data$elbo[p$data$bound == "direct (refinement)"], ea$refine$direct)
   expect_match(p$labels$subtitle, "refinement round")
+  # print() names the direct bound, and the status it reports is the coordinate ascent's
+  expect_output(print(fa), "Direct ELBO of q\\(f\\).*\\(coordinate ascent (converged|NOT converged)")
+  expect_output(print(summary(fa)), "coordinate-ascent iteration")
   # a binary fit on 300 points: the Polya-Gamma bound is nearly tight; auto leaves q(f)
   set.seed(2)
   x <- matrix(rnorm(600), 300)
