@@ -422,7 +422,7 @@ refine_plan <- function(spec, n, inducing, ctl) {
 # direct ELBO of the coordinate-ascent q(f) and the augmented bound at which they run.
 # Where the augmentation is nearly tight (Polya-Gamma for the logistic link: about
 # 0.005 nats per observation) the refinement gains next to nothing; the logistic-softmax
-# augmentation leaves 0.09-0.4.
+# augmentation leaves 0.05-0.4.
 REFINE_AUTO_ROUNDS <- 60L
 REFINE_AUTO_GAP <- 0.02
 
@@ -454,6 +454,9 @@ engine_direct_now <- function(eng, ctl, S = 1000L) {
   engine_direct_elbo(eng$lik, eng$mean, eng$var, eng$kl, S)
 }
 
+# The first round's step of the refinement (later rounds: src/refine_step.h).
+REFINE_STEP <- 0.5
+
 # augp_control(refine = ) on a variational exact-GP engine fit `eng`: q(f) refined by
 # natural-gradient steps on the direct ELBO at the fit's kernel and likelihood
 # (src/cavi.cpp, cvi_refine), the expectations over the direct ELBO's fixed-seed draws.
@@ -461,10 +464,8 @@ engine_direct_now <- function(eng, ctl, S = 1000L) {
 # become the refined q(f)'s, so prediction and the other methods use it unchanged.
 # elbo_direct: the direct ELBO of the refined q(f) (elbo() reports it);
 # refine: list(rounds accepted, direct ELBO trace from the CAVI q(f) on, cap: the rounds
-# allowed). The augmented
-# trace `elbo` stays that of the CAVI fit (the bound that fit maximised).
-# The first round's step (later rounds: src/refine_step.h).
-REFINE_STEP <- 0.5
+# allowed). The augmented trace `elbo` stays that of the CAVI fit (the bound that fit
+# maximised).
 engine_refine <- function(eng, ctl, S = 1000L) {
   if (inherits(eng, "augp_sparse_engine")) return(engine_refine_sparse(eng, ctl, S))
   q <- eng$q
