@@ -19,12 +19,7 @@ vars <- strsplit(args[3], ",")[[1]]
 suppressMessages(library(augmentedGP))
 options(augmentedGP.threads = 1)
 source(file.path("bench", "multiclass", "common.R"))
-if (set_name == "Vowel") {
-  splits <- vowel_split()
-} else {
-  st <- multiclass_sets(2000)[[set_name]]
-  splits <- lapply(seq_len(min(st$splits, nspl)), function(s) split_sets(st$d, st$n_train, st$n_test, s))
-}
+splits <- set_splits(set_name, nspl)
 cavity_loo <- function(fit, S = 2000) {
   e <- fit$engine
   m <- as.matrix(e$mean)

@@ -24,12 +24,12 @@ for (p in c("mlbench", "nnet", "ranger")) {
 library(augmentedGP)
 options(augmentedGP.threads = threads)
 
-data("Satellite", package = "mlbench", envir = environment())
-train <- Satellite[1:4435, ]
-test <- Satellite[-(1:4435), ]
+source(file.path("bench", "multiclass", "common.R"))  # clip(), satellite_split()
+sat <- satellite_split()
+train <- sat$train
+test <- sat$test
 y <- test$classes
 
-clip <- function(P) { P <- pmin(pmax(P, 1e-9), 1); P / rowSums(P) }
 scores <- function(P) {
   P <- clip(as.matrix(P)[, levels(y), drop = FALSE])
   c(error = mean(levels(y)[max.col(P, ties.method = "first")] != y),

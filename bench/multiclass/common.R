@@ -57,3 +57,16 @@ vowel_split <- function() {
   x <- as.data.frame(lapply(V[-ncol(V)], as.double))
   list(list(xtr = x[tr, ], ytr = V$Class[tr], xte = x[-tr, ], yte = V$Class[-tr]))
 }
+# The splits of a named set as the accuracy scripts use them: the one Vowel split, or the
+# first min(splits of the set, max_splits) random splits of a set of multiclass_sets().
+set_splits <- function(set_name, max_splits) {
+  if (set_name == "Vowel") return(vowel_split())
+  st <- multiclass_sets(2000)[[set_name]]
+  lapply(seq_len(min(st$splits, max_splits)), function(s) split_sets(st$d, st$n_train, st$n_test, s))
+}
+# mlbench::Satellite's standard split: the first 4435 rows train, the last 2000 test.
+satellite_split <- function() {
+  e <- new.env()
+  utils::data("Satellite", package = "mlbench", envir = e)
+  list(train = e$Satellite[1:4435, ], test = e$Satellite[-(1:4435), ])
+}

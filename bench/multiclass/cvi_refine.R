@@ -16,12 +16,7 @@ rounds <- if (length(args) >= 3) as.integer(args[3]) else 40L
 suppressMessages(library(augmentedGP))
 options(augmentedGP.threads = 1)
 source(file.path("bench", "multiclass", "common.R"))
-if (set_name == "Vowel") {
-  splits <- vowel_split()
-} else {
-  st <- multiclass_sets(2000)[[set_name]]
-  splits <- lapply(seq_len(min(st$splits, nspl)), function(s) split_sets(st$d, st$n_train, st$n_test, s))
-}
+splits <- set_splits(set_name, nspl)
 ns <- asNamespace("augmentedGP")
 
 # Per point and class: E[d log p / df], E[d2 log p / df2] and E[log p] under the marginals,

@@ -31,13 +31,13 @@ for (p in c("mlbench", "ranger")) {
 }
 suppressMessages(library(augmentedGP))
 options(augmentedGP.threads = 1)
-data("Satellite", package = "mlbench", envir = environment())
-train <- Satellite[1:4435, ]
-test <- Satellite[-(1:4435), ]
+source(file.path("bench", "multiclass", "common.R"))  # clip(), satellite_split()
+sat <- satellite_split()
+train <- sat$train
+test <- sat$test
 y <- test$classes
 n <- nrow(train)
 
-clip <- function(P) { P <- pmin(pmax(P, 1e-9), 1); P / rowSums(P) }
 scores <- function(P, yy = y) {
   P <- clip(as.matrix(P)[, levels(yy), drop = FALSE])
   Y <- diag(nlevels(yy))[as.integer(yy), ]

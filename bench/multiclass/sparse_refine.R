@@ -8,11 +8,11 @@
 # e.g. `Rscript bench/multiclass/sparse_refine.R FALSE 40 150`.
 suppressMessages(library(augmentedGP))
 options(augmentedGP.threads = 1)
-data("Satellite", package = "mlbench", envir = environment())
-train <- Satellite[1:4435, ]
-test <- Satellite[-(1:4435), ]
+source(file.path("bench", "multiclass", "common.R"))  # clip(), satellite_split()
+sat <- satellite_split()
+train <- sat$train
+test <- sat$test
 y <- test$classes
-clip <- function(P) { P <- pmin(pmax(P, 1e-9), 1); P / rowSums(P) }
 load1 <- function() as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1])
 settings <- commandArgs(trailingOnly = TRUE)
 if (!length(settings)) settings <- c("FALSE", "TRUE")

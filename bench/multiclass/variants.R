@@ -18,13 +18,7 @@ suppressMessages(library(augmentedGP))
 options(augmentedGP.threads = 1)
 source(file.path("bench", "multiclass", "common.R"))
 
-if (set_name == "Vowel") {
-  splits <- vowel_split()
-} else {
-  st <- multiclass_sets(2000)[[set_name]]
-  splits <- lapply(seq_len(min(st$splits, max_splits)),
-                   function(s) split_sets(st$d, st$n_train, st$n_test, s))
-}
+splits <- set_splits(set_name, max_splits)
 
 # Each variant: function(p) returning the arguments of augp() besides formula and data.
 # ard_iso: ARD started from the default fit's isotropic kernel (its lengthscale on every
