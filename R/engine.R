@@ -420,9 +420,9 @@ refine_plan <- function(spec, n, inducing, ctl) {
 
 # refine = "auto": the rounds, and the smallest gap (nats per observation) between the
 # direct ELBO of the coordinate-ascent q(f) and the augmented bound at which they run.
-# Where the augmentation is nearly tight (Polya-Gamma for the logistic link: about
-# 0.005 nats per observation) the refinement gains next to nothing; the logistic-softmax
-# augmentation leaves 0.05-0.4.
+# The gain of the refinement is at most about that gap: where the augmentation is nearly
+# tight (Polya-Gamma for the logistic link) it has next to nothing to gain, while the
+# logistic-softmax augmentation leaves an order of magnitude more than the threshold.
 REFINE_AUTO_ROUNDS <- 60L
 REFINE_AUTO_GAP <- 0.02
 
@@ -614,12 +614,12 @@ HYPER_MOVES <- 1L
 # with one sampled parameter that leaves the likelihood unchanged, e.g. the maximal rate of
 # poisson_logistic() against f at fixed rates, moved with the kernel variance;
 # param_flow_move in src/param_sampler.h),
-# when the likelihood has one and its parameter is sampled. Off by default (0): with it,
-# chains on over-dispersed count data reach a second mode at kernel variances of 1e4-1e5,
-# where the jitter, which scales with the variance (K = v (C + jitter I)), acts as a
-# per-observation nugget; the move stays off until the jitter no longer does that. The
-# option augmentedGP.flow_moves sets the passes (2 in the bench and tests), and
-# augmentedGP.flow_variance = FALSE keeps the variance out of it (FLOW_VARIANCE).
+# when the likelihood has one and its parameter is sampled. Off by default (0): the move
+# reaches the large kernel variances at which the jitter, which scales with the variance
+# (K = v (C + jitter I)), acts as a per-observation nugget, a mode of the posterior as
+# implemented that over-dispersed counts favour but that the model does not intend. The
+# option augmentedGP.flow_moves sets the passes, and augmentedGP.flow_variance = FALSE
+# keeps the variance out of the move (FLOW_VARIANCE).
 FLOW_MOVES <- 0L
 FLOW_VARIANCE <- TRUE
 
