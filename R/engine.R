@@ -420,9 +420,10 @@ refine_plan <- function(spec, n, inducing, ctl) {
 
 # refine = "auto": the rounds, and the smallest gap (nats per observation) between the
 # direct ELBO of the coordinate-ascent q(f) and the augmented bound at which they run.
-# The gain of the refinement is at most about that gap: where the augmentation is nearly
-# tight (Polya-Gamma for the logistic link) it has next to nothing to gain, while the
-# logistic-softmax augmentation leaves an order of magnitude more than the threshold.
+# The gap says how loose the augmented bound is at the fit: where the augmentation is
+# nearly tight (Polya-Gamma for the logistic link) the coordinate-ascent q(f) is close to
+# the direct ELBO's optimum and the refinement gains next to nothing, while the
+# logistic-softmax augmentation leaves gaps an order of magnitude above the threshold.
 REFINE_AUTO_ROUNDS <- 60L
 REFINE_AUTO_GAP <- 0.02
 
