@@ -23,10 +23,22 @@
 #' dropped with a warning; a response with a single class is an error. Frequency
 #' `weights` count repeated observations at the same input.
 #'
-#' The prior mean of every latent process is 0: the prior is then symmetric in
-#' the classes (with equal weights `theta`, every class has the same prior
-#' predictive probability in the non-bijective model), and nothing in the data
-#' summary is needed to set it.
+#' The prior mean: every latent process has the same constant prior mean, so
+#' the prior is symmetric in the classes (with equal weights `theta`, every class
+#' has the same prior predictive probability in the non-bijective model). Its
+#' default in the non-bijective model is -6, where \eqn{\sigma(f) \approx
+#' e^{f}}{sigma(f) ~ exp(f)} and the link is close to the usual softmax: a class
+#' then becomes probable by its own latent rising above the common level, which a
+#' kernel of moderate variance can do. At a prior mean of 0 the bounded
+#' \eqn{\sigma} saturates, a confident prediction needs every other class's
+#' latent far below 0, and the ELBO-optimal kernel is one of very large variance
+#' and long lengthscale (a nearly linear fit). The common level of the latents is
+#' otherwise nearly unidentified in that region (the softmax is invariant to a
+#' common shift), so the prior mean places it. Much lower values slow the
+#' coordinate ascent (the augmentation's counts grow like \eqn{e^{-f}}) and,
+#' below about -10, can leave the kernel search at a constant fit. The bijective
+#' model keeps its free latents at prior mean 0 by default, level with its fixed
+#' latent.
 #'
 #' @param bijective Logical: fix the last class's latent at 0 (`K - 1` latent
 #'   processes) instead of using `K` processes.
@@ -36,6 +48,9 @@
 #'   TRUE` these are the starting values.
 #' @param learn_theta Logical: learn the class weights by maximising the ELBO
 #'   (variational fits; see Details).
+#' @param prior_mean `NULL` for the default constant prior mean of the latent
+#'   processes (-6 in the non-bijective model, 0 in the bijective one; see
+#'   Description), or a finite number used for every latent process.
 #' @details
 #' Learning the class weights: with `learn_theta = TRUE`, [augp()] first
 #' fits the model at the starting weights (learning the kernel hyperparameters
@@ -95,8 +110,10 @@
 #' logistic_softmax()
 #' logistic_softmax(bijective = TRUE, theta = c(1, 2, 1))
 #' logistic_softmax(learn_theta = TRUE)
+#' logistic_softmax(prior_mean = -4)
 #' @export
-logistic_softmax <- function(bijective = FALSE, theta = NULL, learn_theta = FALSE) {
+logistic_softmax <- function(bijective = FALSE, theta = NULL, learn_theta = FALSE,
+                             prior_mean = NULL) {
   if (!is.logical(bijective) || length(bijective) != 1L || is.na(bijective)) {
     stop("`bijective` must be TRUE or FALSE.", call. = FALSE)
   }
@@ -115,8 +132,13 @@ logistic_softmax <- function(bijective = FALSE, theta = NULL, learn_theta = FALS
     }
     theta <- as.double(theta)
   }
+  if (!is.null(prior_mean) &&
+      (!is.numeric(prior_mean) || length(prior_mean) != 1L || !is.finite(prior_mean))) {
+    stop("`prior_mean` must be NULL or a single finite number.", call. = FALSE)
+  }
   new_likelihood("logistic_softmax", family = c("logistic_softmax", "categorical"), link = "logistic-softmax",
-                 bijective = bijective, theta = theta, learn_theta = learn_theta)
+                 bijective = bijective, theta = theta, learn_theta = learn_theta,
+                 prior_mean = if (is.null(prior_mean)) NULL else as.double(prior_mean))
 }
 
 # Resolve the class weights for the observed levels.
@@ -235,7 +257,13 @@ lik_fitted.augp_logistic_softmax <- function(likelihood, spec, levels) {
 }
 
 #' @export
-lik_prior_mean.augp_logistic_softmax <- function(likelihood, resp) 0
+lik_prior_mean.augp_logistic_softmax <- function(likelihood, resp) {
+  if (!is.null(likelihood$prior_mean)) return(likelihood$prior_mean)
+  if (isTRUE(likelihood$bijective)) 0 else SOFTMAX_PRIOR_MEAN
+}
+
+# The default prior mean of the non-bijective model's latents (see ?logistic_softmax).
+SOFTMAX_PRIOR_MEAN <- -6
 
 # The augmented logistic-softmax bound (a Gamma, K Poisson and K Polya-Gamma variables
 # per observation in mean field) loosens by hundreds of nats as the kernel gets more

@@ -54,12 +54,14 @@ test_that("the theta step's gain equals the package's ELBO difference; it reache
 })
 
 test_that("learning theta raises the ELBO, the trace never decreases and the ratio moves toward truth", {
+  # the data come from latents of prior mean 0, the model fitted here; no refinement, so
+  # that the engine's q(f) is the coordinate-ascent state engine_learn_lik_params() takes
   d <- smt_sim(300, c(1, 1, 4), seed = 1)
   k <- kernel_se(variance = 1, lengthscale = 1)
-  ctl <- augp_control(threads = 1, learn_hyper = FALSE)
-  f1 <- augp(y ~ x, data = d, kernel = k, control = ctl)
-  f2 <- augp(y ~ x, data = d, kernel = k, likelihood = logistic_softmax(learn_theta = TRUE),
-             control = ctl)
+  ctl <- augp_control(threads = 1, learn_hyper = FALSE, refine = FALSE)
+  f1 <- augp(y ~ x, data = d, kernel = k, likelihood = logistic_softmax(prior_mean = 0), control = ctl)
+  f2 <- augp(y ~ x, data = d, kernel = k,
+             likelihood = logistic_softmax(learn_theta = TRUE, prior_mean = 0), control = ctl)
   e1 <- f1$engine$elbo
   e2 <- f2$engine$elbo
   expect_gt(e2[length(e2)], e1[length(e1)] + 1)
@@ -84,7 +86,7 @@ test_that("learning theta raises the ELBO, the trace never decreases and the rat
   expect_output(print(summary(f2)), "learned by the ELBO in [0-9]+ round")
   expect_output(print(f1), "Class weights theta \\(fixed")
   # one round from the theta = 1 fit: not converged, the ELBO still rose, trace monotone
-  one <- smt_ns$engine_learn_lik_params(f1$engine, f1$x, f1$engine$lik, 0, max_rounds = 1L)
+  one <- smt_ns$engine_learn_lik_params(f1$engine, f1$x, f1$engine$lik, f1$mean0, max_rounds = 1L)
   expect_false(one$param_converged)
   expect_equal(one$param_rounds, 1L)
   expect_gt(one$elbo[length(one$elbo)], e1[length(e1)])
@@ -135,4 +137,29 @@ test_that("sparse fits learn theta as exact ones do (Z = X, fixed kernel)", {
   expect_true(inherits(sp$engine, "augp_sparse_engine"))
   expect_equal(sp$theta, ex$theta, tolerance = 1e-3)
   expect_gt(unname(sp$theta[3] / sp$theta[1]), 1.5)
+})
+
+test_that("the latents' prior mean: defaults, a user value, bad values", {
+  expect_null(logistic_softmax()$prior_mean)
+  expect_identical(logistic_softmax(prior_mean = -3L)$prior_mean, -3)
+  for (bad in list("a", NA_real_, Inf, c(-1, -2), numeric(0))) {
+    expect_error(logistic_softmax(prior_mean = bad), "`prior_mean` must be NULL or a single finite number")
+  }
+  d <- smt_sim(40, c(1, 1, 1), seed = 2)
+  k <- kernel_se(variance = 1, lengthscale = 1)
+  ctl <- augp_control(threads = 1, learn_hyper = FALSE, refine = FALSE, maxit = 3000)
+  far <- data.frame(x = 1e3)  # where the posterior is the prior
+  for (case in list(list(lik = logistic_softmax(), mu = -6),
+                    list(lik = logistic_softmax(bijective = TRUE), mu = 0),
+                    list(lik = logistic_softmax(prior_mean = -2.5), mu = -2.5))) {
+    f <- augp(y ~ x, data = d, kernel = k, likelihood = case$lik, control = ctl)
+    expect_identical(f$mean0, case$mu)
+    expect_equal(unname(drop(predict(f, newdata = far, type = "link"))),
+                 rep(case$mu, f$engine$lik$q), tolerance = 1e-8)
+    # equal weights and a common prior mean: the prior predictive is uniform over the classes
+    if (!isTRUE(case$lik$bijective)) {
+      expect_equal(unname(drop(predict(f, newdata = far, type = "response"))), rep(1 / 3, 3),
+                   tolerance = 0.02)
+    }
+  }
 })
