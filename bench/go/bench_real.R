@@ -269,7 +269,7 @@ for (cn in names(configs)) {
 res <- do.call(rbind, rows)
 cat("\n| configuration | model | top-1 | top-5 | top-10 | MRR | seconds |\n|---|---|---|---|---|---|---|\n")
 for (i in seq_len(nrow(res))) {
-  cat(sprintf("| %s | %s | %.3f | %.3f | %.3f | %.3f | %.1f |\n", res$config[i], res$model[i],
+  cat(sprintf("| %s | %s | %.4f | %.4f | %.4f | %.4f | %.1f |\n", res$config[i], res$model[i],
               res$top1[i], res$top5[i], res$top10[i], res$mrr[i], res$seconds[i]))
 }
 cat(sprintf("\npeak resident memory (VmHWM): %.0f MB\n", vm_hwm()))
