@@ -85,9 +85,14 @@ for (s in names(sets)) {
     for (nm in names(settings)) lk[[nm]] <- settings[[nm]]
     lab <- if (length(settings)) paste0(cf, " [", args[3], "]") else cf
     t0 <- proc.time()[["elapsed"]]
+    c0 <- sum(proc.time()[c("user.self", "sys.self")])
     fit <- suppressWarnings(augp(sets[[s]][[1]], sets[[s]][[2]], likelihood = lk, method = "gibbs",
                                  seed = 1, control = augp_control(chains = 4, threads = 1)))
     tm <- proc.time()[["elapsed"]] - t0
+    # CPU time of this process (1 thread): less sensitive than the elapsed time to other
+    # jobs on a shared machine
+    message(sprintf("%s, %s: elapsed %.1f s, CPU %.1f s", s, lab, tm,
+                    sum(proc.time()[c("user.self", "sys.self")]) - c0))
     r <- diag_rows(fit)
     r <- cbind(set = s, n = fit$n, K = length(fit$levels), sampler = lab, iter = fit$control$iter,
                warmup = fit$control$warmup, time_s = round(tm, 1), r)
