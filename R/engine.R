@@ -509,30 +509,59 @@ engine_refine_sparse <- function(eng, ctl, S = 1000L) {
 
 # Kernel selection by the direct ELBO (control hyper_objective = "direct"): from the
 # augmented-ELBO optimum `kernel` (CAVI state `state`: its sites kappa, omega), CAVI and
-# the direct ELBO along a ladder of kernels. First every lengthscale is multiplied by
-# 2^-k, k = 1..4, at the learned variances, stopping at the first rung below the best
-# so far; then, at the best lengthscales, every variance is multiplied by 2, 4 (while
-# that improves), and by 1/2, 1/4 if doubling did not improve. The augmented bound's
-# gap to log p(y | kernel) grows with the kernel's flexibility, so its optimum leans to
-# long lengthscales; the ladder walks from there towards shorter ones. Each rung's CAVI
-# starts from the sites of the best rung so far and stops at a relative ELBO change of
-# `rung_tol`: the direct ELBO is a lower bound on log p(y | kernel) for any Gaussian
-# q(f) the sites define, converged or not, so a looser tolerance only lowers the
-# rung's value a little (the final fit then converges to the control's tol). Kernels
-# without lengthscale or variance parameters skip those rungs. Returns list(kernel,
-# state, evals, values): the kernel of the highest direct ELBO, its sites, the number
-# of rungs and their direct ELBO values.
+# the direct ELBO along a ladder of kernels.
+# 1. Along the near-linear ridge: every lengthscale multiplied by 2^-k and every
+#    variance by 4^-k, k = 1..5. A stationary kernel of long lengthscale l and variance
+#    v is close to a linear kernel of slope variance v / l^2, so these rungs keep that
+#    linear part and add curvature.
+# 2. Every lengthscale multiplied by 2^-k, k = 1..4, at the best variances.
+# 3. At the best lengthscales, every variance multiplied by 2, 4 (while that improves),
+#    and by 1/2, 1/4 if doubling did not improve.
+# Each climb stops at the first rung below the best so far. The augmented bound's gap
+# to log p(y | kernel) grows with the kernel's flexibility, so its optimum leans to long
+# lengthscales and, where it ends on the ridge, to very large variances; the ladder
+# walks from there towards shorter ones. Each rung's CAVI starts from the sites of the
+# best rung so far and stops at a relative ELBO change of `rung_tol`: the direct ELBO
+# is a lower bound on log p(y | kernel) for any Gaussian q(f) the sites define,
+# converged or not, so a looser tolerance only lowers the rung's value a little (the
+# final fit then converges to the control's tol). When the fit is to be refined, each
+# rung is scored after ladder_refine_rounds() rounds of the refinement from its CAVI
+# fit (the rungs still start from CAVI states). Kernels without lengthscale or variance
+# parameters skip those rungs. Returns list(kernel, state, evals, values): the kernel
+# of the highest direct ELBO, its sites, the number of rungs and their direct ELBO
+# values.
 engine_direct_ladder <- function(X, lik, kernel, ctl, mean0, jitter, state, rung_tol = 1e-4) {
+  rounds <- ladder_refine_rounds(lik, nrow(X), ctl)
   rung <- function(k, from) {
     res <- tryCatch(
       engine_cavi_kernel(k, X, jitter, lik, mean0, from$kappa, from$omega,
                          as.integer(ctl$maxit), max(min(ctl$tol, 1e-6), rung_tol), ctl$threads),
       error = function(e) NULL)
     if (is.null(res) || !length(res$elbo)) return(list(value = -Inf, state = NULL))
-    list(value = engine_direct_elbo(lik, res$m, res$v, res$kl),
-         state = list(kappa = res$kappa, omega = res$omega))
+    value <- engine_direct_elbo(lik, res$m, res$v, res$kl)
+    if (rounds > 0L) {
+      rf <- tryCatch(
+        .gp_cvi_kernel_cpp(engine_specs(k), X, jitter, lik, mean0, res$m, res$alpha, res$omega_q,
+                           direct_elbo_normals(1000L, lik$q), rounds, REFINE_STEP, ctl$tol,
+                           as.integer(ctl$threads)),
+        error = function(e) NULL)
+      if (!is.null(rf) && length(rf$direct)) value <- max(value, rf$direct[length(rf$direct)])
+    }
+    list(value = value, state = list(kappa = res$kappa, omega = res$omega))
   }
   direct_ladder(kernel, state, rung)
+}
+
+# The refinement rounds by which each ladder rung is scored (0: the direct ELBO of the
+# coordinate-ascent q(f) itself) when the fit is to be refined. Where the augmented bound
+# is loose, the coordinate-ascent q(f) of a flexible kernel is far from the best q(f) of
+# that kernel (the refinement gains hundreds of nats more on it than on a near-linear
+# one), so unrefined rungs would rank kernels by how loose the bound is at each; a few
+# rounds put them in the order of the refined fits.
+LADDER_REFINE_ROUNDS <- 10L
+ladder_refine_rounds <- function(lik, n, ctl) {
+  plan <- tryCatch(refine_plan(lik, n, NULL, ctl), error = function(e) list(rounds = 0L))
+  as.integer(min(LADDER_REFINE_ROUNDS, plan$rounds))
 }
 
 # The ladder itself, for any engine: rung(kernel, from) fits q at `kernel` starting from
@@ -563,6 +592,7 @@ direct_ladder <- function(kernel, state, rung) {
     }
     TRUE
   }
+  if (any(is_ls) && any(is_var)) climb(-log(2) * (is_ls + 2 * is_var), 1:5)
   if (any(is_ls)) climb(-log(2) * is_ls, 1:4)
   if (any(is_var) && !climb(log(2) * is_var, 1:2)) climb(-log(2) * is_var, 1:2)
   list(kernel = engine_set_params(kernel, best$th), state = best$state, evals = length(values),

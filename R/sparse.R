@@ -276,8 +276,10 @@ sparse_full_levels <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper,
 # Kernel selection by the direct ELBO (control hyper_objective = "direct") for a sparse
 # fit: the ladder of engine_direct_ladder() (R/engine.R), each rung a CAVI fit of q(u)
 # at fixed Z from the best rung's q(u), scored by E_q[log p(y | f)] - KL(q(u) || p(u))
-# with the marginals of f at the data (engine_direct_elbo()).
+# with the marginals of f at the data (engine_direct_elbo()), after
+# ladder_refine_rounds() rounds of the refinement when the fit is to be refined.
 sparse_direct_ladder <- function(X, mu0, lik, kernel, Z, jitter, ctl, state, rung_tol = 1e-4) {
+  rounds <- ladder_refine_rounds(lik, nrow(X), ctl)
   rung <- function(k, from) {
     res <- tryCatch(
       .sparse_cavi_cpp(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(k), Z, jitter,
@@ -289,7 +291,16 @@ sparse_direct_ladder <- function(X, mu0, lik, kernel, Z, jitter, ctl, state, run
     }
     pr <- .sparse_predict_cpp(kernel_flatten(k), Z, jitter, res$state, design_matrix(X), mu0,
                               as.integer(ctl$threads))
-    list(value = engine_direct_elbo(lik, pr$mean, pr$var, res$state$kl), state = res$state)
+    value <- engine_direct_elbo(lik, pr$mean, pr$var, res$state$kl)
+    if (rounds > 0L) {
+      rf <- tryCatch(
+        .sparse_refine_cpp(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(k), Z, jitter,
+                           res$state, direct_elbo_normals(1000L, lik$q), rounds, REFINE_STEP,
+                           ctl$tol, sparse_threads(ctl)),
+        error = function(e) NULL)
+      if (!is.null(rf) && length(rf$direct)) value <- max(value, rf$direct[length(rf$direct)])
+    }
+    list(value = value, state = res$state)
   }
   direct_ladder(kernel, state, rung)
 }

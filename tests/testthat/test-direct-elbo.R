@@ -196,3 +196,51 @@ test_that("the default objective is the likelihood's: direct for logistic-softma
   fs2 <- augp(g ~ x1 + x2, d, control = augp_quick(hyper_objective = "direct"), seed = 1)
   expect_equal(coef(fs), coef(fs2))
 })
+
+test_that("the ladder climbs the near-linear ridge (variance / 4, lengthscale / 2 per rung)", {
+  # a rung value with its maximum at variance 100, lengthscale 6: from (6400, 48) the ridge
+  # reaches it in three rungs, which halving the lengthscale or scaling the variance
+  # alone cannot
+  seen <- list()
+  rung <- function(k, from) {
+    th <- de_ns$kernel_get_params(k)
+    v <- exp(th[grepl("variance", names(th))])
+    l <- exp(th[grepl("lengthscale", names(th))])
+    seen[[length(seen) + 1]] <<- unname(c(v, l))
+    list(value = unname(-((log(v) - log(100))^2 + 4 * (log(l) - log(6))^2)),
+         state = list(id = length(seen)))
+  }
+  res <- de_ns$direct_ladder(kernel_se(variance = 6400, lengthscale = 48), list(id = 0), rung)
+  expect_equal(unname(exp(de_ns$kernel_get_params(res$kernel))), c(100, 6))
+  expect_equal(seen[[2]], c(1600, 24))
+  expect_equal(seen[[4]], c(100, 6))
+  expect_equal(seen[[5]], c(25, 3))  # the rung past the optimum ends the ridge climb
+  expect_identical(res$evals, length(seen))
+  expect_equal(res$values[1], -((log(6400) - log(100))^2 + 4 * (log(48) - log(6))^2))
+})
+
+test_that("ladder rungs are scored after a short refinement when the fit is refined", {
+  set.seed(3)
+  x <- matrix(rnorm(60), 30, 2)
+  y <- factor(sample(c("a", "b", "c"), 30, TRUE))
+  fit <- augp_fit(x, y, likelihood = logistic_softmax(), control = augp_quick(refine = FALSE),
+                  seed = 1)
+  lik <- fit$engine$lik
+  expect_identical(de_ns$ladder_refine_rounds(lik, 30, augp_control()), de_ns$LADDER_REFINE_ROUNDS)
+  expect_identical(de_ns$ladder_refine_rounds(lik, 30, augp_control(refine = 4)), 4L)
+  expect_identical(de_ns$ladder_refine_rounds(lik, 30, augp_control(refine = FALSE)), 0L)
+  # a rung's value is the direct ELBO after those rounds from its coordinate-ascent fit
+  e <- fit$engine
+  ctl <- augp_control(threads = 1)
+  dl <- de_ns$engine_direct_ladder(e$X, lik, e$kernel, ctl, e$mean0 + matrix(0, 30, 3), e$jitter,
+                                   list(kappa = e$kappa, omega = e$omega))
+  cv <- de_ns$engine_cavi_kernel(e$kernel, e$X, e$jitter, lik, e$mean0 + matrix(0, 30, 3),
+                                 e$kappa, e$omega, as.integer(ctl$maxit), 1e-4, 1L)
+  rf <- de_ns$.gp_cvi_kernel_cpp(de_ns$engine_specs(e$kernel), e$X, e$jitter, lik,
+                                 e$mean0 + matrix(0, 30, 3), cv$m, cv$alpha, cv$omega_q,
+                                 de_ns$direct_elbo_normals(1000L, 3L), de_ns$LADDER_REFINE_ROUNDS,
+                                 de_ns$REFINE_STEP, ctl$tol, 1L)
+  expect_equal(dl$values[1], max(de_ns$engine_direct_elbo(lik, cv$m, cv$v, cv$kl),
+                                 rf$direct[length(rf$direct)]), tolerance = 1e-8)
+  expect_gt(dl$values[1], de_ns$engine_direct_elbo(lik, cv$m, cv$v, cv$kl))
+})
