@@ -558,7 +558,7 @@ engine_direct_ladder <- function(X, lik, kernel, ctl, mean0, jitter, state, rung
 # that kernel (the refinement gains hundreds of nats more on it than on a near-linear
 # one), so unrefined rungs would rank kernels by how loose the bound is at each; a few
 # rounds put them in the order of the refined fits.
-LADDER_REFINE_ROUNDS <- 10L
+LADDER_REFINE_ROUNDS <- 5L
 ladder_refine_rounds <- function(lik, n, ctl) {
   plan <- tryCatch(refine_plan(lik, n, NULL, ctl), error = function(e) list(rounds = 0L))
   as.integer(min(LADDER_REFINE_ROUNDS, plan$rounds))
