@@ -475,11 +475,8 @@ engine_refine <- function(eng, ctl, S = 1000L) {
     x <- matrix(as.double(x), n, q)
     x
   }
-  mean0 <- engine_mean0_matrix(eng$mean0, n, q)
-  res <- .gp_cvi_kernel_cpp(engine_specs(eng$kernel), eng$X, eng$jitter, eng$lik, mean0,
-                            mat(eng$mean), mat(eng$alpha), mat(eng$omega),
-                            direct_elbo_normals(S, q), as.integer(ctl$refine), REFINE_STEP,
-                            ctl$tol, as.integer(ctl$threads))
+  res <- refine_exact(eng$kernel, eng$X, eng$jitter, eng$lik, engine_mean0_matrix(eng$mean0, n, q),
+                      mat(eng$mean), mat(eng$alpha), mat(eng$omega), ctl$refine, ctl, S)
   eng <- engine_take_q(eng, res, res$omega, q)
   eng$elbo_direct <- res$direct[length(res$direct)]
   eng$refine <- list(rounds = res$rounds, direct = res$direct, cap = as.integer(ctl$refine))
@@ -494,10 +491,8 @@ engine_refine <- function(eng, ctl, S = 1000L) {
 engine_refine_sparse <- function(eng, ctl, S = 1000L) {
   q <- eng$q
   n <- nrow(eng$X)
-  res <- .sparse_refine_cpp(eng$X, sparse_mean0(eng$mean0, n, q), eng$lik, as.integer(ctl$block_size),
-                            kernel_flatten(eng$kernel), eng$Z, eng$jitter, eng$state,
-                            direct_elbo_normals(S, q), as.integer(ctl$refine), REFINE_STEP,
-                            ctl$tol, sparse_threads(ctl))
+  res <- refine_sparse(eng$X, sparse_mean0(eng$mean0, n, q), eng$lik, eng$kernel, eng$Z, eng$jitter,
+                       eng$state, ctl$refine, ctl, S)
   eng$state <- res$state[c("Lam", "h")]
   eng$mean <- res$mean
   eng$var <- res$var
@@ -505,6 +500,20 @@ engine_refine_sparse <- function(eng, ctl, S = 1000L) {
   eng$elbo_direct <- res$direct[length(res$direct)]
   eng$refine <- list(rounds = res$rounds, direct = res$direct, cap = as.integer(ctl$refine))
   eng
+}
+
+# The refinement's C++ passes from a coordinate-ascent q(f) (exact: its mean m, sites
+# alpha and precisions omega) or q(u) (sparse: its state), `rounds` rounds at most, over
+# the direct ELBO's S fixed-seed draws per point.
+refine_exact <- function(kernel, X, jitter, lik, mean0, m, alpha, omega, rounds, ctl, S = 1000L) {
+  .gp_cvi_kernel_cpp(engine_specs(kernel), X, jitter, lik, mean0, m, alpha, omega,
+                     direct_elbo_normals(S, lik$q), as.integer(rounds), REFINE_STEP, ctl$tol,
+                     as.integer(ctl$threads))
+}
+refine_sparse <- function(X, mu0, lik, kernel, Z, jitter, state, rounds, ctl, S = 1000L) {
+  .sparse_refine_cpp(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(kernel), Z, jitter,
+                     state, direct_elbo_normals(S, lik$q), as.integer(rounds), REFINE_STEP,
+                     ctl$tol, sparse_threads(ctl))
 }
 
 # Kernel selection by the direct ELBO (control hyper_objective = "direct"): from the
@@ -540,11 +549,8 @@ engine_direct_ladder <- function(X, lik, kernel, ctl, mean0, jitter, state, rung
     if (is.null(res) || !length(res$elbo)) return(list(value = -Inf, state = NULL))
     value <- engine_direct_elbo(lik, res$m, res$v, res$kl)
     if (rounds > 0L) {
-      rf <- tryCatch(
-        .gp_cvi_kernel_cpp(engine_specs(k), X, jitter, lik, mean0, res$m, res$alpha, res$omega_q,
-                           direct_elbo_normals(1000L, lik$q), rounds, REFINE_STEP, ctl$tol,
-                           as.integer(ctl$threads)),
-        error = function(e) NULL)
+      rf <- tryCatch(refine_exact(k, X, jitter, lik, mean0, res$m, res$alpha, res$omega_q, rounds, ctl),
+                     error = function(e) NULL)
       if (!is.null(rf) && length(rf$direct)) value <- max(value, rf$direct[length(rf$direct)])
     }
     list(value = value, state = list(kappa = res$kappa, omega = res$omega))

@@ -293,11 +293,8 @@ sparse_direct_ladder <- function(X, mu0, lik, kernel, Z, jitter, ctl, state, run
                               as.integer(ctl$threads))
     value <- engine_direct_elbo(lik, pr$mean, pr$var, res$state$kl)
     if (rounds > 0L) {
-      rf <- tryCatch(
-        .sparse_refine_cpp(X, mu0, lik, as.integer(ctl$block_size), kernel_flatten(k), Z, jitter,
-                           res$state, direct_elbo_normals(1000L, lik$q), rounds, REFINE_STEP,
-                           ctl$tol, sparse_threads(ctl)),
-        error = function(e) NULL)
+      rf <- tryCatch(refine_sparse(X, mu0, lik, k, Z, jitter, res$state, rounds, ctl),
+                     error = function(e) NULL)
       if (!is.null(rf) && length(rf$direct)) value <- max(value, rf$direct[length(rf$direct)])
     }
     list(value = value, state = res$state)

@@ -137,8 +137,7 @@ List model_sparse_eval(SEXP model, std::vector<double> theta, Eigen::MatrixXd Z,
         model_of<augp::SparseModel>(model)->evaluate(theta, Z, maxit, tol, grad, zgrad, ok, interrupt_check);
     return List::create(Rcpp::Named("elbo") = o.elbo, Rcpp::Named("grad") = o.grad,
                         Rcpp::Named("gz") = o.gz, Rcpp::Named("ok") = ok,
-                        Rcpp::Named("sweeps") = static_cast<int>(o.trace.size()),
-                        Rcpp::Named("trace") = o.trace);
+                        Rcpp::Named("sweeps") = static_cast<int>(o.trace.size()));
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
