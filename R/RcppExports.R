@@ -221,12 +221,12 @@
     .Call(`_augmentedGP_sparse_obj_cpp`, X, mu0, lik, block_size, spec_from, Z_from, spec, Z, jitter, state, grad, zgrad, threads)
 }
 
-.sparse_svi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress = NULL, order = NULL) {
-    .Call(`_augmentedGP_sparse_svi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress, order)
+.sparse_svi_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress = NULL, order = NULL, direct = NULL) {
+    .Call(`_augmentedGP_sparse_svi_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress, order, direct)
 }
 
-.sparse_batch_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, ids, grad, zgrad, threads) {
-    .Call(`_augmentedGP_sparse_batch_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, ids, grad, zgrad, threads)
+.sparse_batch_cpp <- function(X, mu0, lik, block_size, spec, Z, jitter, state, ids, grad, zgrad, threads, direct = NULL) {
+    .Call(`_augmentedGP_sparse_batch_cpp`, X, mu0, lik, block_size, spec, Z, jitter, state, ids, grad, zgrad, threads, direct)
 }
 
 .sparse_predict_cpp <- function(spec, Z, jitter, state, Xnew, mu0new, threads = 1L) {

@@ -36,11 +36,14 @@
 #'   `"direct"`: after that search, the kernel is chosen by the "direct"
 #'   ELBO of the variational posterior \eqn{q(f)}, \eqn{E_q[\log p(y \mid
 #'   f)] - KL(q(f) \| p(f))} with the likelihood itself rather than its
-#'   augmented form, along a short ladder from the augmented optimum: every
-#'   lengthscale halved, up to four times, while that raises the direct
-#'   ELBO; then every kernel variance doubled (or, if that does not help,
-#'   halved), up to twice, while it does (at most eight more variational
-#'   fits, each converged to a relative tolerance of 1e-4).
+#'   augmented form, along a short ladder from the augmented optimum: first
+#'   along the near-linear ridge (every variance divided by 4 and every
+#'   lengthscale by 2, up to five times), then every lengthscale halved, up to
+#'   four times, then every kernel variance doubled (or, if that does not
+#'   help, halved), up to twice, each climb while it raises the direct ELBO
+#'   (each rung a variational fit converged to a relative tolerance of 1e-4,
+#'   scored after 5 rounds of the refinement when the fit is to be refined,
+#'   see `refine`).
 #'   Both are lower bounds on the log marginal likelihood for the same
 #'   \eqn{q(f)}; the direct one is never below the augmented one, and the
 #'   augmented bound loosens as the kernel gets more flexible (shorter
@@ -53,8 +56,9 @@
 #'   one, otherwise 1000 fixed-seed Monte Carlo draws per point. [elbo()]
 #'   still reports the augmented ELBO of the final fit. Sparse GPs fitted in
 #'   full batches run the ladder at fixed inducing points (on the largest
-#'   data subset of their search, see Details); minibatch (SVI) fits and fits
-#'   whose hyperparameters are not learned ignore it.
+#'   data subset of their search, see Details); minibatch (SVI) fits follow
+#'   the direct ELBO's minibatch gradient in their last epochs instead (see
+#'   `refine`); fits whose hyperparameters are not learned ignore it.
 #' @param sample_hyper Gibbs fits (`method = "gibbs"`): sample the kernel
 #'   hyperparameters with the latent functions ("full Bayes"), under the
 #'   priors of [augp_prior()], instead of holding them at the values the
@@ -229,7 +233,19 @@
 #'   mean \eqn{\mu_0}), the direct ELBO then with \eqn{KL(q(u) \| p(u))}; per
 #'   round one pass over the data (1000 likelihood evaluations per point) and
 #'   q factorisations of m x m matrices. Minibatch (SVI) sparse fits
-#'   (`batch_size` below n, or n above `full_batch_max`) do not support it.
+#'   (`batch_size` below n, or n above `full_batch_max`) refine on
+#'   minibatches instead: after the `svi_epochs` augmented epochs, two more
+#'   epochs of steps on the direct ELBO, each moving \eqn{q(u)} a
+#'   natural-gradient step towards the minibatch estimate of the same sites
+#'   (50 fixed-seed draws per point) and, when the kernel is learned, taking
+#'   an Adam step along the minibatch gradient of the direct ELBO (each log
+#'   parameter within 8 of its value at their start), so that the kernel
+#'   moves from the augmented bound's optimum towards the direct ELBO's; a
+#'   last pass over the data gives the direct ELBO that [elbo()] reports
+#'   (200 draws per point). `"auto"` runs them for the likelihoods whose
+#'   kernel is chosen by the direct ELBO (`hyper_objective`, the
+#'   logistic-softmax one), `TRUE` or a number for any likelihood with the
+#'   expected derivatives (not for likelihoods that learn their parameters).
 #'   Gibbs fits ignore it: their sampler starts from the coordinate-ascent fit.
 #' @details Regression with [gaussian_noise()] on the exact GP learns the
 #'   kernel and the noise scale together by maximising the exact log marginal

@@ -331,9 +331,12 @@ mcmc_check_warning <- function(dg, chains, msg) {
 convergence_label <- function(engine) {
   if (is_svi_engine(engine)) {
     ep <- engine$sparse$epochs
-    return(sprintf("SVI: %s epoch%s, batch %d%s", format(signif(ep, 3)),
+    dr <- engine$svi_direct
+    return(sprintf("SVI: %s epoch%s, batch %d%s%s", format(signif(ep, 3)),
                    if (isTRUE(ep == 1)) "" else "s", as.integer(engine$sparse$batch_size),
-                   if (isTRUE(engine$svi_trend$rising)) ", ELBO still rising" else ""))
+                   if (isTRUE(engine$svi_trend$rising)) ", ELBO still rising" else "",
+                   if (is.null(dr)) "" else sprintf(", then %s on the direct ELBO",
+                                                    epochs_label(dr$epochs))))
   }
   stops <- c(
     if (!isTRUE(engine$converged)) "updates stopped at `maxit`",
@@ -342,6 +345,8 @@ convergence_label <- function(engine) {
   if (!length(stops)) return("converged")
   paste0("NOT converged: ", paste(stops, collapse = "; "))
 }
+
+epochs_label <- function(ep) sprintf("%s epoch%s", format(signif(ep, 3)), if (isTRUE(ep == 1)) "" else "s")
 
 # The stopping state of a Gibbs fit's preliminary searches (hyperparameters, likelihood
 # parameters), or NULL when they converged or did not run.
@@ -374,14 +379,16 @@ refine_label <- function(refine) {
 print_convergence <- function(x, digits) {
   eng <- x$engine
   if (x$method == "vi") {
-    lab <- if (!is.null(eng$elbo_direct)) {
+    lab <- if (!is.null(eng$svi_direct)) {
+      "Direct ELBO (full data)"
+    } else if (!is.null(eng$elbo_direct)) {
       refine_label(eng$refine)
     } else {
       elbo_name(isTRUE(eng$exact_gaussian))
     }
     # a refined fit's status is that of the coordinate ascent before the refinement
     status <- convergence_label(eng)
-    if (!is.null(eng$elbo_direct)) status <- paste("coordinate ascent", status)
+    if (!is.null(eng$elbo_direct) && is.null(eng$svi_direct)) status <- paste("coordinate ascent", status)
     cat(sprintf("%s: %s (%s)\n", lab, format(final_elbo(x), digits = digits + 2), status))
     return(invisible())
   }
@@ -418,6 +425,7 @@ summary_convergence <- function(object) {
     out$iterations <- length(eng$elbo)
     out$refine_rounds <- eng$refine$rounds
     out$refine <- eng$refine
+    out$svi_direct <- !is.null(eng$svi_direct)
     out$status <- convergence_label(eng)
     out$converged <- identical(out$status, "converged")
   } else {
@@ -433,7 +441,8 @@ summary_convergence <- function(object) {
 print_summary_convergence <- function(x, digits) {
   if (x$method == "vi") {
     if (startsWith(x$status, "SVI")) {
-      cat(sprintf("ELBO (full data): %s, %s\n", format(x$elbo, digits = digits + 2), x$status))
+      cat(sprintf("%s (full data): %s, %s\n", if (isTRUE(x$svi_direct)) "Direct ELBO" else "ELBO",
+                  format(x$elbo, digits = digits + 2), x$status))
     } else {
       if (!is.null(x$refine_rounds)) {
         cat(sprintf("%s: %s (after %d coordinate-ascent iteration(s), %s)\n", refine_label(x$refine),

@@ -384,18 +384,15 @@ direct_elbo_normals <- function(S, q) {
 }
 
 # Whether augp_control(refine = ) can apply to a variational fit of the engine
-# likelihood `spec` (n observations) under control `ctl`: an exact GP or a full-batch
-# sparse one (not minibatch SVI), and a likelihood that provides the expected
-# derivatives of log p(y | f) (asked on zero moments). NULL when it can, else the
-# reason (an error message naming the setting).
+# likelihood `spec` (n observations) under control `ctl`: whether the likelihood
+# provides the expected derivatives of log p(y | f) (asked of its first observation at
+# zero moments). NULL when it can, else the reason (an error message naming the
+# setting).
 refine_unavailable <- function(spec, n, inducing, ctl) {
-  if (!is.null(inducing) && !sparse_full_batch(ctl, n)) {
-    return(paste0("`control$refine`: the refinement of q(f) is available for exact GPs and ",
-                  "full-batch sparse GPs only, not for minibatch (SVI) fits; fit with ",
-                  "batch_size = NULL and n <= full_batch_max, or with refine = FALSE."))
-  }
   q <- as.integer(spec$q)
-  d <- .lik_expected_derivs_cpp(spec, matrix(0, n, q), matrix(0, n, q), matrix(0, 1L, q))
+  z1 <- matrix(0, 1L, q)
+  d <- tryCatch(.lik_expected_derivs_cpp(sparse_lik_subset(spec, 1L), z1, z1, z1),
+                error = function(e) .lik_expected_derivs_cpp(spec, matrix(0, n, q), matrix(0, n, q), z1))
   if (is.null(d)) {
     return(sprintf(paste0("`control$refine`: the %s likelihood does not provide the expected ",
                           "derivatives the refinement of q(f) needs; use refine = FALSE."),
@@ -415,6 +412,8 @@ refine_plan <- function(spec, n, inducing, ctl) {
     if (auto) return(list(rounds = 0L, auto = TRUE))
     stop(why, call. = FALSE)
   }
+  # Minibatch (SVI) fits refine inside the sparse engine (svi_direct_planned()).
+  if (!is.null(inducing) && !sparse_full_batch(ctl, n)) return(list(rounds = 0L, auto = auto))
   list(rounds = if (auto) REFINE_AUTO_ROUNDS else as.integer(ctl$refine), auto = auto)
 }
 

@@ -704,33 +704,43 @@ plot_elbo_refined <- function(df, rf, steps) {
 
 # Minibatch (SVI) trace: each estimate is the ELBO of one minibatch scaled to the full
 # data, so it is noisy; its running mean over one epoch shows the trend, the dashed
-# line the ELBO of the final q(u) on the full data.
+# line the ELBO of the final q(u) on the full data. A fit with direct-ELBO epochs
+# (sparse_svi_direct()) shows their estimates after the augmented ones, in their own
+# colour: the two bounds differ, so their running means are taken apart.
 plot_elbo_svi <- function(object) {
   eng <- object$engine
   e <- as.numeric(eng$elbo)
-  n_it <- length(e)
+  ed <- if (is.null(eng$svi_direct)) numeric(0) else as.numeric(eng$svi_direct$trace)
+  two <- length(ed) > 0
   ipe <- max(1L, as.integer(round(eng$sparse$iterations / eng$sparse$epochs)))
-  w <- min(ipe, n_it)
-  cs <- cumsum(c(0, e))
-  i <- seq_len(n_it)
-  lo <- pmax(0L, i - w)
-  smooth <- (cs[i + 1] - cs[lo + 1]) / (i - lo)
-  df <- data.frame(iteration = i, elbo = e, smooth = smooth)
+  running <- function(v) {
+    w <- min(ipe, length(v))
+    cs <- cumsum(c(0, v))
+    i <- seq_along(v)
+    lo <- pmax(0L, i - w)
+    (cs[i + 1] - cs[lo + 1]) / (i - lo)
+  }
+  bound_label <- function(b, what) if (two) sprintf("%s: %s", b, what) else what
+  part <- function(v, b, from) {
+    data.frame(iteration = from + seq_along(v), elbo = v, smooth = running(v), bound = b,
+               raw = bound_label(b, "minibatch estimate"),
+               run = bound_label(b, if (two) "running mean (one epoch)" else "running mean over one epoch"))
+  }
+  df <- rbind(part(e, "augmented", 0L), if (two) part(ed, "direct", length(e)))
+  n_it <- nrow(df)
   full <- eng$elbo_full
-  epochs <- seq(ipe, n_it, by = ipe)
-  raw <- "minibatch estimate"
-  run <- "running mean over one epoch"
-  fin <- sprintf("full-data ELBO at the end: %s", format(full, digits = 6))
+  fin <- sprintf("full-data %sELBO at the end: %s", if (two) "direct " else "", format(full, digits = 6))
+  vals <- c(stats::setNames(c("grey40", "#0072B2"), c(df$raw[1], df$run[1])),
+            if (two) stats::setNames(c("grey65", "#009E73"), c(df$raw[n_it], df$run[n_it])),
+            stats::setNames("#D55E00", fin))
   p <- ggplot(df, aes(x = .data$iteration)) +
-    geom_vline(xintercept = epochs, colour = "grey75", linetype = "dotted") +
-    geom_line(aes(y = .data$elbo, colour = raw), alpha = 0.35) +
-    geom_line(aes(y = .data$smooth, colour = run), linewidth = 1) +
+    geom_vline(xintercept = seq(ipe, n_it, by = ipe), colour = "grey75", linetype = "dotted") +
+    geom_line(aes(y = .data$elbo, colour = .data$raw, group = .data$bound), alpha = 0.35) +
+    geom_line(aes(y = .data$smooth, colour = .data$run, group = .data$bound), linewidth = 1) +
     ggplot2::scale_x_continuous(sec.axis = ggplot2::sec_axis(~ . / ipe, name = "Epoch",
                                                              breaks = function(l) pretty(l))) +
-    scale_colour_manual(values = stats::setNames(c("grey40", "#0072B2", "#D55E00"),
-                                                 c(raw, run, fin)),
-                        breaks = c(raw, run, if (is.finite(full)) fin), name = NULL,
-                        guide = ggplot2::guide_legend(nrow = 2, byrow = TRUE))
+    scale_colour_manual(values = vals, breaks = names(vals)[names(vals) != fin | is.finite(full)],
+                        name = NULL, guide = ggplot2::guide_legend(nrow = if (two) 3 else 2, byrow = TRUE))
   if (is.finite(full)) {
     p <- p + geom_hline(aes(yintercept = full, colour = fin), linetype = "dashed") +
       ggplot2::annotate("point", x = n_it, y = full, colour = "#D55E00", size = 2.5)

@@ -400,30 +400,19 @@ sparse_full_lik <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, le
 # (R/diagnostics.R).
 sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, state = NULL) {
   n <- nrow(X)
-  bs <- as.integer(min(ctl$block_size, ctl$batch_size))
-  # minibatches: blocks of the rows in a random order (C++ reads them in that order;
-  # 0-based row numbers)
-  perm <- sample.int(n) - 1L
-  nblocks <- ceiling(n / bs)
-  bpb <- max(1L, as.integer(round(ctl$batch_size / bs)))
-  starts0 <- seq(0L, nblocks - 1L, by = bpb)
-  iters <- if (is.null(ctl$svi_iter)) {
-    min(ceiling(ctl$svi_epochs * length(starts0)), SVI_MAX_STEPS)
-  } else {
-    ctl$svi_iter
-  }
-  starts <- unlist(lapply(seq_len(ceiling(iters / length(starts0))),
-                          function(e) starts0[sample.int(length(starts0))]))[seq_len(iters)]
+  sch <- svi_schedule(n, ctl, if (is.null(ctl$svi_iter)) ctl$svi_epochs else NULL, ctl$svi_iter)
+  starts0 <- sch$starts0
+  iters <- length(sch$starts)
   hyper_start <- as.integer(min(floor(iters / 2), round(SVI_HYPER_WARMUP * length(starts0))))
   # Large data: collect the R garbage of the stages before (row samples of length n) and
   # return the C++ heap's free memory before the pass that holds the data in blocks.
   release_large(n, ncol(X))
-  res <- .sparse_svi_cpp(X, mu0, lik, bs, kernel_flatten(kernel), Z, jitter, state,
-                         as.integer(starts), bpb, ctl$step_tau, ctl$step_kappa,
+  res <- .sparse_svi_cpp(X, mu0, lik, sch$bs, kernel_flatten(kernel), Z, jitter, state,
+                         sch$starts, sch$bpb, ctl$step_tau, ctl$step_kappa,
                          if (learn_hyper || learn_z) ctl$lr else 0, learn_hyper && ctl$lr > 0,
                          learn_z && ctl$lr > 0, hyper_start, SVI_LR_DECAY, SVI_HYPER_BOX,
-                         as.integer(ctl$threads), progress_svi_callback(), perm)
-  rm(perm)
+                         as.integer(ctl$threads), progress_svi_callback(), sch$perm)
+  sch <- NULL
   kernel <- kernel_set_params(kernel, res$theta)
   elbo_full <- NA_real_
   marginals <- NULL
@@ -435,6 +424,92 @@ sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z
        elbo_full = elbo_full, marginals = marginals, converged = NA, hyper_converged = NA,
        svi_trend = svi_trend(res$elbo, min(length(starts0), iters / 3)), hyper_evals = 0L,
        epochs = iters / length(starts0), iterations = iters, hyper_start = hyper_start)
+}
+
+# Whether a minibatch fit runs the direct-ELBO epochs (sparse_svi_direct()): with
+# refine = "auto" for the likelihoods whose kernel is chosen by the direct ELBO
+# (hyper_objective "direct": the augmented bound is loose), with a positive refine
+# setting for every likelihood that provides the expected derivatives (refine_plan()
+# has checked that). Not for likelihoods that learn their parameters on the augmented
+# bound (learn_lik): an explicit setting is then an error.
+svi_direct_planned <- function(lik, n, ctl, learn_lik = NULL) {
+  auto <- identical(ctl$refine, "auto")
+  if (!auto && ctl$refine == 0L) return(FALSE)
+  if (!is.null(learn_lik)) {
+    if (auto) return(FALSE)
+    stop(paste0("`control$refine`: minibatch (SVI) fits of a likelihood that learns its ",
+                "parameters do not support the direct-ELBO epochs; use refine = FALSE or ",
+                "a full-batch fit."), call. = FALSE)
+  }
+  if (auto) {
+    identical(ctl$hyper_objective, "direct") && is.null(refine_unavailable(lik, n, NULL, ctl))
+  } else {
+    TRUE
+  }
+}
+
+# The minibatches of an SVI run on n rows: blocks of block_size rows in a random order
+# (perm, 0-based; C++ reads the rows in that order), batch_size / block_size blocks per
+# batch (bpb); `epochs` passes over the batches (each in its own random order), at most
+# SVI_MAX_STEPS steps, or `iters` steps if given. starts: the first block of each step's
+# batch (0-based); starts0: the batches of one epoch.
+svi_schedule <- function(n, ctl, epochs, iters = NULL) {
+  bs <- as.integer(min(ctl$block_size, ctl$batch_size))
+  perm <- sample.int(n) - 1L
+  nblocks <- ceiling(n / bs)
+  bpb <- max(1L, as.integer(round(ctl$batch_size / bs)))
+  starts0 <- seq(0L, nblocks - 1L, by = bpb)
+  if (is.null(iters)) iters <- min(ceiling(epochs * length(starts0)), SVI_MAX_STEPS)
+  starts <- unlist(lapply(seq_len(ceiling(iters / length(starts0))),
+                          function(e) starts0[sample.int(length(starts0))]))[seq_len(iters)]
+  list(bs = bs, perm = perm, bpb = bpb, starts0 = starts0, starts = as.integer(starts))
+}
+
+# The direct-ELBO epochs of a minibatch fit (svi_direct_planned()): from the augmented
+# SVI fit `f`, SVI_DIRECT_EPOCHS passes of minibatch steps on the direct ELBO
+# E_q[log p(y | f)] - KL(q(u) || p(u)) itself. Each step moves q(u) by a natural-gradient
+# step towards the minibatch estimate of the refinement's target (the sites
+# E_q[-d2 log p], E_q[d log p] + E_q[-d2 log p] m of sparse_cvi_refine, the expectations
+# over SVI_DIRECT_DRAWS fixed-seed draws per point), at the rate (t + SVI_DIRECT_TAU)^-kappa,
+# and, when the kernel (or Z) is learned, takes an Adam step along the minibatch gradient
+# of the direct ELBO (rate SVI_DIRECT_LR, decaying like the natural-gradient steps, each
+# log parameter within SVI_DIRECT_BOX of its value at the start of these epochs).
+# The augmented bound's optimum in the kernel lies on the near-linear ridge short of the
+# direct ELBO's (the same gap that the exact and full-batch fits' direct-ELBO ladder
+# closes), and the augmented q(u) is too narrow where the bound is loose: these epochs
+# move both. A last pass over all the data gives the marginals of f and the direct ELBO
+# (SVI_DIRECT_ELBO_DRAWS draws per point). Returns `f` with the new kernel, Z, state,
+# marginals, elbo_full (the direct ELBO) and svi_direct = list(trace (minibatch
+# estimates of the direct ELBO), epochs, iterations, draws).
+SVI_DIRECT_EPOCHS <- 2
+SVI_DIRECT_DRAWS <- 50L
+SVI_DIRECT_ELBO_DRAWS <- 200L
+SVI_DIRECT_TAU <- 10
+SVI_DIRECT_LR <- 0.1
+SVI_DIRECT_BOX <- 8
+sparse_svi_direct <- function(X, mu0, lik, f, ctl, learn_hyper, learn_z) {
+  n <- nrow(X)
+  sch <- svi_schedule(n, ctl, SVI_DIRECT_EPOCHS)
+  iters <- length(sch$starts)
+  epochs <- iters / length(sch$starts0)
+  learn <- (learn_hyper || learn_z) && ctl$lr > 0
+  res <- .sparse_svi_cpp(X, mu0, lik, sch$bs, kernel_flatten(f$kernel), f$Z, f$jitter,
+                         f$state[c("Lam", "h")], sch$starts, sch$bpb, SVI_DIRECT_TAU, ctl$step_kappa,
+                         if (learn) SVI_DIRECT_LR else 0, learn && learn_hyper, learn && learn_z, 0L,
+                         TRUE, SVI_DIRECT_BOX, as.integer(ctl$threads), progress_svi_callback(),
+                         sch$perm, direct_elbo_normals(SVI_DIRECT_DRAWS, lik$q))
+  sch <- NULL
+  f$kernel <- kernel_set_params(f$kernel, res$theta)
+  f$Z <- res$Z
+  f$jitter <- res$jitter
+  # one pass: the marginals and the direct ELBO of the final q(u)
+  fin <- refine_sparse(X, mu0, lik, f$kernel, f$Z, f$jitter, res$state, 0L, ctl, SVI_DIRECT_ELBO_DRAWS)
+  f$state <- fin$state
+  f$marginals <- list(mean = fin$mean, var = fin$var, elbo = fin$direct[1])
+  f$elbo_full <- fin$direct[1]
+  f$svi_direct <- list(trace = res$elbo, epochs = epochs,
+                       iterations = iters, draws = SVI_DIRECT_DRAWS)
+  f
 }
 
 # q(u) of a full-batch fit on nsub of the n points, as a start for SVI on all of
@@ -568,10 +643,17 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
       st <- sparse_warm_state(X, mu0, lik, idx, k, Zr, jr, NULL, as.integer(min(ctl$maxit, 60)), ctl)
     }
     progress_restore(sec)
-    sec <- progress_section(0.3, 1, "SVI", announce = TRUE,
+    direct <- svi_direct_planned(lik, n, ctl, learn_lik)
+    sec <- progress_section(0.3, if (direct) 0.75 else 1, "SVI", announce = TRUE,
                             line = "stochastic variational inference")
     f <- sparse_svi(X, mu0, lk, k, Zr, jr, ctl, learn_hyper, learn_z, st)
     progress_restore(sec)
+    if (direct) {
+      sec <- progress_section(0.75, 1, "SVI on the direct ELBO", announce = TRUE,
+                              line = "stochastic variational inference on the direct ELBO")
+      f <- sparse_svi_direct(X, mu0, lk, f, ctl, learn_hyper, learn_z)
+      progress_restore(sec)
+    }
     if (!is.null(learn_lik)) {
       f$lik <- lk
       f$param_rounds <- if (is.null(sub)) 0L else sub$param_rounds
@@ -604,6 +686,10 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
                 warm_started = if (full) NA else isTRUE(fit$warm_started)),
               restarts = fit$restarts, control = ctl, seed = seeds,
               param_rounds = fit$param_rounds, param_converged = fit$param_converged)
+  if (!is.null(fit$svi_direct)) {
+    out$svi_direct <- fit$svi_direct
+    out$elbo_direct <- fit$elbo_full
+  }
   class(out) <- c("augp_sparse_engine", "augp_engine")
   pr <- if (!is.null(fit$marginals)) fit$marginals else
     sparse_marginals(X, mu0, lik, out$kernel, out$Z, out$jitter, out$state, ctl)

@@ -833,8 +833,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // sparse_svi_cpp
-List sparse_svi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts, int blocks_per_batch, double tau, double kappa, double lr, bool learn_hyper, bool learn_inducing, int hyper_start, bool lr_decay, double box, int threads, Rcpp::Nullable<Rcpp::Function> progress, Rcpp::Nullable<Rcpp::IntegerVector> order);
-RcppExport SEXP _augmentedGP_sparse_svi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP startsSEXP, SEXP blocks_per_batchSEXP, SEXP tauSEXP, SEXP kappaSEXP, SEXP lrSEXP, SEXP learn_hyperSEXP, SEXP learn_inducingSEXP, SEXP hyper_startSEXP, SEXP lr_decaySEXP, SEXP boxSEXP, SEXP threadsSEXP, SEXP progressSEXP, SEXP orderSEXP) {
+List sparse_svi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts, int blocks_per_batch, double tau, double kappa, double lr, bool learn_hyper, bool learn_inducing, int hyper_start, bool lr_decay, double box, int threads, Rcpp::Nullable<Rcpp::Function> progress, Rcpp::Nullable<Rcpp::IntegerVector> order, Rcpp::Nullable<Rcpp::NumericMatrix> direct);
+RcppExport SEXP _augmentedGP_sparse_svi_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP startsSEXP, SEXP blocks_per_batchSEXP, SEXP tauSEXP, SEXP kappaSEXP, SEXP lrSEXP, SEXP learn_hyperSEXP, SEXP learn_inducingSEXP, SEXP hyper_startSEXP, SEXP lr_decaySEXP, SEXP boxSEXP, SEXP threadsSEXP, SEXP progressSEXP, SEXP orderSEXP, SEXP directSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -859,13 +859,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::Function> >::type progress(progressSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::IntegerVector> >::type order(orderSEXP);
-    rcpp_result_gen = Rcpp::wrap(sparse_svi_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress, order));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type direct(directSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_svi_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, starts, blocks_per_batch, tau, kappa, lr, learn_hyper, learn_inducing, hyper_start, lr_decay, box, threads, progress, order, direct));
     return rcpp_result_gen;
 END_RCPP
 }
 // sparse_batch_cpp
-List sparse_batch_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, List state, Rcpp::IntegerVector ids, bool grad, bool zgrad, int threads);
-RcppExport SEXP _augmentedGP_sparse_batch_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP idsSEXP, SEXP gradSEXP, SEXP zgradSEXP, SEXP threadsSEXP) {
+List sparse_batch_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec, Eigen::MatrixXd Z, double jitter, List state, Rcpp::IntegerVector ids, bool grad, bool zgrad, int threads, Rcpp::Nullable<Rcpp::NumericMatrix> direct);
+RcppExport SEXP _augmentedGP_sparse_batch_cpp(SEXP XSEXP, SEXP mu0SEXP, SEXP likSEXP, SEXP block_sizeSEXP, SEXP specSEXP, SEXP ZSEXP, SEXP jitterSEXP, SEXP stateSEXP, SEXP idsSEXP, SEXP gradSEXP, SEXP zgradSEXP, SEXP threadsSEXP, SEXP directSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -881,7 +882,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type grad(gradSEXP);
     Rcpp::traits::input_parameter< bool >::type zgrad(zgradSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(sparse_batch_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, ids, grad, zgrad, threads));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type direct(directSEXP);
+    rcpp_result_gen = Rcpp::wrap(sparse_batch_cpp(X, mu0, lik, block_size, spec, Z, jitter, state, ids, grad, zgrad, threads, direct));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1191,8 +1193,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_sparse_cavi_cpp", (DL_FUNC) &_augmentedGP_sparse_cavi_cpp, 12},
     {"_augmentedGP_sparse_profile_cpp", (DL_FUNC) &_augmentedGP_sparse_profile_cpp, 15},
     {"_augmentedGP_sparse_obj_cpp", (DL_FUNC) &_augmentedGP_sparse_obj_cpp, 13},
-    {"_augmentedGP_sparse_svi_cpp", (DL_FUNC) &_augmentedGP_sparse_svi_cpp, 21},
-    {"_augmentedGP_sparse_batch_cpp", (DL_FUNC) &_augmentedGP_sparse_batch_cpp, 12},
+    {"_augmentedGP_sparse_svi_cpp", (DL_FUNC) &_augmentedGP_sparse_svi_cpp, 22},
+    {"_augmentedGP_sparse_batch_cpp", (DL_FUNC) &_augmentedGP_sparse_batch_cpp, 13},
     {"_augmentedGP_sparse_predict_cpp", (DL_FUNC) &_augmentedGP_sparse_predict_cpp, 7},
     {"_augmentedGP_sparse_marginals_cpp", (DL_FUNC) &_augmentedGP_sparse_marginals_cpp, 9},
     {"_augmentedGP_sparse_refine_cpp", (DL_FUNC) &_augmentedGP_sparse_refine_cpp, 13},

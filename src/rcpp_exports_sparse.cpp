@@ -52,7 +52,8 @@ Eigen::Map<Eigen::MatrixXd> as_map(SEXP x, const char* what) {
 // centre[j]) / scale[j], computed as each block's rows are read, so that the
 // standardised copy of a large design is never made).
 void make_data_in_place(SEXP X, SEXP mu0, const List& lik, int block_size, augp::SparseData& data,
-                        Rcpp::Nullable<Rcpp::IntegerVector> order = R_NilValue) {
+                        Rcpp::Nullable<Rcpp::IntegerVector> order = R_NilValue,
+                    Rcpp::Nullable<Rcpp::NumericMatrix> direct = R_NilValue) {
   if (TYPEOF(X) != VECSXP) {
     make_data(as_map(X, "X"), as_map(mu0, "mu0"), lik, block_size, data, false, order);
     return;
@@ -200,13 +201,17 @@ List sparse_obj_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_
 // progress: NULL, or an R function called on the main thread as
 // progress(t, total, elbo) after every max(1, total / 100)-th step and the last (t
 // steps done, elbo the last minibatch estimate); it does not affect the fit.
+// direct: NULL, or S x q standard normals: the steps move q(u) by the direct-ELBO sites
+// (SviOptions::direct; the kernel and Z stay fixed) and the trace holds minibatch
+// estimates of the direct ELBO.
 // [[Rcpp::export(name = ".sparse_svi_cpp")]]
 List sparse_svi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
                     Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts,
                     int blocks_per_batch, double tau, double kappa, double lr, bool learn_hyper,
                     bool learn_inducing, int hyper_start, bool lr_decay, double box, int threads,
                     Rcpp::Nullable<Rcpp::Function> progress = R_NilValue,
-                    Rcpp::Nullable<Rcpp::IntegerVector> order = R_NilValue) {
+                    Rcpp::Nullable<Rcpp::IntegerVector> order = R_NilValue,
+                    Rcpp::Nullable<Rcpp::NumericMatrix> direct = R_NilValue) {
   try {
     augp::SparseData data;
     make_data_in_place(X, mu0, lik, block_size, data, order);
@@ -223,6 +228,12 @@ List sparse_svi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
     opt.hyper_start = hyper_start;
     opt.lr_decay = lr_decay;
     opt.box = box;
+    Eigen::MatrixXd Zd;
+    if (direct.isNotNull()) {
+      Zd = Rcpp::as<Eigen::MatrixXd>(direct.get());
+      if (Zd.cols() != data.q || Zd.rows() < 1) throw std::invalid_argument("the direct-ELBO draws must be S x q");
+      opt.direct = &Zd;
+    }
     std::vector<double> trace;
     const int total = static_cast<int>(opt.starts.size());
     const int every = std::max(1, total / 100);
@@ -242,14 +253,18 @@ List sparse_svi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
 
 // One minibatch estimate (see augp::sparse_batch_estimate) over the 0-based blocks
 // `ids`: the scaled ELBO estimate, its gradients in the log kernel parameters and Z,
-// and the natural-gradient target (Lam, h) = (I + s Phi'W Phi, s Phi'(kappa - W mu0)).
+// and the natural-gradient target (Lam, h) = (I + s Phi'W Phi, s Phi'(kappa - W mu0));
+// with `direct` (S x q standard normals) all three are the direct ELBO's.
 // [[Rcpp::export(name = ".sparse_batch_cpp")]]
 List sparse_batch_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_size, List spec,
                       Eigen::MatrixXd Z, double jitter, List state, Rcpp::IntegerVector ids,
-                      bool grad, bool zgrad, int threads) {
+                      bool grad, bool zgrad, int threads,
+                      Rcpp::Nullable<Rcpp::NumericMatrix> direct = R_NilValue) {
   try {
     augp::SparseData data;
     make_data(X, mu0, lik, block_size, data);
+    Eigen::MatrixXd Zd;
+    if (direct.isNotNull()) Zd = Rcpp::as<Eigen::MatrixXd>(direct.get());
     const augp::SparseGeom g = make_geom(spec, Z, jitter, true);
     const augp::SparseQ qs = augp::unwrap_sparse_q(state, Z.rows(), data.q);
     std::vector<int> b(ids.begin(), ids.end());
@@ -260,7 +275,7 @@ List sparse_batch_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int bloc
     std::vector<double> gth;
     Eigen::MatrixXd gz;
     const double val = augp::sparse_batch_estimate(g, qs, data, b, grad, zgrad, make_pf(threads), p, scale,
-                                                   &gth, &gz);
+                                                   &gth, &gz, direct.isNotNull() ? &Zd : nullptr);
     augp::SparseQ target = qs;
     if (!augp::sparse_global_step(p, scale, 1.0, target)) throw std::runtime_error("q(u) target is not positive definite");
     return List::create(Rcpp::Named("elbo") = val, Rcpp::Named("grad") = gth, Rcpp::Named("gz") = gz,

@@ -210,7 +210,7 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
   std::vector<Eigen::MatrixXd> PS;
   block_moments(g, qs, Xb, mu0, grad, &dK, &dkd, Phi, M, V, want_ps ? &PS : nullptr);
   acc.count += nb;
-  Eigen::MatrixXd kappa, omega;
+  Eigen::MatrixXd kappa, omega, hess;
   if (direct) {
     // Direct-ELBO sites: omega = max(E[-d2 log p / df2], 1e-6), kappa = E[d log p / df] +
     // omega m, expectations over f = m + sqrt(v) Z_t for the rows of *direct.
@@ -221,6 +221,8 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
     acc.elbo_local += ell.sum();
     omega = H.cwiseMax(1e-6);
     kappa = G + omega.cwiseProduct(M);
+    // The gradient in v below takes the unclamped expected curvature.
+    if (grad || zgrad) hess = std::move(H);
   } else {
     acc.elbo_local += blk.lik->elbo_local(M, V);
     if (!nat && !grad && !zgrad) return;
@@ -236,6 +238,10 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
     }
   }
   if (!grad && !zgrad) return;
+  // dE[log p]/dm = kappa - omega m and dE[log p]/dv = -omega / 2: for the augmented
+  // bound at its optimal q(aux), and for the direct ELBO with omega = E[-d2 log p / df2]
+  // (unclamped) and kappa - omega m = E[d log p / df].
+  const Eigen::MatrixXd& curv = direct ? hess : omega;
   // Per column T_j = diag(gv_j) (2 Phi S_j - Phi) + gm_j mv_j'; the K_mm accumulator is
   // Phi' sum_j T_j (one product for all columns, Phi being shared) and dELBO/dPhi is
   // G = sum_j [2 diag(gv_j) (Phi S_j - Phi) + gm_j mv_j'] = sum_j T_j - diag(sum_j gv_j) Phi.
@@ -243,7 +249,7 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
   Eigen::VectorXd gv_sum = Eigen::VectorXd::Zero(nb);
   for (int j = 0; j < q; ++j) {
     const Eigen::VectorXd gm = kappa.col(j) - omega.col(j).cwiseProduct(M.col(j));
-    const Eigen::VectorXd gv = -0.5 * omega.col(j);
+    const Eigen::VectorXd gv = -0.5 * curv.col(j);
     gv_sum += gv;
     Tsum += ((2.0 * PS[j] - Phi).array().colwise() * gv.array()).matrix();
     Tsum.noalias() += gm * qs.mv[j].transpose();
@@ -269,8 +275,6 @@ void block_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data, 
 SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
                        const std::vector<int>& blocks, bool want_nat, bool want_grad, bool want_zgrad,
                        const ParallelFor& pf, SparseWork* work, const Eigen::MatrixXd* direct) {
-  if (direct && (want_grad || want_zgrad))
-    throw std::invalid_argument("sparse_pass: the direct-ELBO sites carry no kernel gradients");
   const int m = g.Z.rows(), d = g.Z.cols(), np = g.spec.n_params(), q = data.q;
   const int nb = static_cast<int>(blocks.size());
   const int groups = std::max(1, std::min(nb, 64));
@@ -561,9 +565,10 @@ double sparse_marginals(const SparseGeom& g, const SparseQ& qs, const SparseData
 double sparse_batch_estimate(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
                              const std::vector<int>& ids, bool want_grad, bool want_zgrad,
                              const ParallelFor& pf, SparsePass& p, double& scale,
-                             std::vector<double>* gtheta, Eigen::MatrixXd* gz) {
+                             std::vector<double>* gtheta, Eigen::MatrixXd* gz,
+                             const Eigen::MatrixXd* direct) {
   if (ids.empty()) throw std::invalid_argument("empty minibatch");
-  p = sparse_pass(g, qs, data, ids, true, want_grad, want_zgrad, pf);
+  p = sparse_pass(g, qs, data, ids, true, want_grad, want_zgrad, pf, nullptr, direct);
   if (p.count < 1) throw std::invalid_argument("empty minibatch");
   scale = static_cast<double>(data.n) / p.count;
   return sparse_finish_grad(g, qs, p, scale, want_grad, want_zgrad, gtheta, gz);
@@ -590,7 +595,8 @@ void sparse_svi(SparseGeom& g, SparseQ& qs, const SparseData& data, const SviOpt
     std::vector<double> gth;
     Eigen::MatrixXd gz;
     trace.push_back(sparse_batch_estimate(g, qs, data, ids, step_hyper && opt.learn_hyper,
-                                          step_hyper && opt.learn_inducing, pf, p, scale, &gth, &gz));
+                                          step_hyper && opt.learn_inducing, pf, p, scale, &gth, &gz,
+                                          opt.direct));
     const double rho = std::pow(static_cast<double>(t) + opt.tau, -opt.kappa);
     SparseQ backup = qs;
     if (!sparse_global_step(p, scale, std::min(1.0, rho), qs, &pf)) {

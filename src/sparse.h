@@ -111,7 +111,7 @@ struct SparseWork {
 // sum_i E_q[log p(y_i | f_i)] over f_i = m_i + sqrt(v_i) Z_t (the likelihood's
 // expected_loglik_derivs) and the natural-parameter sums use the sites omega_ij =
 // max(E[-d2 log p / df_ij^2], 1e-6), kappa_ij = E[d log p / df_ij] + omega_ij m_ij in place
-// of the augmented expectations (no gradients then).
+// of the augmented expectations; the gradients are then those of the direct ELBO.
 SparsePass sparse_pass(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
                        const std::vector<int>& blocks, bool want_nat, bool want_grad,
                        bool want_zgrad, const ParallelFor& pf, SparseWork* work = nullptr,
@@ -153,6 +153,11 @@ struct SviOptions {
   int hyper_start = 0;
   bool lr_decay = true;
   double box = 0.0;
+  // Direct-ELBO sites (the rows are S x q standard normals; see sparse_cvi_refine): each
+  // step moves q(u) towards the minibatch estimate of the refinement's natural-gradient
+  // target instead of the augmented one, and the kernel and Z steps follow the gradient
+  // of the direct ELBO.
+  const Eigen::MatrixXd* direct = nullptr;
 };
 
 // Minibatch estimate over the listed blocks: pass p (natural-gradient statistics and,
@@ -162,7 +167,8 @@ struct SviOptions {
 double sparse_batch_estimate(const SparseGeom& g, const SparseQ& qs, const SparseData& data,
                              const std::vector<int>& ids, bool want_grad, bool want_zgrad,
                              const ParallelFor& pf, SparsePass& p, double& scale,
-                             std::vector<double>* gtheta, Eigen::MatrixXd* gz);
+                             std::vector<double>* gtheta, Eigen::MatrixXd* gz,
+                             const Eigen::MatrixXd* direct = nullptr);
 void sparse_svi(SparseGeom& g, SparseQ& qs, const SparseData& data, const SviOptions& opt,
                 const ParallelFor& pf, std::vector<double>& trace,
                 const std::function<void(int)>& tick);

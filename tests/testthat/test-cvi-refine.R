@@ -177,9 +177,9 @@ test_that("refine: bad values, minibatch sparse fits and likelihoods without the
   expect_identical(augp_control(refine = FALSE)$refine, 0L)
   expect_identical(augp_control()$refine, "auto")
   dd <- cv_data()
-  # minibatch (SVI) sparse fits
-  expect_error(augp_fit(dd$x, dd$y, likelihood = logistic_softmax(), inducing = 10,
-                        control = augp_quick(refine = 5, batch_size = 20)), "refine.*minibatch")
+  # minibatch (SVI) sparse fits of a likelihood that learns its parameters
+  expect_error(augp_fit(dd$x, dd$y, likelihood = logistic_softmax(learn_theta = TRUE), inducing = 10,
+                        control = augp_quick(refine = 5, batch_size = 20)), "refine.*learns its parameters")
   expect_error(augp_fit(dd$x, dd$y, likelihood = stick_breaking(), control = augp_quick(refine = 5)),
                "refine.*derivatives")
   # Gibbs fits ignore it
