@@ -80,8 +80,8 @@
 #' common part \eqn{g = \frac{1}{q}\sum_j f_j}{g = mean_j f_j} given the
 #' centred latents (its prior is the kernel divided by the number of latent
 #' functions). When the sampler starts from a variational fit (the default, which
-#' learns the kernel first) and the kernel is shared, the non-bijective model runs
-#' 10 rounds per sweep instead, each adding generalised elliptical slice updates
+#' learns the kernel first) and the kernel is shared, the non-bijective model's
+#' 20 rounds each add generalised elliptical slice updates
 #' (Nishihara, Murray and Adams, 2014) of the contrasts between the classes'
 #' latents: their ellipses are drawn from a fixed Gaussian reference, built once
 #' from the variational fit refined on the direct ELBO (as `augp_control(refine
@@ -209,7 +209,6 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   if (!is.null(likelihood$ref_full)) spec$ref_full <- isTRUE(as.logical(likelihood$ref_full))
   if (!is.null(likelihood$ref_shift)) spec$ref_shift <- as.double(likelihood$ref_shift)
   if (!is.null(likelihood$ref_newton)) spec$ref_newton <- as.double(likelihood$ref_newton)
-  if (!is.null(likelihood$ref_common)) spec$ref_common <- isTRUE(as.logical(likelihood$ref_common))
   spec$ref_cond <- softmax_ref_cond(likelihood)
   spec$ref_df <- softmax_ref_df(likelihood)
   spec$ref_avg <- softmax_ref_avg(likelihood)
@@ -237,7 +236,7 @@ softmax_ref_steps <- function(likelihood) {
   s <- likelihood$ref_steps
   if (is.null(s)) SOFTMAX_REF_STEPS else as.double(s)
 }
-SOFTMAX_REF_STEPS <- 10
+SOFTMAX_REF_STEPS <- 20
 
 # Degrees of freedom of the contrast moves' multivariate-t reference (0: Gaussian).
 softmax_ref_df <- function(likelihood) {

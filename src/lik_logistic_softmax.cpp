@@ -37,9 +37,8 @@
 // contrasts, updated on one ellipse), ref_shift (default 0: a common shift s of the
 // latents where the curvatures are taken; s far below 0 takes them in the softmax
 // limit), ref_newton (default 0: Newton steps moving the reference's mean to the
-// contrasts' conditional mode, newton_mean()), ref_cond (flag, default 0: per-contrast
-// reference means conditional on the other contrasts) and ref_common (flag, default 0:
-// the contrast moves also update the common part, see gibbs_reference()).
+// contrasts' conditional mode, newton_mean()) and ref_cond (flag, default 0: per-contrast
+// reference means conditional on the other contrasts).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -63,11 +62,11 @@ class LogisticSoftmax : public Likelihood {
   LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
                   int slice_steps, int ref_steps, double ref_scale, bool ref_joint,
                   double ref_df, int ref_avg, bool ref_full, double ref_shift, int ref_newton,
-                  bool ref_cond, bool ref_common)
+                  bool ref_cond)
       : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
         ref_scale_(ref_scale), ref_joint_(ref_joint), ref_df_(ref_df), ref_avg_(ref_avg),
         ref_full_(ref_full), ref_shift_(ref_shift), ref_newton_(ref_newton),
-        ref_cond_(ref_cond), ref_common_(ref_common) {
+        ref_cond_(ref_cond) {
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
     if (ref_steps < 0) throw std::invalid_argument("ref_steps must be >= 0");
     if (!(ref_scale > 0) || !std::isfinite(ref_scale))
@@ -176,7 +175,7 @@ class LogisticSoftmax : public Likelihood {
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
     Eigen::MatrixXd Y(rows.size(), Y_.cols());
     for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_, ref_newton_, ref_cond_, ref_common_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_, ref_newton_, ref_cond_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -269,15 +268,7 @@ class LogisticSoftmax : public Likelihood {
   // approximation's common part, where log p(y_i | f_i) tends to
   // sum_k y_ik (log theta_k + f_ik) - N_i log sum_k theta_k e^(f_ik), whose negative
   // Hessian N_i (diag(p_i) - p_i p_i') (p_i the softmax probabilities) is what s -> -inf
-  // gives. With ref_common the common direction Q_0 = 1 / sqrt(q) gets a reference
-  // like a contrast's (covariance (K^-1 + diag(w_0))^-1, w_i0 = Q_0' H_i Q_0; with
-  // ref_cond its mean conditional on the contrasts and theirs on it), and the contrast
-  // moves update G_0 = sqrt(q) g as well: under the shared kernel G_0 has the prior
-  // N(mu0 Q_0, K) independently of the contrasts, so the same move is exact for it.
-  // Where the top classes' latents are high enough for sigma to saturate, the class
-  // probabilities depend on the common part, which the prior-ellipse update of g
-  // (common_move()) fits badly. The reference stays fixed for the run, so every choice
-  // keeps the moves exact.
+  // gives. The reference stays fixed for the run, so every choice keeps the moves exact.
   std::shared_ptr<const MoveReference> gibbs_reference(const Eigen::MatrixXd& m,
                                                        const Eigen::MatrixXd& w,
                                                        const KernelSet& K) const override {
@@ -337,22 +328,19 @@ class LogisticSoftmax : public Likelihood {
       joint_reference(H, K0, *r);
       return r;
     }
-    r->c0 = ref_common_ ? 0 : 1;
-    const int nd = q_ - r->c0;  // the directions the moves update
     if (ref_cond_) {
-      // the points' curvatures between those directions (rotated, made positive
-      // semi-definite)
-      const Eigen::MatrixXd E = r->Q.rightCols(nd);
-      r->W.assign(nd * nd, Eigen::VectorXd::Zero(n));
+      // the points' cross-contrast curvatures (rotated, made positive semi-definite)
+      const Eigen::MatrixXd E = r->Q.rightCols(q_ - 1);
+      r->W.assign((q_ - 1) * (q_ - 1), Eigen::VectorXd::Zero(n));
       Eigen::MatrixXd Wp, Ri;
       for (int i = 0; i < n; ++i) {
         psd_block(E.transpose() * H[i] * E, Wp, Ri);
-        for (int a = 0; a < nd; ++a)
-          for (int b = 0; b < nd; ++b) r->W[a * nd + b][i] = Wp(a, b);
+        for (int a = 0; a < q_ - 1; ++a)
+          for (int b = 0; b < q_ - 1; ++b) r->W[a * (q_ - 1) + b][i] = Wp(a, b);
       }
     }
     r->LS.assign(q_, Eigen::MatrixXd());
-    for (int c = r->c0; c < q_; ++c) {
+    for (int c = 1; c < q_; ++c) {
       const Eigen::VectorXd u = r->Q.col(c);
       Eigen::VectorXd sw(n);
       for (int i = 0; i < n; ++i) sw[i] = std::sqrt(std::max(0.0, u.dot(H[i] * u)));
@@ -543,11 +531,8 @@ class LogisticSoftmax : public Likelihood {
     Eigen::MatrixXd Q, mean;
     std::vector<Eigen::MatrixXd> LS;  // LS[c], c >= 1: the lower factor of c^2 S_c
     Eigen::MatrixXd LF;  // or (joint reference) the lower factor of all contrasts' c^2 S
-    // c0: the first column of G the moves update (1: the contrasts; 0 (ref_common): the
-    // common part G_0 too, with its own reference like a contrast's)
-    int c0 = 1;
-    // ref_cond: W[(a - c0)(q - c0) + (b - c0)], the points' curvatures between the
-    // directions Q_a and Q_b (rotated, positive semi-definite blocks); empty otherwise
+    // ref_cond: W[(a - 1)(q - 1) + (b - 1)], the points' curvatures between contrasts a and
+    // b (rotated, positive semi-definite blocks); empty otherwise
     std::vector<Eigen::VectorXd> W;
   };
 
@@ -848,7 +833,7 @@ class LogisticSoftmax : public Likelihood {
       R.LF.triangularView<Eigen::Lower>().solveInPlace(st);
       for (int c = 1; c < q_; ++c) V.col(c) = st.segment((c - 1) * n, n);
     }
-    for (int c = R.c0; c < q_; ++c) {
+    for (int c = 1; c < q_; ++c) {
       if (!cond) {
         if (!full) V.col(c) = R.LS[c].triangularView<Eigen::Lower>().solve(G.col(c) - R.mean.col(c));
         Rm.col(c) = LKt.solve(R.mean.col(c) - muG.col(c));
@@ -858,9 +843,9 @@ class LogisticSoftmax : public Likelihood {
     std::vector<std::vector<int>> blocks;
     if (ref_joint_ || full) {
       blocks.emplace_back();
-      for (int c = R.c0; c < q_; ++c) blocks.back().push_back(c);
+      for (int c = 1; c < q_; ++c) blocks.back().push_back(c);
     } else {
-      for (int c = R.c0; c < q_; ++c) blocks.push_back({c});
+      for (int c = 1; c < q_; ++c) blocks.push_back({c});
     }
     Eigen::MatrixXd A(n, q_), Bm(n, q_), Nu(n, q_), Ra(n, q_), Rb(n, q_), Fb(n, q_), F(n, q_);
     {
@@ -869,11 +854,11 @@ class LogisticSoftmax : public Likelihood {
         double g00 = 0, gaa = 0, gbb = 0, g0a = 0, g0b = 0, gab = 0, vv = 0, nn = 0, vn = 0;
         if (cond) {
           // conditional reference mean of contrast c given the others (ref_cond)
-          const int c = blk[0], c0 = R.c0, d = q_ - c0;
+          const int c = blk[0], d = q_ - 1;
           Eigen::VectorXd t = Eigen::VectorXd::Zero(n);
-          for (int b = c0; b < q_; ++b)
+          for (int b = 1; b < q_; ++b)
             if (b != c)
-              t.array() += R.W[(c - c0) * d + (b - c0)].array() * (G.col(b) - R.mean.col(b)).array();
+              t.array() += R.W[(c - 1) * d + (b - 1)].array() * (G.col(b) - R.mean.col(b)).array();
           const auto LSt = R.LS[c].triangularView<Eigen::Lower>();
           t = LSt.transpose() * t;
           Mc.col(c) = R.mean.col(c) - LSt * t / (ref_scale_ * ref_scale_);
@@ -1037,7 +1022,6 @@ class LogisticSoftmax : public Likelihood {
   double ref_shift_;  // common shift of the latents where the curvatures are taken
   int ref_newton_;    // Newton steps towards the joint reference's mean (newton_mean())
   bool ref_cond_;     // per-contrast reference means conditional on the other contrasts
-  bool ref_common_;   // the contrast moves also update the common part G_0 (see gibbs_reference())
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -1058,8 +1042,7 @@ std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
                           spec.has("ref_full") && spec.flag("ref_full"),
                           spec.has("ref_shift") ? spec.scalar("ref_shift") : 0.0,
                           spec.has("ref_newton") ? static_cast<int>(spec.scalar("ref_newton")) : 0,
-                          spec.has("ref_cond") && spec.flag("ref_cond"),
-                          spec.has("ref_common") && spec.flag("ref_common")));
+                          spec.has("ref_cond") && spec.flag("ref_cond")));
 }
 
 }  // namespace augp

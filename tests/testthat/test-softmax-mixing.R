@@ -110,7 +110,7 @@ test_that("the likelihood spec carries the default number of slice rounds", {
   lk <- logistic_softmax()
   lk$slice_steps <- 0
   expect_equal(eng_ns$engine_lik_spec(lk, resp)$slice_steps, 0)
-  expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_steps, 10)
+  expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_steps, 20)
   # the contrast moves' reference: Gaussian, means conditional on the other contrasts
   expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_df, 0)
   expect_true(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_cond)
