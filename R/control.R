@@ -230,10 +230,9 @@
 #'   round one pass over the data (1000 likelihood evaluations per point) and
 #'   q factorisations of m x m matrices. Minibatch (SVI) sparse fits
 #'   (`batch_size` below n, or n above `full_batch_max`) do not support it.
-#'   With `method = "gibbs"` the setting also applies to the variational fit
-#'   that the non-bijective [logistic_softmax()] sampler's moves take as their
-#'   reference (the chains still start from the coordinate-ascent fit).
-#'   Gibbs fits ignore it: their sampler starts from the coordinate-ascent fit.
+#'   Gibbs fits start their chains from the coordinate-ascent fit; the setting
+#'   applies there only to the variational fit that the non-bijective
+#'   [logistic_softmax()] sampler's moves take as their reference.
 #' @details Regression with [gaussian_noise()] on the exact GP learns the
 #'   kernel and the noise scale together by maximising the exact log marginal
 #'   likelihood (a quasi-Newton search with exact gradients, each evaluation
