@@ -246,7 +246,9 @@
 #'   kernel is chosen by the direct ELBO (`hyper_objective`, the
 #'   logistic-softmax one), `TRUE` or a number for any likelihood with the
 #'   expected derivatives (not for likelihoods that learn their parameters).
-#'   Gibbs fits ignore it: their sampler starts from the coordinate-ascent fit.
+#'   Gibbs fits start their chains from the coordinate-ascent fit; the setting
+#'   applies there only to the variational fit that the non-bijective
+#'   [logistic_softmax()] sampler's moves take as their reference.
 #' @details Regression with [gaussian_noise()] on the exact GP learns the
 #'   kernel and the noise scale together by maximising the exact log marginal
 #'   likelihood (a quasi-Newton search with exact gradients, each evaluation

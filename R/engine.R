@@ -659,6 +659,23 @@ HYPER_MOVES <- 1L
 FLOW_MOVES <- 0L
 FLOW_VARIANCE <- TRUE
 
+# The Gaussian approximation of the posterior that a likelihood's Gibbs move takes as
+# its fixed reference (likelihood spec field gibbs_reference = TRUE): the variational
+# fit `vi` (engine_vi()) refined as a variational fit under `ctl` would be
+# (refine_plan(), engine_refine_planned(): by default where the augmented bound is
+# loose). Where the augmented bound is loose the coordinate-ascent q(f) is a poor
+# Gaussian fit of the un-augmented posterior (logistic-softmax at a low prior mean: its
+# means miss the posterior's and its marginal variances are several times too small),
+# while the refined q(f) maximises the direct ELBO. Returns a list with the
+# approximation's mean and site precisions omega (n x q); `vi` itself when there is
+# nothing to refine or the refinement fails. The chains still start from `vi`.
+engine_reference_q <- function(vi, X, lik, ctl, mean0) {
+  plan <- tryCatch(refine_plan(lik, nrow(X), NULL, ctl), error = function(e) list(rounds = 0L))
+  if (plan$rounds == 0L) return(vi)
+  eng <- c(vi, list(X = X, lik = lik, mean0 = mean0, q = lik$q))
+  tryCatch(engine_refine_planned(eng, plan, ctl), error = function(e) vi)
+}
+
 # Gibbs chains. With ctl$sample_hyper the kernel hyperparameters are sampled too, under
 # `prior` (an augp_prior or NULL for the defaults; its attribute "latent_scale" is the
 # unit of the sd prior): the result then also has theta (the draws of the log
@@ -687,7 +704,10 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
   if (!is.null(vi)) {
     init_mean <- matrix(vi$mean, n, q)
     init_sd <- matrix(sqrt(pmax(vi$var, 0)), n, q)
-    if (!is.null(vi$omega)) reference <- list(mean = init_mean, prec = matrix(vi$omega, n, q))
+    if (!is.null(vi$omega)) {
+      rq <- if (isTRUE(lik$gibbs_reference)) engine_reference_q(vi, X, lik, ctl, mean0) else vi
+      reference <- list(mean = matrix(rq$mean, n, q), prec = matrix(rq$omega, n, q))
+    }
   } else {
     init_mean <- mean0
     init_sd <- NULL  # the prior standard deviations

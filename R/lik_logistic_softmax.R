@@ -80,11 +80,14 @@
 #' common part \eqn{g = \frac{1}{q}\sum_j f_j}{g = mean_j f_j} given the
 #' centred latents (its prior is the kernel divided by the number of latent
 #' functions). When the sampler starts from a variational fit (the default, which
-#' learns the kernel first) and the kernel is shared, the non-bijective model runs
-#' 10 rounds per sweep instead, each adding generalised elliptical slice updates
+#' learns the kernel first) and the kernel is shared, the non-bijective model's
+#' 20 rounds each add generalised elliptical slice updates
 #' (Nishihara, Murray and Adams, 2014) of the contrasts between the classes'
 #' latents: their ellipses are drawn from a fixed Gaussian reference, built once
-#' from the likelihood's curvature at the variational mean, and the ratio of the
+#' from the variational fit refined on the direct ELBO (as `augp_control(refine
+#' = "auto")` refines a variational fit; the coordinate-ascent fit is too narrow
+#' and off-centre at this model's low prior mean), with the likelihood's
+#' curvature averaged over the refined fit's marginals, and the ratio of the
 #' prior to the reference (at the current kernel) enters as a likelihood term.
 #' These updates move well where the data dominate the prior (many points), the
 #' prior-ellipse updates where the likelihood is flat or one-sided (small class
@@ -203,12 +206,15 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   # reference (0: Gaussian; see src/lik_logistic_softmax.cpp).
   if (!is.null(likelihood$ref_scale)) spec$ref_scale <- as.double(likelihood$ref_scale)
   if (!is.null(likelihood$ref_joint)) spec$ref_joint <- isTRUE(likelihood$ref_joint)
-  if (!is.null(likelihood$ref_avg)) spec$ref_avg <- as.double(likelihood$ref_avg)
   if (!is.null(likelihood$ref_full)) spec$ref_full <- isTRUE(as.logical(likelihood$ref_full))
   if (!is.null(likelihood$ref_shift)) spec$ref_shift <- as.double(likelihood$ref_shift)
   if (!is.null(likelihood$ref_newton)) spec$ref_newton <- as.double(likelihood$ref_newton)
   spec$ref_cond <- softmax_ref_cond(likelihood)
   spec$ref_df <- softmax_ref_df(likelihood)
+  spec$ref_avg <- softmax_ref_avg(likelihood)
+  # The non-bijective model's Gibbs move takes the variational fit as its reference:
+  # engine_gibbs() refines that fit first (engine_reference_q()).
+  spec$gibbs_reference <- !spec$bijective && spec$ref_steps > 0
   spec
 }
 
@@ -230,7 +236,7 @@ softmax_ref_steps <- function(likelihood) {
   s <- likelihood$ref_steps
   if (is.null(s)) SOFTMAX_REF_STEPS else as.double(s)
 }
-SOFTMAX_REF_STEPS <- 10
+SOFTMAX_REF_STEPS <- 20
 
 # Degrees of freedom of the contrast moves' multivariate-t reference (0: Gaussian).
 softmax_ref_df <- function(likelihood) {
@@ -238,6 +244,17 @@ softmax_ref_df <- function(likelihood) {
   if (is.null(s)) SOFTMAX_REF_DF else as.double(s)
 }
 SOFTMAX_REF_DF <- 0
+
+# Fixed draws from the reference approximation's marginals over which the contrast
+# moves' curvatures are averaged (0: the curvature at its mean; see gibbs_reference() in
+# src/lik_logistic_softmax.cpp). The refined approximation's marginal variances are
+# large where the data say little, and the likelihood's curvature at its mean
+# underestimates the curvature the sampler meets over that spread.
+softmax_ref_avg <- function(likelihood) {
+  s <- likelihood$ref_avg
+  if (is.null(s)) SOFTMAX_REF_AVG else as.double(s)
+}
+SOFTMAX_REF_AVG <- 32
 
 # Whether the contrast moves' per-contrast reference means follow the other contrasts
 # (their conditional given them; see contrast_moves() in src/lik_logistic_softmax.cpp).

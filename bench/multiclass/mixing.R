@@ -17,10 +17,13 @@
 # see gibbs_move() in src/lik_logistic_softmax.cpp), for the default and the bijective
 # likelihood (which takes no reference).
 # Run from the package root with augmentedGP installed:
-#   Rscript bench/multiclass/mixing.R [sets] [samplers] [settings]
+#   Rscript bench/multiclass/mixing.R [sets] [samplers] [settings] [seed]
 # settings (optional): likelihood fields to set on every fit, "name=value,name=value"
 # (e.g. "ref_df=0" for the Gaussian reference of the contrast moves); they are appended
-# to the sampler's name in the table.
+# to the sampler's name in the table. seed (optional, default 1): augp()'s seed, which
+# sets the variational fit's start and the chains' streams (appended to the name when
+# not 1). With the environment variable AUGP_MIXING_SAVE set to a directory, each fit is
+# saved there as <set>_<seed>.rds for later analysis.
 # e.g. Rscript bench/multiclass/mixing.R "iris|fgl" ; writes bench/multiclass/results_mixing.csv
 # (appending) and prints the table.
 suppressMessages({
@@ -34,6 +37,7 @@ settings <- if (length(args) >= 3 && nzchar(args[3])) {
   kv <- strsplit(strsplit(args[3], ",", fixed = TRUE)[[1]], "=", fixed = TRUE)
   stats::setNames(lapply(kv, function(p) as.numeric(p[2])), vapply(kv, `[`, "", 1))
 } else list()
+seed <- if (length(args) >= 4 && nzchar(args[4])) as.numeric(args[4]) else 1
 
 data(Vehicle, package = "mlbench")
 data(fgl, package = "MASS")
@@ -84,15 +88,18 @@ for (s in names(sets)) {
     if (!is.null(configs[[cf]]$ref)) lk$ref_steps <- configs[[cf]]$ref
     for (nm in names(settings)) lk[[nm]] <- settings[[nm]]
     lab <- if (length(settings)) paste0(cf, " [", args[3], "]") else cf
+    if (seed != 1) lab <- paste0(lab, " seed ", seed)
     t0 <- proc.time()[["elapsed"]]
     c0 <- sum(proc.time()[c("user.self", "sys.self")])
     fit <- suppressWarnings(augp(sets[[s]][[1]], sets[[s]][[2]], likelihood = lk, method = "gibbs",
-                                 seed = 1, control = augp_control(chains = 4, threads = 1)))
+                                 seed = seed, control = augp_control(chains = 4, threads = 1)))
     tm <- proc.time()[["elapsed"]] - t0
     # CPU time of this process (1 thread): less sensitive than the elapsed time to other
     # jobs on a shared machine
     message(sprintf("%s, %s: elapsed %.1f s, CPU %.1f s", s, lab, tm,
                     sum(proc.time()[c("user.self", "sys.self")]) - c0))
+    save_dir <- Sys.getenv("AUGP_MIXING_SAVE")
+    if (nzchar(save_dir)) saveRDS(fit, file.path(save_dir, sprintf("%s_%s.rds", s, seed)))
     r <- diag_rows(fit)
     r <- cbind(set = s, n = fit$n, K = length(fit$levels), sampler = lab, iter = fit$control$iter,
                warmup = fit$control$warmup, time_s = round(tm, 1), r)

@@ -110,8 +110,16 @@ test_that("the likelihood spec carries the default number of slice rounds", {
   lk <- logistic_softmax()
   lk$slice_steps <- 0
   expect_equal(eng_ns$engine_lik_spec(lk, resp)$slice_steps, 0)
-  expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_steps, 10)
+  expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_steps, 20)
   # the contrast moves' reference: Gaussian, means conditional on the other contrasts
   expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_df, 0)
   expect_true(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_cond)
+  # curvatures averaged over the reference's marginals; the non-bijective model asks
+  # engine_gibbs() for the refined variational fit as its reference, the bijective one
+  # (which takes no reference) does not
+  expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_avg, 32)
+  expect_true(eng_ns$engine_lik_spec(logistic_softmax(), resp)$gibbs_reference)
+  expect_false(eng_ns$engine_lik_spec(logistic_softmax(bijective = TRUE), resp)$gibbs_reference)
+  lk$ref_steps <- 0
+  expect_false(eng_ns$engine_lik_spec(lk, resp)$gibbs_reference)
 })

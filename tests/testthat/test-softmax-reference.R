@@ -96,6 +96,52 @@ test_that("contrast moves with a poor reference sample the un-augmented posterio
   }
 })
 
+test_that("the default contrast moves (conditional means, averaged curvatures) keep the posterior", {
+  skip_if_not_installed("posterior")
+  d <- ref_toy()
+  k <- kernel_se(variance = 6, lengthscale = 1)
+  K <- kernel_matrix(k, d$X) + diag(1e-8, 3)
+  theta <- c(1, 2, 0.5)
+  mu0 <- matrix(c(0.5, -0.5, 0), 3, 3, byrow = TRUE)
+  ex <- ref_is(K, d$Y, theta, mu0, S = 60000, seed = 1)
+  rmean <- matrix(c(3, -3, 0, -2, 2, 1, -1, 0, 4), 3, 3)
+  # the reference's site precisions set the marginal variances the curvatures are
+  # averaged over: small (0.1) for wide marginals
+  lik <- list(type = "logistic_softmax", q = 3L, Y = d$Y, bijective = FALSE, theta = theta,
+              slice_steps = 0, ref_steps = 3, ref_scale = 0.7, ref_cond = TRUE, ref_df = 0,
+              ref_avg = 32)
+  ctl <- eng_ns$as_augp_control(eng_fixed(iter = 3000, warmup = 300, chains = 2))
+  res <- eng_ns$engine_gibbs_chains(k, d$X, lik, mu0, mu0, NULL, ctl, c(11, 12), 0:1, 2L, 1e-8,
+                                    reference = list(mean = rmean, prec = matrix(0.1, 3, 3)))
+  P <- eng_ns$mcmc_response_draws(res$draws, lik, max_vars = Inf)
+  m <- matrix(apply(P, 3, mean), 3)
+  z <- (m - ex$mean) / sqrt(matrix(apply(P, 3, posterior::mcse_mean), 3)^2 + ex$se^2)
+  expect_lt(max(abs(z)), 4.5)
+  expect_lt(max(abs(m - ex$mean)), 0.03)
+})
+
+test_that("the Gibbs sampler's reference is the refined variational fit", {
+  set.seed(4)
+  n <- 40
+  X <- matrix(stats::rnorm(2 * n), n, 2)
+  y <- factor(c("a", "b", "c")[1 + (X[, 1] > 0) + (X[, 2] > 0.5)])
+  resp <- eng_ns$encode_response(logistic_softmax(), y)
+  lik <- eng_ns$engine_lik_spec(logistic_softmax(), resp)
+  mean0 <- matrix(-6, n, 3)
+  ctl <- eng_ns$as_augp_control(eng_fixed())
+  vi <- eng_ns$engine_vi(X, lik, kernel_se(variance = 20, lengthscale = 1), ctl, mean0)
+  rq <- eng_ns$engine_reference_q(vi, X, lik, ctl, mean0)
+  # the refinement ran (the augmented bound is loose at this prior mean) and raised the
+  # direct ELBO of the coordinate-ascent fit
+  expect_gt(rq$refine$rounds, 0)
+  expect_gt(rq$elbo_direct, eng_ns$engine_direct_elbo(lik, vi$mean, vi$var, vi$kl) + 1)
+  expect_equal(dim(rq$mean), c(n, 3L))
+  expect_equal(dim(rq$omega), c(n, 3L))
+  # refine = 0 leaves the coordinate-ascent fit as the reference
+  ctl0 <- eng_ns$as_augp_control(eng_fixed(refine = 0))
+  expect_identical(eng_ns$engine_reference_q(vi, X, lik, ctl0, mean0), vi)
+})
+
 test_that("only the non-bijective model's draws depend on the reference", {
   d <- ref_toy()
   k <- kernel_se(variance = 6, lengthscale = 1)
