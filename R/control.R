@@ -143,7 +143,10 @@
 #' @param svi_iter Sparse GPs: number of minibatch steps; `NULL` (the default)
 #'   runs `svi_epochs` passes over the data instead, but at most 3000 steps
 #'   (beyond 1 million rows at the default batch size fewer passes suffice,
-#'   down to part of one pass).
+#'   down to part of one pass). Fits that end with direct-ELBO epochs (see
+#'   `refine`) run these on the direct ELBO, after one more pass (at most
+#'   1000 steps) on the augmented bound; with `svi_iter` given, its first
+#'   quarter is that augmented pass.
 #' @param lr Sparse GPs: learning rate of the stochastic kernel
 #'   hyperparameter steps (0 keeps them at their full-batch subsample values).
 #'   The minibatch fit starts q(u) from the subsample fit (scaled up to all
@@ -234,8 +237,9 @@
 #'   round one pass over the data (1000 likelihood evaluations per point) and
 #'   q factorisations of m x m matrices. Minibatch (SVI) sparse fits
 #'   (`batch_size` below n, or n above `full_batch_max`) refine on
-#'   minibatches instead: after the `svi_epochs` augmented epochs, two more
-#'   epochs of steps on the direct ELBO, each moving \eqn{q(u)} a
+#'   minibatches instead: after one pass on the augmented bound, their
+#'   `svi_epochs` passes run on the direct ELBO, each step moving
+#'   \eqn{q(u)} a
 #'   natural-gradient step towards the minibatch estimate of the same sites
 #'   (50 fixed-seed draws per point) and, when the kernel is learned, taking
 #'   an Adam step along the minibatch gradient of the direct ELBO (each log

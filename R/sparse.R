@@ -448,6 +448,27 @@ svi_direct_planned <- function(lik, n, ctl, learn_lik = NULL) {
   }
 }
 
+# The minibatch steps of a fit on n rows: svi_iter if given, else svi_epochs passes over
+# the batches, at most SVI_MAX_STEPS. A fit with direct-ELBO epochs (svi_direct_planned())
+# first takes one more pass on the augmented bound (at most SVI_MAX_STEPS / 3 steps),
+# where the closed-form sites move q(u) from the subsample's warm start cheaply and
+# stably, and then those steps on the direct ELBO (sparse_svi_direct()); with svi_iter
+# given, the first quarter of them is the augmented pass. Returns c(augmented, direct)
+# step counts.
+svi_steps <- function(n, ctl, direct) {
+  bs <- min(ctl$block_size, ctl$batch_size)
+  per_epoch <- length(seq(0L, ceiling(n / bs) - 1L, by = max(1L, as.integer(round(ctl$batch_size / bs)))))
+  total <- if (is.null(ctl$svi_iter)) min(ceiling(ctl$svi_epochs * per_epoch), SVI_MAX_STEPS) else ctl$svi_iter
+  total <- as.integer(max(1, total))
+  if (!direct) return(c(total, 0L))
+  if (!is.null(ctl$svi_iter)) {
+    if (total < 2L) return(c(total, 0L))
+    aug <- max(1L, as.integer(round(total / 4)))
+    return(c(aug, total - aug))
+  }
+  c(as.integer(min(per_epoch, SVI_MAX_STEPS / 3)), total)
+}
+
 # The minibatches of an SVI run on n rows: blocks of block_size rows in a random order
 # (perm, 0-based; C++ reads the rows in that order), batch_size / block_size blocks per
 # batch (bpb); `epochs` passes over the batches (each in its own random order), at most
@@ -466,7 +487,7 @@ svi_schedule <- function(n, ctl, epochs, iters = NULL) {
 }
 
 # The direct-ELBO epochs of a minibatch fit (svi_direct_planned()): from the augmented
-# SVI fit `f`, SVI_DIRECT_EPOCHS passes of minibatch steps on the direct ELBO
+# SVI fit `f`, `iters` minibatch steps (svi_steps()) on the direct ELBO
 # E_q[log p(y | f)] - KL(q(u) || p(u)) itself. Each step moves q(u) by a natural-gradient
 # step towards the minibatch estimate of the refinement's target (the sites
 # E_q[-d2 log p], E_q[d log p] + E_q[-d2 log p] m of sparse_cvi_refine, the expectations
@@ -481,15 +502,14 @@ svi_schedule <- function(n, ctl, epochs, iters = NULL) {
 # (SVI_DIRECT_ELBO_DRAWS draws per point). Returns `f` with the new kernel, Z, state,
 # marginals, elbo_full (the direct ELBO) and svi_direct = list(trace (minibatch
 # estimates of the direct ELBO), epochs, iterations, draws).
-SVI_DIRECT_EPOCHS <- 2
 SVI_DIRECT_DRAWS <- 50L
 SVI_DIRECT_ELBO_DRAWS <- 200L
 SVI_DIRECT_TAU <- 10
 SVI_DIRECT_LR <- 0.1
 SVI_DIRECT_BOX <- 8
-sparse_svi_direct <- function(X, mu0, lik, f, ctl, learn_hyper, learn_z) {
+sparse_svi_direct <- function(X, mu0, lik, f, ctl, learn_hyper, learn_z, iters) {
   n <- nrow(X)
-  sch <- svi_schedule(n, ctl, SVI_DIRECT_EPOCHS)
+  sch <- svi_schedule(n, ctl, NULL, iters)
   iters <- length(sch$starts)
   epochs <- iters / length(sch$starts0)
   learn <- (learn_hyper || learn_z) && ctl$lr > 0
@@ -644,14 +664,16 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
     }
     progress_restore(sec)
     direct <- svi_direct_planned(lik, n, ctl, learn_lik)
-    sec <- progress_section(0.3, if (direct) 0.75 else 1, "SVI", announce = TRUE,
+    steps <- svi_steps(n, ctl, direct)
+    sec <- progress_section(0.3, if (direct) 0.5 else 1, "SVI", announce = TRUE,
                             line = "stochastic variational inference")
-    f <- sparse_svi(X, mu0, lk, k, Zr, jr, ctl, learn_hyper, learn_z, st)
+    f <- sparse_svi(X, mu0, lk, k, Zr, jr, utils::modifyList(ctl, list(svi_iter = steps[1])),
+                    learn_hyper, learn_z, st)
     progress_restore(sec)
     if (direct) {
-      sec <- progress_section(0.75, 1, "SVI on the direct ELBO", announce = TRUE,
+      sec <- progress_section(0.5, 1, "SVI on the direct ELBO", announce = TRUE,
                               line = "stochastic variational inference on the direct ELBO")
-      f <- sparse_svi_direct(X, mu0, lk, f, ctl, learn_hyper, learn_z)
+      f <- sparse_svi_direct(X, mu0, lk, f, ctl, learn_hyper, learn_z, steps[2])
       progress_restore(sec)
     }
     if (!is.null(learn_lik)) {

@@ -125,9 +125,11 @@ test_that("minibatch multi-class fits end with direct-ELBO epochs that raise the
   expect_null(e0$svi_direct)
   dr <- e1$svi_direct
   expect_type(dr$trace, "double")
-  # two epochs of 12 minibatches
-  expect_identical(dr$iterations, 24L)
-  expect_equal(dr$epochs, 2)
+  # one augmented epoch, then svi_epochs = 3 epochs of 12 minibatches on the direct ELBO
+  expect_equal(e1$sparse$epochs, 1)
+  expect_equal(e0$sparse$epochs, 3)
+  expect_identical(dr$iterations, 36L)
+  expect_equal(dr$epochs, 3)
   expect_true(all(is.finite(dr$trace)))
   # elbo() is the direct ELBO of the final q(u): an independent pass over the data
   mu0 <- sp_ns$sparse_mean0(e1$mean0, nrow(e1$X), e1$q)
@@ -144,7 +146,7 @@ test_that("minibatch multi-class fits end with direct-ELBO epochs that raise the
   # print(), summary() and the ELBO plot say so
   out <- capture.output(print(f1))
   expect_true(any(grepl("Direct ELBO (full data)", out, fixed = TRUE)))
-  expect_true(any(grepl("then 2 epochs on the direct ELBO", out, fixed = TRUE)))
+  expect_true(any(grepl("then 3 epochs on the direct ELBO", out, fixed = TRUE)))
   expect_true(any(grepl("Direct ELBO (full data)", capture.output(print(summary(f1))), fixed = TRUE)))
   g <- plot(f1, type = "elbo")
   expect_s3_class(g, "ggplot")
