@@ -645,20 +645,18 @@ HYPER_INIT_SD <- 0.3
 # lengthscale per input) take an HMC trajectory per step instead: B at the current
 # hyperparameters, B at each leapfrog position (with B^-1 for the gradient, two
 # triangular passes of the same order of work) and K when the end point is accepted.
+# A kernel with a sampled overall variance adds one factorisation per sweep: K at the
+# proposal of the non-centred move of the variance (the jitter is absolute, K = v C +
+# jitter I, so K and its factor are not rescaled with v; whitened_scale_move in
+# src/param_sampler.h).
 HYPER_MOVES <- 1L
 
 # Passes per sweep of the likelihood's parameter flow (a map of the latent values
 # with one sampled parameter that leaves the likelihood unchanged, e.g. the maximal rate of
-# poisson_logistic() against f at fixed rates, moved with the kernel variance;
-# param_flow_move in src/param_sampler.h),
-# when the likelihood has one and its parameter is sampled. Off by default (0): the move
-# reaches the large kernel variances at which the jitter, which scales with the variance
-# (K = v (C + jitter I)), acts as a per-observation nugget, a mode of the posterior as
-# implemented that over-dispersed counts favour but that the model does not intend. The
-# option augmentedGP.flow_moves sets the passes, and augmentedGP.flow_variance = FALSE
-# keeps the variance out of the move (FLOW_VARIANCE).
+# poisson_logistic() against f at fixed rates, at the current kernel; param_flow_move in
+# src/param_sampler.h), when the likelihood has one and its parameter is sampled; 0: off.
+# The option augmentedGP.flow_moves sets the passes.
 FLOW_MOVES <- 0L
-FLOW_VARIANCE <- TRUE
 
 # Gibbs chains. With ctl$sample_hyper the kernel hyperparameters are sampled too, under
 # `prior` (an augp_prior or NULL for the defaults; its attribute "latent_scale" is the
@@ -703,8 +701,7 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
     ptab <- hyper_prior_table(kernel, prior, X, if (is.null(ls)) 1 else ls)
     hyper <- list(prior = hyper_prior_matrix(ptab), init_sd = HYPER_INIT_SD,
                   moves = HYPER_MOVES,
-                  flow_moves = as.integer(getOption("augmentedGP.flow_moves", FLOW_MOVES)),
-                  flow_variance = isTRUE(getOption("augmentedGP.flow_variance", FLOW_VARIANCE)))
+                  flow_moves = as.integer(getOption("augmentedGP.flow_moves", FLOW_MOVES)))
   }
   lik_prior <- if (isTRUE(ctl$sample_hyper)) attr(prior, "lik_prior")
   res <- future_gibbs_chains(function(ids) {

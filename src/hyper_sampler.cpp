@@ -299,8 +299,6 @@ Eigen::VectorXd HyperBlock::marginal_grad(const std::vector<double>& theta,
   for (int k = 0; k < p; ++k) {
     const int i = free_[k];
     out[k] = 0.5 * g[i];
-    // the jitter v * jitter of a kernel with an overall scale v moves with log v
-    if (i == scale_index_) out[k] += 0.5 * block_jitter(theta) * M.trace();
   }
   return out;
 }
@@ -554,48 +552,27 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
   return true;
 }
 
-void HyperBlock::scale_move(const Likelihood& lik, Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0,
-                            Rng& rng) {
-  if (scale_index_ < 0) return;
-  const double t0 = spec_.theta[scale_index_];
-  const int n = f.rows();
-  // G: the block's columns of (f - mu0) / sqrt(v); F: the latent matrix at log v = t
-  Eigen::MatrixXd G(n, cols_.size());
-  for (std::size_t k = 0; k < cols_.size(); ++k)
-    G.col(k) = (f.col(cols_[k]) - mu0.col(cols_[k])) * std::exp(-t0 / 2.0);
-  Eigen::MatrixXd F = f;
-  auto log_target = [&](double t) {
-    const double lp = hyper_log_prior(priors_[scale_index_], t);
-    if (!std::isfinite(lp)) return kNegInf;
-    const double s = std::exp(t / 2.0);
-    for (std::size_t k = 0; k < cols_.size(); ++k)
-      F.col(cols_[k]) = mu0.col(cols_[k]) + s * G.col(k);
-    const double ll = lik.loglik(F);
-    return std::isfinite(ll) ? lp + ll : kNegInf;
-  };
-  // slice sampling (Neal 2003): stepping out with width 1, then shrinkage
-  const double t1 = slice_update(log_target, t0, 1.0, rng);
-  if (t1 == t0) return;
-  const double s = std::exp((t1 - t0) / 2.0);
-  for (std::size_t k = 0; k < cols_.size(); ++k)
-    f.col(cols_[k]) = mu0.col(cols_[k]) + s * std::exp(t0 / 2.0) * G.col(k);
-  set_scale(t1);
+bool HyperBlock::propose_scale(double t) {
+  const double r = std::exp(t - spec_.theta[scale_index_]);
+  if (!std::isfinite(r)) return false;
+  // K(t) = v C + j I with v = e^t: the kernel part scales by v' / v, the jitter stays
+  const long n = K_.rows();
+  if (Kp_.rows() != n || Kp_.cols() != n) Kp_.setZero(n, n);
+  for (long c = 0; c < n; ++c) Kp_.col(c).tail(n - c) = r * K_.col(c).tail(n - c);
+  Kp_.diagonal().array() += (1.0 - r) * jitter_;
+  ++n_chol_;
+  return Kp_.allFinite() && chol_lower(Kp_, LKp_);
 }
 
-void HyperBlock::set_scale(double t) {
-  const double s = std::exp((t - spec_.theta[scale_index_]) / 2.0);
+void HyperBlock::accept_scale(double t) {
   spec_.theta[scale_index_] = t;
-  // K = v (C + jitter I) scales with v as a whole, and so does its factor
-  const long n_k = K_.rows();
-  for (long j = 0; j < n_k; ++j) {
-    K_.col(j).tail(n_k - j) *= s * s;
-    LK_.col(j).tail(n_k - j) *= s;
-  }
+  K_.swap(Kp_);
+  LK_.swap(LKp_);
 }
 
 bool HyperBlock::kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const {
   if (d2_.size() == 0) {
-    K = kernel_matrix_jitter(KernelSpec{spec_.code, spec_.nls, theta}, X_, block_jitter(theta));
+    K = kernel_matrix_jitter(KernelSpec{spec_.code, spec_.nls, theta}, X_, jitter_);
     return K.allFinite();
   }
   const long n = X_.rows(), pairs = n * (n + 1) / 2, nb = spec_.nls[0];
@@ -616,12 +593,8 @@ bool HyperBlock::kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K)
     K.col(j).tail(n - j) = kv_.segment(k, n - j).matrix();
     k += n - j;
   }
-  K.diagonal().array() += block_jitter(theta);
+  K.diagonal().array() += jitter_;
   return true;
-}
-
-double HyperBlock::block_jitter(const std::vector<double>& theta) const {
-  return scale_index_ >= 0 ? jitter_ * std::exp(theta[scale_index_]) : jitter_;
 }
 
 }  // namespace augp

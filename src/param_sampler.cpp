@@ -17,7 +17,7 @@ namespace {
 const double kNegInf = -std::numeric_limits<double>::infinity();
 const double kLogSqrt2Pi = 0.91893853320467274178;
 const double kLogPi = 1.14472988584940017414;
-// passes of the joint scale move over its directions per sweep (each update costs a few
+// passes of the level move over its directions per sweep (each update costs a few
 // likelihood evaluations, O(n q))
 const int kJointCycles = 4;
 
@@ -133,8 +133,8 @@ void shift_location(Likelihood& lik, const std::vector<LikParamPrior>& priors, E
 }
 
 void param_flow_move(Likelihood& lik, const std::vector<LikParamPrior>& priors, Eigen::MatrixXd& f,
-                     const Eigen::MatrixXd& mu0, const KernelSet& LK, HyperBlock* block,
-                     DirectionalSlice& sampler, Rng& rng, int warmup_it, int updates) {
+                     const Eigen::MatrixXd& mu0, const KernelSet& LK, DirectionalSlice& sampler,
+                     Rng& rng, int warmup_it, int updates) {
   std::string name;
   int index = 0;
   if (updates < 1 || !lik.param_flow(&name, &index)) return;
@@ -142,51 +142,40 @@ void param_flow_move(Likelihood& lik, const std::vector<LikParamPrior>& priors, 
   for (const LikParamPrior& p : priors)
     if (p.name == name && p.index == index && p.positive()) pr = &p;
   if (!pr) return;
-  const int q = static_cast<int>(f.cols()), dim = block ? 2 : 1;
-  if (sampler.dim() != dim)
+  const int q = static_cast<int>(f.cols());
+  if (sampler.dim() != 1)
     throw std::invalid_argument("param_flow_move: the sampler's dimension does not match");
-  if (block && static_cast<int>(block->cols().size()) != q)
-    throw std::invalid_argument("param_flow_move: the block must serve every latent column");
   std::map<std::string, Eigen::MatrixXd> p = lik.params();
   double& x = element(p, *pr);
   double lo = 0.0, hi = 0.0;
   lik.param_flow_range(f, &lo, &hi);
   if (!(lo < 0.0 && hi > 0.0)) return;
-  Eigen::VectorXd y0(dim);
+  Eigen::VectorXd y0(1);
   y0[0] = std::log(x);
-  if (block) y0[1] = block->scale_theta();
-  const double nq = static_cast<double>(f.rows()) * q;
   Eigen::MatrixXd F;
   Eigen::VectorXd z;
-  // the density of y = (t, log v) given the rates, relative to y0 (see the header)
+  // the density of t given the rates, relative to t0 (see the header)
   auto log_target = [&](const Eigen::VectorXd& y) {
     const double d = y[0] - y0[0];
     if (!(d > lo && d < hi)) return kNegInf;
     double lp = lik_param_log_prior(*pr, y[0]);
-    const double ls = block ? y[1] - y0[1] : 0.0;  // log(v / v0)
-    if (block) lp += block->scale_log_prior(y[1]);
     if (!std::isfinite(lp)) return kNegInf;
     lp += lik.param_flow_map(f, d, F);
     double qf = 0.0;
     for (int j = 0; j < q; ++j) {
-      const Eigen::MatrixXd& L = block ? block->LK() : LK[j];
-      z = L.triangularView<Eigen::Lower>().solve((F.col(j) - mu0.col(j)).eval());
+      z = LK[j].triangularView<Eigen::Lower>().solve((F.col(j) - mu0.col(j)).eval());
       qf += z.squaredNorm();
     }
-    lp -= 0.5 * (nq * ls + std::exp(-ls) * qf);
+    lp -= 0.5 * qf;
     return std::isfinite(lp) ? lp : kNegInf;
   };
   Eigen::VectorXd y = y0;
   sampler.step(log_target, y, rng, warmup_it, updates);
   if (y == y0) return;
-  const double d = y[0] - y0[0];
-  if (d != 0.0) {
-    lik.param_flow_map(f, d, F);
-    f = F;
-    x = std::exp(y[0]);
-    lik.set_params(p);
-  }
-  if (block && y[1] != y0[1]) block->set_scale(y[1]);
+  lik.param_flow_map(f, y[0] - y0[0], F);
+  f = F;
+  x = std::exp(y[0]);
+  lik.set_params(p);
 }
 
 DirectionalSlice::DirectionalSlice(int d)
@@ -228,94 +217,50 @@ void DirectionalSlice::step(const std::function<double(const Eigen::VectorXd&)>&
       max_corr_ = std::max(max_corr_, std::abs(cov(i, j)) / std::sqrt(cov(i, i) * cov(j, j) + 1e-300));
 }
 
-JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
-                                  const std::vector<LikParamPrior>& priors, int n_latent) {
-  JointScaleIndex idx;
+std::vector<int> positive_params(const std::vector<LikParamPrior>& priors) {
+  std::vector<int> out;
   for (std::size_t k = 0; k < priors.size(); ++k)
-    if (priors[k].positive()) idx.params.push_back(static_cast<int>(k));
-  if (idx.params.empty()) return JointScaleIndex();
-  for (std::size_t g = 0; g < blocks.size(); ++g)
-    if (blocks[g].has_scale()) idx.blocks.push_back(static_cast<int>(g));
-  idx.shift = n_latent == 1 && blocks.size() == 1;
-  if (idx.blocks.empty() && !idx.shift) return JointScaleIndex();
-  return idx;
+    if (priors[k].positive()) out.push_back(static_cast<int>(k));
+  return out;
 }
 
-void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
-                      std::vector<HyperBlock>& blocks, const JointScaleIndex& idx,
-                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, int level,
+void level_param_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
+                      const std::vector<int>& params, Eigen::MatrixXd& f,
+                      const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L,
                       DirectionalSlice& sampler, Rng& rng, int warmup_it) {
-  const int nb = static_cast<int>(idx.blocks.size()), np = static_cast<int>(idx.params.size());
-  const int ns = idx.shift ? 1 : 0, kp = nb + ns;  // kp: the first parameter coordinate
+  const int np = static_cast<int>(params.size());
+  if (f.cols() != 1 || np == 0) return;
+  if (sampler.dim() != 1 + np)
+    throw std::invalid_argument("level_param_move: the sampler's dimension does not match");
   std::map<std::string, Eigen::MatrixXd> p = lik.params();
   const std::map<std::string, Eigen::MatrixXd> p0 = p;
-  Eigen::VectorXd x(kp + np);
-  for (int b = 0; b < nb; ++b) x[b] = blocks[idx.blocks[b]].scale_theta();
-  for (int k = 0; k < np; ++k) x[kp + k] = std::log(element(p, priors[idx.params[k]]));
-  const Eigen::MatrixXd W = f - mu0;
-  // one column: the level c = mean(f - mu0), and the Gaussian factor's a = u'u, b = u'z
-  // (u = L0^-1 1, z = L0^-1 (f - mu0))
-  double a = 0.0, b_lin = 0.0, zz = 0.0, c0 = 0.0;
-  const bool apart = level == kLevelApart, centred = ns && level == kLevelCentred;
-  if (ns) {
-    c0 = W.col(0).mean();
-    x[nb] = c0;
-    const auto tri = blocks[0].LK().triangularView<Eigen::Lower>();
-    const Eigen::VectorXd u = tri.solve(Eigen::VectorXd::Ones(f.rows()));
-    const Eigen::VectorXd z = tri.solve(W.col(0));
-    a = u.squaredNorm();
-    b_lin = u.dot(z);
-    zz = z.squaredNorm();
-  }
+  Eigen::VectorXd x(1 + np);
+  const double c0 = (f.col(0) - mu0.col(0)).mean();
+  x[0] = c0;
+  for (int k = 0; k < np; ++k) x[1 + k] = std::log(element(p, priors[params[k]]));
+  // log N(f + e 1; mu0, L L') = const - (a e^2 + 2 b e) / 2, u = L^-1 1, z = L^-1 (f - mu0)
+  const auto tri = L.triangularView<Eigen::Lower>();
+  const Eigen::VectorXd u = tri.solve(Eigen::VectorXd::Ones(f.rows()));
+  const Eigen::VectorXd z = tri.solve((f.col(0) - mu0.col(0)).eval());
+  const double a = u.squaredNorm(), b = u.dot(z);
   const Eigen::VectorXd x0 = x;
   Eigen::MatrixXd F = f;
-  // the ratio sqrt(v / v0) of block b at y
-  auto ratio = [&](const Eigen::VectorXd& y, int b) { return std::exp((y[b] - x0[b]) / 2.0); };
-  // F at y: column j of block b = mu0_j + sqrt(v_b / v_b0) (f_j - mu0_j); with the level,
-  // mu0 + rl c 1 + r (f - mu0 - c0 1), r = sqrt(v / v0), rl = r (level scaled) or 1 (apart)
-  auto latent_at = [&](const Eigen::VectorXd& y) {
-    if (centred) {
-      F.col(0) = f.col(0).array() + (y[nb] - c0);
-      return;
-    }
-    if (ns) {
-      const double r = nb ? ratio(y, 0) : 1.0, rl = apart ? 1.0 : r;
-      F.col(0) = mu0.col(0) + r * W.col(0);
-      F.col(0).array() += rl * y[nb] - r * c0;
-      return;
-    }
-    for (int b = 0; b < nb; ++b) {
-      const double r = ratio(y, b);
-      for (int j : blocks[idx.blocks[b]].cols()) F.col(j) = mu0.col(j) + r * W.col(j);
-    }
-  };
   auto log_target = [&](const Eigen::VectorXd& y) {
-    double lp = 0.0;
-    for (int b = 0; b < nb; ++b) lp += blocks[idx.blocks[b]].scale_log_prior(y[b]);
-    if (centred) {
-      // log N(f - mu0 + (c - c0) 1; 0, r^2 K0) up to a constant
-      const double dc = y[nb] - c0, lr2 = nb ? y[0] - x0[0] : 0.0;
-      lp -= 0.5 * (static_cast<double>(W.rows()) * lr2 +
-                   std::exp(-lr2) * (zz + 2.0 * b_lin * dc + a * dc * dc));
-    } else if (ns) {
-      // the whitened level's Gaussian factor (and the Jacobian r^-1 of the level apart)
-      const double r = nb ? ratio(y, 0) : 1.0, rl = apart ? 1.0 : r;
-      const double e = y[nb] * rl / r - c0;
-      lp -= 0.5 * (a * e * e + 2.0 * b_lin * e) + std::log(r / rl);
-    }
-    for (int k = 0; k < np; ++k) lp += lik_param_log_prior(priors[idx.params[k]], y[kp + k]);
+    const double e = y[0] - c0;
+    double lp = -0.5 * (a * e * e + 2.0 * b * e);
+    for (int k = 0; k < np; ++k) lp += lik_param_log_prior(priors[params[k]], y[1 + k]);
     if (!std::isfinite(lp)) return kNegInf;
     for (int k = 0; k < np; ++k) {
-      const double v = std::exp(y[kp + k]);
+      const double v = std::exp(y[1 + k]);
       if (!(v > 0 && std::isfinite(v))) return kNegInf;
-      element(p, priors[idx.params[k]]) = v;
+      element(p, priors[params[k]]) = v;
     }
     try {
       lik.set_params(p);
     } catch (std::invalid_argument&) {
       return kNegInf;
     }
-    latent_at(y);
+    F.col(0) = f.col(0).array() + e;
     const double ll = lik.loglik(F);
     return std::isfinite(ll) ? lp + ll : kNegInf;
   };
@@ -325,11 +270,112 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
     lik.set_params(p0);
     return;
   }
-  for (int k = 0; k < np; ++k) element(p, priors[idx.params[k]]) = std::exp(x[kp + k]);
+  for (int k = 0; k < np; ++k) element(p, priors[params[k]]) = std::exp(x[1 + k]);
   lik.set_params(p);
-  latent_at(x);
-  f = F;
-  for (int b = 0; b < nb; ++b) blocks[idx.blocks[b]].set_scale(x[b]);
+  f.col(0).array() += x[0] - c0;
+}
+
+ScaleWalk::ScaleWalk(int d)
+    : L_(0.3 * Eigen::MatrixXd::Identity(d, d)), mean_(Eigen::VectorXd::Zero(d)),
+      m2_(Eigen::MatrixXd::Zero(d, d)) {
+  log_s_ = 0.0;
+}
+
+Eigen::VectorXd ScaleWalk::propose(const Eigen::VectorXd& x, Rng& rng) const {
+  Eigen::VectorXd e(dim());
+  for (int k = 0; k < dim(); ++k) e[k] = rng.norm();
+  const Eigen::VectorXd step = L_.triangularView<Eigen::Lower>() * e;
+  return x + std::exp(log_s_) * step;
+}
+
+void ScaleWalk::adapt(const Eigen::VectorXd& x, double accept_prob, int warmup_it) {
+  if (warmup_it <= 0) return;
+  const int d = dim();
+  const double target = d == 1 ? 0.44 : 0.3;
+  log_s_ += (accept_prob - target) / std::sqrt(static_cast<double>(warmup_it - reset_at_));
+  log_s_ = std::min(std::max(log_s_, std::log(1e-3)), std::log(20.0));
+  ++n_;
+  const Eigen::VectorXd delta = x - mean_;
+  mean_ += delta / static_cast<double>(n_);
+  m2_ += delta * (x - mean_).transpose();
+  if (warmup_it != next_) return;
+  next_ *= 2;
+  const double nn = static_cast<double>(n_);
+  Eigen::MatrixXd sigma = nn / (nn + 5.0) * (m2_ / (nn - 1.0));
+  sigma.diagonal().array() += 5.0 / (nn + 5.0) * 1e-2;
+  Eigen::LLT<Eigen::MatrixXd> llt(sigma);
+  if (llt.info() != Eigen::Success || !sigma.allFinite()) return;
+  L_ = llt.matrixL();
+  log_s_ = std::log(2.38 / std::sqrt(static_cast<double>(d)));
+  reset_at_ = warmup_it - 1;
+}
+
+void whitened_scale_move(const Likelihood& lik, Likelihood* own,
+                         const std::vector<LikParamPrior>& priors, const std::vector<int>& params,
+                         HyperBlock& block, Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0,
+                         ScaleWalk& walk, Rng& rng, int warmup_it) {
+  if (!block.has_scale()) return;
+  const int np = static_cast<int>(params.size());
+  if (walk.dim() != 1 + np)
+    throw std::invalid_argument("whitened_scale_move: the sampler's dimension does not match");
+  if (np > 0 && own != &lik)
+    throw std::invalid_argument("whitened_scale_move: the parameters need the chain's own likelihood");
+  std::map<std::string, Eigen::MatrixXd> p, p0;
+  if (np > 0) {
+    p = own->params();
+    p0 = p;
+  }
+  Eigen::VectorXd x(1 + np);
+  x[0] = block.scale_theta();
+  for (int k = 0; k < np; ++k) x[1 + k] = std::log(element(p, priors[params[k]]));
+  double lp0 = block.scale_log_prior(x[0]);
+  for (int k = 0; k < np; ++k) lp0 += lik_param_log_prior(priors[params[k]], x[1 + k]);
+  const double cur = lp0 + lik.loglik(f);
+  const Eigen::VectorXd y = walk.propose(x, rng);
+  const double u = rng.unif();
+  double lp = block.scale_log_prior(y[0]);
+  for (int k = 0; k < np; ++k) lp += lik_param_log_prior(priors[params[k]], y[1 + k]);
+  double log_ratio = kNegInf;
+  bool have_k = false;
+  Eigen::MatrixXd F;
+  if (std::isfinite(lp) && std::isfinite(cur)) {
+    bool ok = true;
+    for (int k = 0; k < np && ok; ++k) {
+      const double v = std::exp(y[1 + k]);
+      ok = v > 0 && std::isfinite(v);
+      element(p, priors[params[k]]) = v;
+    }
+    if (ok && np > 0) {
+      try {
+        own->set_params(p);
+      } catch (std::invalid_argument&) {
+        ok = false;
+      }
+    }
+    // f at the proposal: the whitened z = LK^-1 (f - mu0) of every column of the block
+    // mapped through the factor at the proposed variance
+    if (ok && (have_k = block.propose_scale(y[0]))) {
+      F = f;
+      const auto L0 = block.LK().triangularView<Eigen::Lower>();
+      const auto L1 = block.LK_proposed().triangularView<Eigen::Lower>();
+      for (int j : block.cols()) {
+        const Eigen::VectorXd z = L0.solve((f.col(j) - mu0.col(j)).eval());
+        const Eigen::VectorXd w = L1 * z;
+        F.col(j) = mu0.col(j) + w;
+      }
+      const double ll = lik.loglik(F);
+      if (std::isfinite(ll)) log_ratio = lp + ll - cur;
+    }
+  }
+  const bool accept = have_k && std::log(u) < log_ratio;
+  if (accept) {
+    block.accept_scale(y[0]);
+    f = F;
+  } else if (np > 0) {
+    own->set_params(p0);
+  }
+  walk.adapt(accept ? y : x,
+             std::isfinite(log_ratio) ? std::exp(std::min(0.0, log_ratio)) : 0.0, warmup_it);
 }
 
 std::vector<double> lik_param_values(const Likelihood& lik, const std::vector<LikParamPrior>& priors) {

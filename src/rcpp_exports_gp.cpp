@@ -368,8 +368,10 @@ List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::Matr
 // order: family code, a, b, on_sd; init_sd = the spread of the chains' starting log
 // parameters around the specs' values, drawn from each chain's starting-point stream;
 // moves = Metropolis proposals per sweep, default 1; flow_moves = passes per sweep of
-// the likelihood's parameter flow when its parameter is sampled, default 2, 0: off;
-// flow_variance = whether that move changes the kernel's variance too, default TRUE).
+// the likelihood's parameter flow when its parameter is sampled, default 2, 0: off).
+// The kernel matrices of the sampled kernels are k(X, X) + jitter I with the jitter found
+// at the specs' values (the same for every chain) and held fixed: absolute, not scaled
+// with a sampled variance.
 // One block per spec (one spec: all latent columns; q specs: column j). The result then
 // also has theta, an array [iter, length(chain_ids), P] of the log parameters, and
 // accept, a length(chain_ids) x (number of blocks) matrix of acceptance rates per
@@ -418,7 +420,6 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
   double theta_sd = 0.0;
   int moves = 1;
   int flow_moves = 2;
-  bool flow_variance = true;
   int n_theta = 0;
   for (const augp::KernelSpec& sp : kspecs) n_theta += sp.n_params();
   if (full_bayes) {
@@ -427,7 +428,6 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
     theta_sd = Rcpp::as<double>(h["init_sd"]);
     moves = h.containsElementNamed("moves") ? Rcpp::as<int>(h["moves"]) : 1;
     if (h.containsElementNamed("flow_moves")) flow_moves = Rcpp::as<int>(h["flow_moves"]);
-    if (h.containsElementNamed("flow_variance")) flow_variance = Rcpp::as<bool>(h["flow_variance"]);
     if (pm.nrow() != n_theta || pm.ncol() != 4)
       Rcpp::stop("hyper$prior must have one row per kernel parameter and 4 columns");
     try {
@@ -535,7 +535,7 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
                     iter, thin, out.begin() + static_cast<R_xlen_t>(iter) * c, iter * chains,
                     col_threads);
     ch.back().set_reference(ref);
-    ch.back().set_flow_updates(flow_moves, flow_variance);
+    ch.back().set_flow_updates(flow_moves);
     if (n_lp > 0) {
       try {
         ch.back().sample_params(lpriors, param_out.begin() + static_cast<R_xlen_t>(iter) * c);
