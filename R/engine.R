@@ -645,25 +645,28 @@ HYPER_INIT_SD <- 0.3
 # lengthscale per input) take an HMC trajectory per step instead: B at the current
 # hyperparameters, B at each leapfrog position (with B^-1 for the gradient, two
 # triangular passes of the same order of work) and K when the end point is accepted.
-# A kernel with a sampled overall variance adds one factorisation per sweep: K at the
-# proposal of the non-centred move of the variance (the jitter is absolute, K = v C +
-# jitter I, so K and its factor are not rescaled with v; whitened_scale_move in
-# src/param_sampler.h).
+# A kernel with a sampled overall variance v (K = v C + jitter I, the jitter absolute)
+# adds, for the non-centred moves of v (joint_scale_move and block_scale_move in
+# src/param_sampler.h), an eigendecomposition of C when its other parameters changed
+# since the last one, and the factor of K after v moved.
 HYPER_MOVES <- 1L
 
 # Passes per sweep of the likelihood's parameter flow (a map of the latent values
 # with one sampled parameter that leaves the likelihood unchanged, e.g. the maximal rate of
-# poisson_logistic() against f at fixed rates, at the current kernel; param_flow_move in
-# src/param_sampler.h), when the likelihood has one and its parameter is sampled; 0: off.
-# The option augmentedGP.flow_moves sets the passes.
+# poisson_logistic() against f at fixed rates, moved with the kernel variance;
+# param_flow_move in src/param_sampler.h), when the likelihood has one and its parameter
+# is sampled; 0: off. The option augmentedGP.flow_moves sets the passes, and
+# augmentedGP.flow_variance = FALSE keeps the variance out of the move (FLOW_VARIANCE).
 FLOW_MOVES <- 0L
+FLOW_VARIANCE <- TRUE
 
 # Gibbs chains. With ctl$sample_hyper the kernel hyperparameters are sampled too, under
 # `prior` (an augp_prior or NULL for the defaults; its attribute "latent_scale" is the
 # unit of the sd prior): the result then also has theta (the draws of the log
 # parameters, [iterations, chains, parameters] named as engine_get_params()), accept
 # (acceptance rates, chains x blocks), chol_per_sweep (Cholesky factorisations of n x n
-# matrices per sweep, warmup included, one per chain) and prior_table
+# matrices per sweep, warmup included, one per chain), eig_per_sweep (eigendecompositions
+# of n x n matrices per sweep, for the moves of the kernel variances) and prior_table
 # (hyper_prior_table()); its kernel
 # is the one at the posterior medians of the log parameters.
 # With ctl$sample_hyper and attr(prior, "lik_prior") (lik_prior_table()), the likelihood's
@@ -701,7 +704,8 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
     ptab <- hyper_prior_table(kernel, prior, X, if (is.null(ls)) 1 else ls)
     hyper <- list(prior = hyper_prior_matrix(ptab), init_sd = HYPER_INIT_SD,
                   moves = HYPER_MOVES,
-                  flow_moves = as.integer(getOption("augmentedGP.flow_moves", FLOW_MOVES)))
+                  flow_moves = as.integer(getOption("augmentedGP.flow_moves", FLOW_MOVES)),
+                  flow_variance = isTRUE(getOption("augmentedGP.flow_variance", FLOW_VARIANCE)))
   }
   lik_prior <- if (isTRUE(ctl$sample_hyper)) attr(prior, "lik_prior")
   res <- future_gibbs_chains(function(ids) {
@@ -743,6 +747,7 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
        hyper_converged = if (is.null(vi)) NA else vi$hyper_converged,
        jitter = max(res$jitter, if (is.null(vi)) 0 else vi$jitter), seed = seeds,
        theta = theta, accept = res$accept, chol_per_sweep = res$chol_per_sweep,
+       eig_per_sweep = res$eig_per_sweep,
        prior_table = ptab, lik = lik, lik_draws = lik_draws, lik_prior = lik_prior)
 }
 
@@ -779,6 +784,7 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
               alpha = fit$alpha, omega = fit$omega, kl = fit$kl, control = ctl,
               hyper_evals = fit$hyper_evals, shared_hyper = !is_kernel_list(fit$kernel),
               theta = fit$theta, accept = fit$accept, chol_per_sweep = fit$chol_per_sweep,
+              eig_per_sweep = fit$eig_per_sweep,
               prior_table = fit$prior_table,
               lik_draws = fit$lik_draws, lik_prior = fit$lik_prior)
   if (!is.null(fit$lik_draws)) out$lik <- fit$lik

@@ -152,9 +152,15 @@ class GibbsChain {
   // by the chain. Saved draw s of the k-th element goes to out[s + stride * k].
   // Throws std::invalid_argument when an element is not a parameter of the likelihood.
   void sample_params(std::vector<LikParamPrior> priors, double* out);
-  // Passes per sweep of the likelihood's parameter flow (param_flow_move in
-  // param_sampler.h; 0 turns the move off). Used when the flow's parameter is sampled.
-  void set_flow_updates(int updates) { flow_updates_ = updates; }
+  // Passes per sweep of the likelihood's parameter flow over its directions (param_flow_move
+  // in param_sampler.h; 0 turns the move off), and whether it
+  // moves the kernel's variance too (when one block with a sampled variance serves every
+  // latent column). Used when the flow's parameter is sampled.
+  void set_flow_updates(int updates, bool with_variance = true) {
+    flow_updates_ = updates;
+    flow_variance_ = with_variance;
+    setup_joint();
+  }
   // The likelihood's prepared reference for its Gibbs move (Likelihood::gibbs_reference();
   // nullptr: none), shared read-only with the other chains of the run.
   void set_reference(std::shared_ptr<const MoveReference> ref) { ref_ = std::move(ref); }
@@ -181,14 +187,13 @@ class GibbsChain {
   double* theta_out_ = nullptr;
   std::shared_ptr<const MoveReference> ref_;
   int flow_updates_ = 2;
-  DirectionalSlice flow_;  // the parameter flow's slice sampler (dimension 1)
+  bool flow_variance_ = true;
+  DirectionalSlice flow_;  // the parameter flow's (t, log v) or (t) directions
   bool sweep_hyper();
-  // the positive elements of lik_priors_ (positive_params), the joint move of the level
-  // and those parameters (level_param_move; dim 0 when it does not apply) and the
-  // proposals of the variance moves, one per block (whitened_scale_move)
-  std::vector<int> params_;
-  DirectionalSlice level_;
-  std::vector<ScaleWalk> walks_;
+  // the joint move of the kernels' variances and the likelihood's positive parameters
+  // (joint_scale_move; dim 0 when it does not apply)
+  JointScaleIndex joint_idx_;
+  DirectionalSlice joint_[3];  // per level coordinate system (kLevelScaled, ...)
   void setup_joint();
   // The current lower Cholesky factors of the blocks' kernel matrices, as the
   // likelihood's gibbs_move takes them.

@@ -2,8 +2,7 @@
 //   aux | f  (the likelihood's sample_aux)   and   f | aux ~ N(m, S)  (the shared Gaussian step),
 // or, with the kernel hyperparameters sampled, aux | f and then (theta, f) | aux per
 // hyperparameter block (hyper_sampler.h), then the non-centred move of the kernels'
-// variances (jointly with the likelihood's positive parameters when they are sampled and
-// one kernel serves every column). With
+// variances (jointly with the likelihood's positive parameters when they are sampled). With
 // sampled likelihood parameters every sweep starts with their moves given f, among them the
 // likelihood's parameter flow when it has one (param_flow_move in param_sampler.h).
 // For a likelihood with sequential_columns() the latent columns (or their blocks) are
@@ -46,16 +45,15 @@ void GibbsChain::sample_params(std::vector<LikParamPrior> priors, double* out) {
 }
 
 void GibbsChain::setup_joint() {
-  flow_ = DirectionalSlice(1);
-  params_.clear();
-  level_ = DirectionalSlice();
-  walks_.clear();
-  if (own_lik_) params_ = positive_params(lik_priors_);
-  // the likelihood's positive parameters move with the variance when one block serves
-  // every column (the ridge of a larger variance against another parameter value)
-  const int np = blocks_.size() == 1 ? static_cast<int>(params_.size()) : 0;
-  for (std::size_t g = 0; g < blocks_.size(); ++g) walks_.emplace_back(1 + np);
-  if (np > 0 && lik_->n_latent() == 1) level_ = DirectionalSlice(1 + np);
+  // the parameter flow moves the kernel's variance with it (when asked) when one block with
+  // a sampled variance serves every latent column
+  flow_ = DirectionalSlice(flow_variance_ && blocks_.size() == 1 && blocks_[0].has_scale() ? 2 : 1);
+  joint_idx_ = JointScaleIndex();
+  if (!own_lik_ || blocks_.empty()) return;
+  const JointScaleIndex idx = joint_scale_index(blocks_, lik_priors_, lik_->n_latent());
+  if (idx.dim() == 0) return;
+  joint_idx_ = idx;
+  for (DirectionalSlice& d : joint_) d = DirectionalSlice(idx.dim());
 }
 
 void GibbsChain::sample_hyper(std::vector<HyperBlock> blocks, double* theta_out) {
@@ -108,34 +106,46 @@ bool GibbsChain::sweep_hyper() {
   for (int g = 0; g < nb; ++g)
     if (!ok[g]) return false;
   // The non-centred moves, the auxiliaries integrated out. With sampled positive likelihood
-  // parameters (dispersion, maximal rate, noise scale, ...) and one latent column served by
-  // one block: first the joint move of the latent level and those parameters at the
-  // current kernel (level_param_move in param_sampler.h; along the ridge of a maximal rate
-  // far above the counts, log lambda + level nearly constant). Then, for every block with a
-  // sampled overall variance, the move of the variance with the whitened latent values
-  // L^-1 (f - mu0) fixed (whitened_scale_move), jointly with the positive parameters when
-  // one block serves every column (the ridge of a maximal rate near the largest counts:
-  // a larger variance with a smaller rate), each block on a stream of its own.
-  // Invariance: each is a Markov update of (f, theta, params) that leaves their marginal
-  // posterior p(f, theta, params | y) invariant: a change of coordinates whose Jacobian the
-  // target includes, then slice updates along lines or a Metropolis-Hastings step in the
-  // moving coordinates given the fixed ones. The auxiliaries of this sweep are stale after
-  // them, but nothing reads them before the next sweep draws them afresh from
-  // p(aux | f, params, y): a partially collapsed Gibbs sampler (van Dyk and Park 2008) whose
-  // every step keeps p(f, theta, params | y) invariant, the auxiliaries a temporary of the
-  // sweep. The proposals adapt in warmup only.
-  if (level_.dim() > 0) {
+  // parameters (dispersion, maximal rate, noise scale, ...): the joint move of those
+  // parameters, the kernels' overall variances and (one latent column) the latent level,
+  // the rest of the latent values held fixed (joint_scale_move in param_sampler.h: in the
+  // eigenbasis of the kernel's correlation part, the jitter being absolute). It
+  // moves along the ridges where a larger variance or a shifted level with another
+  // parameter value gives nearly the same likelihood (a maximal rate far above the counts
+  // trades off with the level of f, one near them with the variance).
+  // Invariance: each run of it is a Markov update of (f, theta, params) that leaves their
+  // marginal posterior p(f, theta, params | y) invariant. It changes coordinates, (f, t,
+  // log params) -> (x, fixed part) with x = (t, level, log params), by a map whose Jacobian
+  // the target includes (for the whitened f, |S(t)| cancels the normaliser of N(f; mu0, K);
+  // the log priors carry the Jacobians of the logs), and updates x by slice
+  // sampling along fixed lines, which leaves its conditional given the fixed part invariant.
+  // The auxiliaries of this sweep are stale after it, but nothing reads them before the next
+  // sweep draws them afresh from p(aux | f, params, y) (the parameters' slice given f, the
+  // location shift and the likelihood's own move use f and y alone): a partially collapsed
+  // Gibbs sampler (van Dyk and Park 2008) whose every step keeps p(f, theta, params | y)
+  // invariant, the auxiliaries a temporary of the sweep. The directions adapt in warmup only.
+  // With the level (one column) the move runs three times, the level scaled with the
+  // variance, apart from it and with the shape fixed in the units of f (centred), each with
+  // its own adapted directions and stream.
+  if (joint_idx_.dim() > 0) {
     Rng rs(rng_.next(), static_cast<std::uint64_t>(q + 2 * nb));
-    level_param_move(*own_lik_, lik_priors_, params_, f_, mu0_, blocks_[0].LK(), level_, rs,
-                     warmup_it);
+    joint_scale_move(*own_lik_, lik_priors_, blocks_, joint_idx_, f_, mu0_, kLevelScaled,
+                     joint_[kLevelScaled], rs, warmup_it);
+    if (joint_idx_.shift) {
+      for (int m = 1; m < 3; ++m) {
+        Rng ra(rng_.next(), static_cast<std::uint64_t>(q + 2 * nb + m));
+        joint_scale_move(*own_lik_, lik_priors_, blocks_, joint_idx_, f_, mu0_, m, joint_[m], ra,
+                         warmup_it);
+      }
+    }
+    return true;
   }
+  // otherwise interweaving moves on the kernels' scales alone, one block after another (the
+  // likelihood couples the columns), each on a stream of its own
   for (int g = 0; g < nb; ++g) {
     if (!blocks_[g].has_scale()) continue;
     Rng rs(rng_.next(), static_cast<std::uint64_t>(q + nb + g));
-    const std::vector<int> none;
-    const bool joint = walks_[g].dim() > 1;
-    whitened_scale_move(*lik_, joint ? own_lik_.get() : nullptr, lik_priors_,
-                        joint ? params_ : none, blocks_[g], f_, mu0_, walks_[g], rs, warmup_it);
+    block_scale_move(*lik_, blocks_[g], f_, mu0_, rs);
   }
   return true;
 }
@@ -163,16 +173,20 @@ bool GibbsChain::run(int count) {
         shift_location(*own_lik_, lik_priors_, f_, mu0_,
                        blocks_.empty() ? LK_[0] : blocks_[0].LK(), rng_);
       // the likelihood's parameter flow (a curved direction along which the likelihood is
-      // constant, e.g. the maximal rate against the latent values at fixed rates) at the
-      // current kernels, the auxiliaries integrated out as for the moves above
-      if (flow_updates_ > 0)
-        param_flow_move(*own_lik_, lik_priors_, f_, mu0_, blocks_.empty() ? LK_ : hyper_factors(),
-                        flow_, rng_, it_ < warmup_ ? it_ + 1 : 0, flow_updates_);
+      // constant, e.g. the maximal rate against the latent values at fixed rates), with the
+      // kernel's variance, the auxiliaries integrated out as for the moves above
+      if (flow_updates_ > 0) {
+        HyperBlock* vb = flow_.dim() == 2 ? &blocks_[0] : nullptr;
+        // with the variance the move works in the block's eigenbasis and needs no factor
+        param_flow_move(*own_lik_, lik_priors_, f_, mu0_,
+                        blocks_.empty() || vb ? LK_ : hyper_factors(), vb, flow_, rng_,
+                        it_ < warmup_ ? it_ + 1 : 0, flow_updates_);
+      }
     }
     if (!blocks_.empty()) {
       // full Bayes: the likelihood's own move (if any) at the current kernels, then the
       // auxiliaries and the (theta, f) | aux moves of every block
-      lik_->gibbs_move(f_, mu0_, hyper_factors(), ref_.get(), rng_);
+      if (lik_->has_gibbs_move()) lik_->gibbs_move(f_, mu0_, hyper_factors(), ref_.get(), rng_);
       if (sequential) {
         kappa_.setZero(n, q);
         omega_.setZero(n, q);

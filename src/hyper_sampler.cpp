@@ -360,6 +360,7 @@ bool HyperBlock::hmc_moves(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& 
         spec_.theta = th;
         K_.swap(Kp_);
         LK_.swap(LKp_);
+        lk_stale_ = false;
         std::swap(cur_, prop_);
         *cur = lt - log_prior(th);
         g0 = g;
@@ -501,6 +502,7 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
     spec_.theta = th;
     K_.swap(Kp_);
     LK_.swap(LKp_);
+    lk_stale_ = false;
     std::swap(cur_, prop_);
     cur = marg;
     return true;
@@ -544,6 +546,7 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
                               std::log1p(-std::exp(lw1 - lw_x));
     if (std::log(u2) < log_ratio2 && move_to(y2, marg2)) ++accepted_;
   }
+  if (lk_stale_ && !refresh_factor()) return false;
   for (std::size_t k = 0; k < cols_.size(); ++k) {
     const int j = cols_[k];
     const Eigen::VectorXd m0 = mu0.col(j);
@@ -552,22 +555,51 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
   return true;
 }
 
-bool HyperBlock::propose_scale(double t) {
+void HyperBlock::set_scale(double t) {
   const double r = std::exp(t - spec_.theta[scale_index_]);
-  if (!std::isfinite(r)) return false;
-  // K(t) = v C + j I with v = e^t: the kernel part scales by v' / v, the jitter stays
+  spec_.theta[scale_index_] = t;
+  // K = v C + j I: the kernel part scales by v' / v, the jitter stays; the factor is
+  // made when next needed
   const long n = K_.rows();
-  if (Kp_.rows() != n || Kp_.cols() != n) Kp_.setZero(n, n);
-  for (long c = 0; c < n; ++c) Kp_.col(c).tail(n - c) = r * K_.col(c).tail(n - c);
-  Kp_.diagonal().array() += (1.0 - r) * jitter_;
-  ++n_chol_;
-  return Kp_.allFinite() && chol_lower(Kp_, LKp_);
+  for (long c = 0; c < n; ++c) K_.col(c).tail(n - c) *= r;
+  K_.diagonal().array() += (1.0 - r) * jitter_;
+  lk_stale_ = true;
 }
 
-void HyperBlock::accept_scale(double t) {
-  spec_.theta[scale_index_] = t;
-  K_.swap(Kp_);
-  LK_.swap(LKp_);
+bool HyperBlock::refresh_factor() const {
+  ++n_chol_;
+  if (!chol_lower(K_, LK_)) return false;
+  lk_stale_ = false;
+  return true;
+}
+
+const Eigen::MatrixXd& HyperBlock::LK() const {
+  if (lk_stale_ && !refresh_factor())
+    throw std::runtime_error("the kernel matrix is not numerically positive definite");
+  return LK_;
+}
+
+void HyperBlock::spectrum(const Eigen::MatrixXd** U, const Eigen::VectorXd** lam) {
+  std::vector<double> key = spec_.theta;
+  key[scale_index_] = 0.0;
+  if (!(have_eig_ && key == eig_key_)) {
+    // C = (K - j I) / v from K's lower triangle (the kernel part at the current
+    // parameters other than v)
+    const long n = K_.rows();
+    const double v = std::exp(spec_.theta[scale_index_]);
+    Eigen::MatrixXd C(n, n);
+    for (long c = 0; c < n; ++c) C.col(c).tail(n - c) = K_.col(c).tail(n - c) / v;
+    C.diagonal().array() -= jitter_ / v;
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(C);  // reads the lower triangle
+    eig_vec_ = es.eigenvectors();
+    // C is positive semi-definite: rounding below 0 is cut off
+    eig_val_ = es.eigenvalues().cwiseMax(0.0);
+    eig_key_ = key;
+    have_eig_ = true;
+    ++n_eig_;
+  }
+  *U = &eig_vec_;
+  *lam = &eig_val_;
 }
 
 bool HyperBlock::kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const {

@@ -134,32 +134,36 @@ class HyperBlock {
   // whose first variance v multiplies the whole kernel part, and that variance is
   // sampled): K = v C + jitter I with C free of v and the jitter absolute (fixed for the
   // run), so that the jitter stays a numerical device and never acts as a nugget whose
-  // variance grows with v. K is therefore not proportional to v, and a move of v needs a
-  // factorisation of K at the new value (propose_scale). The non-centred moves of v
-  // (whitened_scale_move in param_sampler.h) hold z = LK^-1 (f - mu0) fixed.
+  // variance grows with v. K is therefore not proportional to v: the moves of v with the
+  // latent values (param_sampler.h) work in the eigenbasis of C, C = U diag(lam) U', in
+  // which K(t) = U diag(e^t lam + jitter) U' for every t = log v.
   bool has_scale() const { return scale_index_ >= 0; }
   // The log variance t = log v (has_scale() only) and its log prior (with the Jacobian, as
   // hyper_log_prior).
   double scale_theta() const { return spec_.theta[scale_index_]; }
   double scale_log_prior(double t) const { return hyper_log_prior(priors_[scale_index_], t); }
-  // K at log variance t, the other parameters as they are, and its factor into the
-  // proposal buffers (LK_proposed()); O(n^2) for K from the current one, one Cholesky
-  // factorisation (counted in factorisations()). False when K is not numerically
-  // positive definite there.
-  bool propose_scale(double t);
-  const Eigen::MatrixXd& LK_proposed() const { return LKp_; }
-  // Moves to the log variance t of the last propose_scale(t) (its K and factor).
-  void accept_scale(double t);
+  double jitter() const { return jitter_; }
+  // Sets t: K changes in O(n^2) (the kernel part rescaled, the jitter kept); its factor is
+  // made when next needed (LK(), or the draw of f in step()), one factorisation.
+  void set_scale(double t);
+  // The eigenvectors U and eigenvalues lam (cut off at 0) of C = (K - jitter I) / v at the
+  // current parameters other than v (has_scale() only), made from K when those parameters
+  // changed since the last call (an eigendecomposition of n x n, counted in
+  // eigendecompositions()), else cached; the pointers stay valid until the next call.
+  void spectrum(const Eigen::MatrixXd** U, const Eigen::VectorXd** lam);
+  long eigendecompositions() const { return n_eig_; }
 
-  // Cholesky factorisations of n x n matrices (B or K) made by step() and
-  // propose_scale() so far.
+  // Cholesky factorisations of n x n matrices (B or K) made so far (step(), and K's
+  // factor after set_scale()).
   long factorisations() const { return n_chol_; }
 
   const std::vector<double>& theta() const { return spec_.theta; }
   const std::vector<int>& cols() const { return cols_; }
   // The kernel matrix at theta: its lower triangle only (see kernel_at).
   const Eigen::MatrixXd& K() const { return K_; }
-  const Eigen::MatrixXd& LK() const { return LK_; }
+  // Its lower Cholesky factor (made here after set_scale(); throws std::runtime_error when
+  // K is not numerically positive definite).
+  const Eigen::MatrixXd& LK() const;
   int n_params() const { return spec_.n_params(); }
   // Proposals and acceptances counted after warmup (HMC: one proposal per trajectory).
   long proposed() const { return proposed_; }
@@ -215,9 +219,19 @@ class HyperBlock {
   const Eigen::MatrixXd& X_;
   double jitter_;
   int moves_, warmup_;
-  long n_chol_ = 0;
+  mutable long n_chol_ = 0;
+  long n_eig_ = 0;
+  // whether LK_ is out of date after set_scale(), and making it
+  mutable bool lk_stale_ = false;
+  bool refresh_factor() const;
+  // the eigendecomposition of C (spectrum()) and the parameters it belongs to (v set to 0)
+  bool have_eig_ = false;
+  std::vector<double> eig_key_;
+  Eigen::MatrixXd eig_vec_;
+  Eigen::VectorXd eig_val_;
   int scale_index_ = -1;  // the log parameter that scales the whole kernel, or -1
-  Eigen::MatrixXd K_, LK_, Kp_, LKp_;
+  Eigen::MatrixXd K_, Kp_, LKp_;
+  mutable Eigen::MatrixXd LK_;
   std::vector<GaussianStep> cur_, prop_;
   // proposal N(0, s^2 Sigma) on the free coordinates: lower factor of Sigma, log s
   Eigen::MatrixXd prop_chol_;
@@ -242,7 +256,7 @@ class HyperBlock {
   // lower triangle packed by columns, one block per lengthscale, so that a proposal costs
   // one vectorised exp per pair. Only K's lower triangle is written then: every reader of
   // K_ and Kp_ (the factorisations of K and of B, the symmetric products of the f draw,
-  // propose_scale) reads the lower triangle alone.
+  // set_scale, spectrum) reads the lower triangle alone.
   // d2_ is empty for other kernels (and very large n), which go through kernel_eval.
   bool kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const;
   Eigen::ArrayXd d2_;

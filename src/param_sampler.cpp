@@ -133,8 +133,8 @@ void shift_location(Likelihood& lik, const std::vector<LikParamPrior>& priors, E
 }
 
 void param_flow_move(Likelihood& lik, const std::vector<LikParamPrior>& priors, Eigen::MatrixXd& f,
-                     const Eigen::MatrixXd& mu0, const KernelSet& LK, DirectionalSlice& sampler,
-                     Rng& rng, int warmup_it, int updates) {
+                     const Eigen::MatrixXd& mu0, const KernelSet& LK, HyperBlock* block,
+                     DirectionalSlice& sampler, Rng& rng, int warmup_it, int updates) {
   std::string name;
   int index = 0;
   if (updates < 1 || !lik.param_flow(&name, &index)) return;
@@ -142,40 +142,63 @@ void param_flow_move(Likelihood& lik, const std::vector<LikParamPrior>& priors, 
   for (const LikParamPrior& p : priors)
     if (p.name == name && p.index == index && p.positive()) pr = &p;
   if (!pr) return;
-  const int q = static_cast<int>(f.cols());
-  if (sampler.dim() != 1)
+  const int q = static_cast<int>(f.cols()), dim = block ? 2 : 1;
+  if (sampler.dim() != dim)
     throw std::invalid_argument("param_flow_move: the sampler's dimension does not match");
+  if (block && static_cast<int>(block->cols().size()) != q)
+    throw std::invalid_argument("param_flow_move: the block must serve every latent column");
   std::map<std::string, Eigen::MatrixXd> p = lik.params();
   double& x = element(p, *pr);
   double lo = 0.0, hi = 0.0;
   lik.param_flow_range(f, &lo, &hi);
   if (!(lo < 0.0 && hi > 0.0)) return;
-  Eigen::VectorXd y0(1);
+  Eigen::VectorXd y0(dim);
   y0[0] = std::log(x);
+  const Eigen::MatrixXd* U = nullptr;
+  const Eigen::VectorXd* lam = nullptr;
+  double jit = 0.0;
+  if (block) {
+    y0[1] = block->scale_theta();
+    block->spectrum(&U, &lam);
+    jit = block->jitter();
+  }
   Eigen::MatrixXd F;
-  Eigen::VectorXd z;
-  // the density of t given the rates, relative to t0 (see the header)
+  Eigen::VectorXd z, s2;
+  // the density of y = (t, log v) given the rates (see the header)
   auto log_target = [&](const Eigen::VectorXd& y) {
     const double d = y[0] - y0[0];
     if (!(d > lo && d < hi)) return kNegInf;
     double lp = lik_param_log_prior(*pr, y[0]);
+    if (block) lp += block->scale_log_prior(y[1]);
     if (!std::isfinite(lp)) return kNegInf;
     lp += lik.param_flow_map(f, d, F);
-    double qf = 0.0;
-    for (int j = 0; j < q; ++j) {
-      z = LK[j].triangularView<Eigen::Lower>().solve((F.col(j) - mu0.col(j)).eval());
-      qf += z.squaredNorm();
+    if (block) {
+      // log N(F_j; mu0_j, U diag(s2) U') with s2 = v lam + jitter
+      s2 = (std::exp(y[1]) * lam->array() + jit).matrix();
+      const double ld = s2.array().log().sum();
+      for (int j = 0; j < q; ++j) {
+        z.noalias() = U->transpose() * (F.col(j) - mu0.col(j));
+        lp -= 0.5 * (ld + (z.array().square() / s2.array()).sum());
+      }
+    } else {
+      for (int j = 0; j < q; ++j) {
+        z = LK[j].triangularView<Eigen::Lower>().solve((F.col(j) - mu0.col(j)).eval());
+        lp -= 0.5 * z.squaredNorm();
+      }
     }
-    lp -= 0.5 * qf;
     return std::isfinite(lp) ? lp : kNegInf;
   };
   Eigen::VectorXd y = y0;
   sampler.step(log_target, y, rng, warmup_it, updates);
   if (y == y0) return;
-  lik.param_flow_map(f, y[0] - y0[0], F);
-  f = F;
-  x = std::exp(y[0]);
-  lik.set_params(p);
+  const double d = y[0] - y0[0];
+  if (d != 0.0) {
+    lik.param_flow_map(f, d, F);
+    f = F;
+    x = std::exp(y[0]);
+    lik.set_params(p);
+  }
+  if (block && y[1] != y0[1]) block->set_scale(y[1]);
 }
 
 DirectionalSlice::DirectionalSlice(int d)
@@ -217,50 +240,155 @@ void DirectionalSlice::step(const std::function<double(const Eigen::VectorXd&)>&
       max_corr_ = std::max(max_corr_, std::abs(cov(i, j)) / std::sqrt(cov(i, i) * cov(j, j) + 1e-300));
 }
 
-std::vector<int> positive_params(const std::vector<LikParamPrior>& priors) {
-  std::vector<int> out;
+namespace {
+// A block's kernel in the eigenbasis of C (HyperBlock::spectrum): K(t) = U diag(s(t)^2) U',
+// s(t)^2 = e^t lam + jitter.
+struct ScaleFrame {
+  const Eigen::MatrixXd* U = nullptr;
+  const Eigen::VectorXd* lam = nullptr;
+  double jitter = 0.0;
+  Eigen::ArrayXd sd(double t) const { return (std::exp(t) * lam->array() + jitter).sqrt(); }
+};
+
+ScaleFrame scale_frame(HyperBlock& b) {
+  ScaleFrame fr;
+  b.spectrum(&fr.U, &fr.lam);
+  fr.jitter = b.jitter();
+  return fr;
+}
+}  // namespace
+
+JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
+                                  const std::vector<LikParamPrior>& priors, int n_latent) {
+  JointScaleIndex idx;
   for (std::size_t k = 0; k < priors.size(); ++k)
-    if (priors[k].positive()) out.push_back(static_cast<int>(k));
-  return out;
+    if (priors[k].positive()) idx.params.push_back(static_cast<int>(k));
+  if (idx.params.empty()) return JointScaleIndex();
+  for (std::size_t g = 0; g < blocks.size(); ++g)
+    if (blocks[g].has_scale()) idx.blocks.push_back(static_cast<int>(g));
+  idx.shift = n_latent == 1 && blocks.size() == 1;
+  if (idx.blocks.empty() && !idx.shift) return JointScaleIndex();
+  return idx;
 }
 
-void level_param_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
-                      const std::vector<int>& params, Eigen::MatrixXd& f,
-                      const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L,
+void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
+                      std::vector<HyperBlock>& blocks, const JointScaleIndex& idx,
+                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, int level,
                       DirectionalSlice& sampler, Rng& rng, int warmup_it) {
-  const int np = static_cast<int>(params.size());
-  if (f.cols() != 1 || np == 0) return;
-  if (sampler.dim() != 1 + np)
-    throw std::invalid_argument("level_param_move: the sampler's dimension does not match");
+  const int nb = static_cast<int>(idx.blocks.size()), np = static_cast<int>(idx.params.size());
+  const int ns = idx.shift ? 1 : 0, kp = nb + ns;  // kp: the first parameter coordinate
+  const long n = f.rows();
   std::map<std::string, Eigen::MatrixXd> p = lik.params();
   const std::map<std::string, Eigen::MatrixXd> p0 = p;
-  Eigen::VectorXd x(1 + np);
-  const double c0 = (f.col(0) - mu0.col(0)).mean();
-  x[0] = c0;
-  for (int k = 0; k < np; ++k) x[1 + k] = std::log(element(p, priors[params[k]]));
-  // log N(f + e 1; mu0, L L') = const - (a e^2 + 2 b e) / 2, u = L^-1 1, z = L^-1 (f - mu0)
-  const auto tri = L.triangularView<Eigen::Lower>();
-  const Eigen::VectorXd u = tri.solve(Eigen::VectorXd::Ones(f.rows()));
-  const Eigen::VectorXd z = tri.solve((f.col(0) - mu0.col(0)).eval());
-  const double a = u.squaredNorm(), b = u.dot(z);
+  Eigen::VectorXd x(kp + np);
+  for (int b = 0; b < nb; ++b) x[b] = blocks[idx.blocks[b]].scale_theta();
+  for (int k = 0; k < np; ++k) x[kp + k] = std::log(element(p, priors[idx.params[k]]));
+  const Eigen::MatrixXd W = f - mu0;
+  // per block: its frame, the eigen-coordinates U'(f_j - mu0_j) of its columns and s(t0)
+  std::vector<ScaleFrame> fr(nb);
+  std::vector<Eigen::MatrixXd> Wh(nb);
+  std::vector<Eigen::ArrayXd> s0(nb);
+  for (int b = 0; b < nb; ++b) {
+    HyperBlock& hb = blocks[idx.blocks[b]];
+    fr[b] = scale_frame(hb);
+    const std::vector<int>& cols = hb.cols();
+    Wh[b].resize(n, cols.size());
+    for (std::size_t k = 0; k < cols.size(); ++k) Wh[b].col(k).noalias() = fr[b].U->transpose() * W.col(cols[k]);
+    s0[b] = fr[b].sd(x[b]);
+  }
+  // The level (one column). With the variance (nb = 1), in the eigen-coordinates:
+  // uh = U'1, wh = U'w; scaled: zh = wh / s0 (z = S0^-1 w, S(t) = U diag(s(t)) U'), the
+  // level g = mean(z) = uh'zh / n; apart: c = 1'S0^-1 w / 1'S0^-1 1, hh = U'h =
+  // (wh - c uh) / s0; centred: c = mean(w). Without it (nb = 0) the level is c = mean(w)
+  // in every system, with a = u'u, b = u'z (u = L^-1 1, z = L^-1 w).
+  const bool apart = level == kLevelApart, centred = level == kLevelCentred;
+  Eigen::ArrayXd uh, wh, zh, hh;
+  double c0 = 0.0, a = 0.0, b_lin = 0.0, uz = 0.0;
+  if (ns) {
+    if (nb) {
+      uh = (fr[0].U->transpose() * Eigen::VectorXd::Ones(n)).array();
+      wh = Wh[0].col(0).array();
+      if (centred) {
+        c0 = W.col(0).mean();
+      } else if (apart) {
+        c0 = (uh * wh / s0[0]).sum() / (uh.square() / s0[0]).sum();
+        hh = (wh - c0 * uh) / s0[0];
+      } else {
+        zh = wh / s0[0];
+        uz = (uh * zh).sum();
+        c0 = uz / static_cast<double>(n);
+      }
+    } else {
+      c0 = W.col(0).mean();
+      const auto tri = blocks[0].LK().triangularView<Eigen::Lower>();
+      const Eigen::VectorXd u = tri.solve(Eigen::VectorXd::Ones(n));
+      const Eigen::VectorXd z = tri.solve(W.col(0));
+      a = u.squaredNorm();
+      b_lin = u.dot(z);
+    }
+    x[nb] = c0;
+  }
   const Eigen::VectorXd x0 = x;
   Eigen::MatrixXd F = f;
+  Eigen::VectorXd tmp(n);
+  // F at y
+  auto latent_at = [&](const Eigen::VectorXd& y) {
+    if (ns) {
+      const double e = y[nb] - c0;
+      if (!nb || centred) {
+        F.col(0) = f.col(0).array() + e;
+      } else if (apart) {
+        tmp.noalias() = *fr[0].U * (fr[0].sd(y[0]) * hh).matrix();
+        F.col(0) = mu0.col(0) + tmp;
+        F.col(0).array() += y[nb];
+      } else {
+        tmp.noalias() = *fr[0].U * (fr[0].sd(y[0]) * (zh + e * uh)).matrix();
+        F.col(0) = mu0.col(0) + tmp;
+      }
+      return;
+    }
+    for (int b = 0; b < nb; ++b) {
+      const Eigen::ArrayXd r = fr[b].sd(y[b]) / s0[b];
+      const std::vector<int>& cols = blocks[idx.blocks[b]].cols();
+      for (std::size_t k = 0; k < cols.size(); ++k) {
+        tmp.noalias() = *fr[b].U * (r * Wh[b].col(k).array()).matrix();
+        F.col(cols[k]) = mu0.col(cols[k]) + tmp;
+      }
+    }
+  };
   auto log_target = [&](const Eigen::VectorXd& y) {
-    const double e = y[0] - c0;
-    double lp = -0.5 * (a * e * e + 2.0 * b * e);
-    for (int k = 0; k < np; ++k) lp += lik_param_log_prior(priors[params[k]], y[1 + k]);
+    double lp = 0.0;
+    for (int b = 0; b < nb; ++b) lp += blocks[idx.blocks[b]].scale_log_prior(y[b]);
+    if (ns) {
+      const double e = y[nb] - c0;
+      if (!nb) {
+        lp -= 0.5 * (a * e * e + 2.0 * b_lin * e);
+      } else if (centred) {
+        // log N(w + e 1; 0, K(t))
+        const Eigen::ArrayXd s2 = fr[0].sd(y[0]).square();
+        lp -= 0.5 * (s2.log().sum() + ((wh + e * uh).square() / s2).sum());
+      } else if (apart) {
+        // log(1'S(t)^-1 1) - ||c S(t)^-1 1 + h||^2 / 2
+        const Eigen::ArrayXd q = uh / fr[0].sd(y[0]);
+        lp += std::log((uh * q).sum()) - 0.5 * (y[nb] * q + hh).square().sum();
+      } else {
+        // -||z0 + e 1||^2 / 2 up to a constant
+        lp -= 0.5 * (static_cast<double>(n) * e * e + 2.0 * e * uz);
+      }
+    }
+    for (int k = 0; k < np; ++k) lp += lik_param_log_prior(priors[idx.params[k]], y[kp + k]);
     if (!std::isfinite(lp)) return kNegInf;
     for (int k = 0; k < np; ++k) {
-      const double v = std::exp(y[1 + k]);
+      const double v = std::exp(y[kp + k]);
       if (!(v > 0 && std::isfinite(v))) return kNegInf;
-      element(p, priors[params[k]]) = v;
+      element(p, priors[idx.params[k]]) = v;
     }
     try {
       lik.set_params(p);
     } catch (std::invalid_argument&) {
       return kNegInf;
     }
-    F.col(0) = f.col(0).array() + e;
+    latent_at(y);
     const double ll = lik.loglik(F);
     return std::isfinite(ll) ? lp + ll : kNegInf;
   };
@@ -270,112 +398,47 @@ void level_param_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
     lik.set_params(p0);
     return;
   }
-  for (int k = 0; k < np; ++k) element(p, priors[params[k]]) = std::exp(x[1 + k]);
+  for (int k = 0; k < np; ++k) element(p, priors[idx.params[k]]) = std::exp(x[kp + k]);
   lik.set_params(p);
-  f.col(0).array() += x[0] - c0;
+  latent_at(x);
+  f = F;
+  for (int b = 0; b < nb; ++b)
+    if (x[b] != x0[b]) blocks[idx.blocks[b]].set_scale(x[b]);
 }
 
-ScaleWalk::ScaleWalk(int d)
-    : L_(0.3 * Eigen::MatrixXd::Identity(d, d)), mean_(Eigen::VectorXd::Zero(d)),
-      m2_(Eigen::MatrixXd::Zero(d, d)) {
-  log_s_ = 0.0;
-}
-
-Eigen::VectorXd ScaleWalk::propose(const Eigen::VectorXd& x, Rng& rng) const {
-  Eigen::VectorXd e(dim());
-  for (int k = 0; k < dim(); ++k) e[k] = rng.norm();
-  const Eigen::VectorXd step = L_.triangularView<Eigen::Lower>() * e;
-  return x + std::exp(log_s_) * step;
-}
-
-void ScaleWalk::adapt(const Eigen::VectorXd& x, double accept_prob, int warmup_it) {
-  if (warmup_it <= 0) return;
-  const int d = dim();
-  const double target = d == 1 ? 0.44 : 0.3;
-  log_s_ += (accept_prob - target) / std::sqrt(static_cast<double>(warmup_it - reset_at_));
-  log_s_ = std::min(std::max(log_s_, std::log(1e-3)), std::log(20.0));
-  ++n_;
-  const Eigen::VectorXd delta = x - mean_;
-  mean_ += delta / static_cast<double>(n_);
-  m2_ += delta * (x - mean_).transpose();
-  if (warmup_it != next_) return;
-  next_ *= 2;
-  const double nn = static_cast<double>(n_);
-  Eigen::MatrixXd sigma = nn / (nn + 5.0) * (m2_ / (nn - 1.0));
-  sigma.diagonal().array() += 5.0 / (nn + 5.0) * 1e-2;
-  Eigen::LLT<Eigen::MatrixXd> llt(sigma);
-  if (llt.info() != Eigen::Success || !sigma.allFinite()) return;
-  L_ = llt.matrixL();
-  log_s_ = std::log(2.38 / std::sqrt(static_cast<double>(d)));
-  reset_at_ = warmup_it - 1;
-}
-
-void whitened_scale_move(const Likelihood& lik, Likelihood* own,
-                         const std::vector<LikParamPrior>& priors, const std::vector<int>& params,
-                         HyperBlock& block, Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0,
-                         ScaleWalk& walk, Rng& rng, int warmup_it) {
+void block_scale_move(const Likelihood& lik, HyperBlock& block, Eigen::MatrixXd& f,
+                      const Eigen::MatrixXd& mu0, Rng& rng) {
   if (!block.has_scale()) return;
-  const int np = static_cast<int>(params.size());
-  if (walk.dim() != 1 + np)
-    throw std::invalid_argument("whitened_scale_move: the sampler's dimension does not match");
-  if (np > 0 && own != &lik)
-    throw std::invalid_argument("whitened_scale_move: the parameters need the chain's own likelihood");
-  std::map<std::string, Eigen::MatrixXd> p, p0;
-  if (np > 0) {
-    p = own->params();
-    p0 = p;
-  }
-  Eigen::VectorXd x(1 + np);
-  x[0] = block.scale_theta();
-  for (int k = 0; k < np; ++k) x[1 + k] = std::log(element(p, priors[params[k]]));
-  double lp0 = block.scale_log_prior(x[0]);
-  for (int k = 0; k < np; ++k) lp0 += lik_param_log_prior(priors[params[k]], x[1 + k]);
-  const double cur = lp0 + lik.loglik(f);
-  const Eigen::VectorXd y = walk.propose(x, rng);
-  const double u = rng.unif();
-  double lp = block.scale_log_prior(y[0]);
-  for (int k = 0; k < np; ++k) lp += lik_param_log_prior(priors[params[k]], y[1 + k]);
-  double log_ratio = kNegInf;
-  bool have_k = false;
-  Eigen::MatrixXd F;
-  if (std::isfinite(lp) && std::isfinite(cur)) {
-    bool ok = true;
-    for (int k = 0; k < np && ok; ++k) {
-      const double v = std::exp(y[1 + k]);
-      ok = v > 0 && std::isfinite(v);
-      element(p, priors[params[k]]) = v;
+  const double t0 = block.scale_theta();
+  const long n = f.rows();
+  const ScaleFrame fr = scale_frame(block);
+  const std::vector<int>& cols = block.cols();
+  Eigen::MatrixXd Wh(n, cols.size());
+  for (std::size_t k = 0; k < cols.size(); ++k)
+    Wh.col(k).noalias() = fr.U->transpose() * (f.col(cols[k]) - mu0.col(cols[k]));
+  const Eigen::ArrayXd s0 = fr.sd(t0);
+  Eigen::MatrixXd F = f;
+  Eigen::VectorXd tmp(n);
+  auto latent_at = [&](double t) {
+    const Eigen::ArrayXd r = fr.sd(t) / s0;
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      tmp.noalias() = *fr.U * (r * Wh.col(k).array()).matrix();
+      F.col(cols[k]) = mu0.col(cols[k]) + tmp;
     }
-    if (ok && np > 0) {
-      try {
-        own->set_params(p);
-      } catch (std::invalid_argument&) {
-        ok = false;
-      }
-    }
-    // f at the proposal: the whitened z = LK^-1 (f - mu0) of every column of the block
-    // mapped through the factor at the proposed variance
-    if (ok && (have_k = block.propose_scale(y[0]))) {
-      F = f;
-      const auto L0 = block.LK().triangularView<Eigen::Lower>();
-      const auto L1 = block.LK_proposed().triangularView<Eigen::Lower>();
-      for (int j : block.cols()) {
-        const Eigen::VectorXd z = L0.solve((f.col(j) - mu0.col(j)).eval());
-        const Eigen::VectorXd w = L1 * z;
-        F.col(j) = mu0.col(j) + w;
-      }
-      const double ll = lik.loglik(F);
-      if (std::isfinite(ll)) log_ratio = lp + ll - cur;
-    }
-  }
-  const bool accept = have_k && std::log(u) < log_ratio;
-  if (accept) {
-    block.accept_scale(y[0]);
-    f = F;
-  } else if (np > 0) {
-    own->set_params(p0);
-  }
-  walk.adapt(accept ? y : x,
-             std::isfinite(log_ratio) ? std::exp(std::min(0.0, log_ratio)) : 0.0, warmup_it);
+  };
+  auto log_target = [&](double t) {
+    const double lp = block.scale_log_prior(t);
+    if (!std::isfinite(lp)) return kNegInf;
+    latent_at(t);
+    const double ll = lik.loglik(F);
+    return std::isfinite(ll) ? lp + ll : kNegInf;
+  };
+  // slice sampling (Neal 2003): stepping out with width 1, then shrinkage
+  const double t1 = slice_update(log_target, t0, 1.0, rng);
+  if (t1 == t0) return;
+  latent_at(t1);
+  f = F;
+  block.set_scale(t1);
 }
 
 std::vector<double> lik_param_values(const Likelihood& lik, const std::vector<LikParamPrior>& priors) {

@@ -103,97 +103,107 @@ class DirectionalSlice {
   int next_ = 50;
 };
 
-// The indices of the positive elements of priors, in order.
-std::vector<int> positive_params(const std::vector<LikParamPrior>& priors);
+// The coordinates of a joint scale move: the blocks whose kernel has an overall variance
+// (HyperBlock::has_scale), whether the latent level moves too (shift: one latent column,
+// so one block), and the positive elements of priors, in order.
+struct JointScaleIndex {
+  std::vector<int> blocks, params;
+  bool shift = false;
+  int dim() const { return static_cast<int>(blocks.size() + params.size()) + (shift ? 1 : 0); }
+};
+// Empty (dim 0) unless priors has a positive element and there is a variance or a level
+// to move with it.
+JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
+                                  const std::vector<LikParamPrior>& priors, int n_latent);
 
-// The joint move of the latent level and the likelihood's positive parameters (priors
-// indexed by params) in a one-column model, the auxiliaries integrated out, at the current
-// kernel (prior N(mu0, L L')): the coordinates x = (c, log p for p in params), c0 = mean(f -
-// mu0) at the start, and f(x) = f + (c - c0) 1 (a translation, unit Jacobian), so the
-// density of x is the posterior: loglik(f(x)) + the log priors (with the Jacobians of the
-// logs, lik_param_log_prior) + log N(f(x); mu0, L L') = const - (a e^2 + 2 b e) / 2, e = c - c0,
-// u = L^-1 1, z = L^-1 (f - mu0), a = u'u, b = u'z. Slice updates along lines (sampler, of
-// dimension 1 + params.size()) leave it invariant. It moves along the ridge of a maximal
-// rate far above the counts (log lambda + c nearly constant). Each evaluation costs one
-// likelihood evaluation, O(n), after two triangular solves (once per move). The likelihood
-// keeps the new parameter values. No-op with several columns or no parameter.
-void level_param_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
-                      const std::vector<int>& params, Eigen::MatrixXd& f,
-                      const Eigen::MatrixXd& mu0, const Eigen::MatrixXd& L,
+// The coordinate systems of the level in joint_scale_move.
+enum { kLevelScaled = 0, kLevelApart = 1, kLevelCentred = 2 };
+
+// The joint move of the kernels' variances, the latent level and the likelihood's positive
+// parameters, the auxiliaries integrated out. The coordinates
+//   x = (t_b = log v_b for b in idx.blocks, c when idx.shift, log p for p in idx.params)
+// move given the rest of the latent values, which are held fixed in one of the systems
+// below; in each, the map from x and the fixed part to (f, theta, params) has a Jacobian
+// that is accounted for, so the density of x given the fixed part is the posterior times
+// it, and slice updates along lines (sampler) leave it invariant. Each log prior carries
+// the Jacobian of its log (hyper_log_prior, lik_param_log_prior). The kernel matrix is
+// K(t) = v C + jitter I with the jitter absolute (not proportional to v), so the maps
+// work in the eigenbasis of C (HyperBlock::spectrum): C = U diag(lam) U',
+// K(t) = S(t)^2 with S(t) = U diag(s(t)) U', s(t)^2 = e^t lam + jitter (the symmetric square
+// root). Write w = f - mu0 and t0 the current t; u-hat = U'1, w-hat = U'w.
+// * Without the level (several columns): the whitened z_j = S(t)^-1 w_j are fixed
+//   (a priori N(0, I) whatever t: the Jacobian |S(t)| cancels the normaliser of
+//   N(f; mu0, K(t))), f_j(x) = mu0_j + U diag(s(t) / s(t0)) U' w_j, and the density adds
+//   nothing. Along the directions where v lam is far above the jitter this scales w by
+//   sqrt(v / v0), as a pure rescaling would; along those where the jitter dominates, w
+//   keeps its scale, as its prior N(0, jitter) asks.
+// * Level scaled (kLevelScaled): z = S(t)^-1 w = h + g 1 with h fixed and the level g =
+//   mean(z) (the moving coordinate c); f(x) = mu0 + S(t)(z0 + e 1), e = g - g0, and the
+//   density adds -||z0 + e 1||^2 / 2 = const - (n e^2 + 2 e 1'z0) / 2.
+// * Level apart (kLevelApart): w = c 1 + S(t) h with h fixed and 1'h = 0, so that
+//   c = 1'S(t)^-1 w / 1'S(t)^-1 1; for each t the map (c, h) -> w has determinant
+//   |S(t)| 1'S(t)^-1 1 (times a constant), so the density of (t, c, h) is p(t)
+//   1'S(t)^-1 1 N(c S(t)^-1 1 + h; 0, I). f(x) = mu0 + c 1 + S(t) h, and the density adds
+//   log(1'S(t)^-1 1) - ||c S(t)^-1 1 + h||^2 / 2.
+// * Centred (kLevelCentred): w = c 1 + H with the shape H (1'H = 0) fixed in the units of
+//   f and c = mean(w) (a translation, unit Jacobian; t does not enter the map). f(x) =
+//   f + (c - c0) 1, and the density adds log N(w + (c - c0) 1; 0, K(t)).
+// Without a variance to move (idx.blocks empty, one column) the three systems coincide:
+// f(x) = f + (c - c0) 1 with the density's term log N(w + (c - c0) 1; 0, L L'), L the
+// block's factor. Level apart, the ridge of a maximal rate far above the counts
+// (log lambda + c nearly constant) is a line; level scaled, that of a maximal rate near
+// the largest counts (a larger variance with a smaller rate); centred, the variance moves
+// with the level while the shape stays. The target at x is loglik(f(x)) plus the log
+// priors and the term above. Cost per move: the eigendecomposition of C when the block's
+// other parameters changed since the last one (HyperBlock::spectrum), U'w (O(n^2));
+// per evaluation one likelihood evaluation and, where f(x) needs S(t), one product with U
+// (O(n^2)); centred, O(n). Afterwards K_b is updated in O(n^2) and its factor is made
+// when next needed (HyperBlock::set_scale). The likelihood keeps the new parameter values.
+void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
+                      std::vector<HyperBlock>& blocks, const JointScaleIndex& idx,
+                      Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, int level,
                       DirectionalSlice& sampler, Rng& rng, int warmup_it);
 
-// An adaptive Gaussian random-walk proposal on R^d for whitened_scale_move: N(x, s^2
-// Sigma). During warmup log s follows a Robbins-Monro recursion (gain 1 / sqrt(t), t from
-// the last reset) toward an acceptance rate of 0.44 (d = 1) or 0.3, and at warmup
-// iterations 50, 100, 200, ... Sigma becomes the covariance of the warmup states so far
-// (shrunk toward 1e-2 I, weights n / (n + 5) and 5 / (n + 5)) and s restarts at
-// 2.38 / sqrt(d); frozen after warmup.
-class ScaleWalk {
- public:
-  ScaleWalk() = default;
-  explicit ScaleWalk(int d);
-  int dim() const { return static_cast<int>(mean_.size()); }
-  Eigen::VectorXd propose(const Eigen::VectorXd& x, Rng& rng) const;
-  // warmup_it: 1-based warmup iteration, or 0 after warmup (no adaptation)
-  void adapt(const Eigen::VectorXd& x, double accept_prob, int warmup_it);
+// The interweaving move on the overall variance of one block (has_scale()) when no
+// likelihood parameter moves with it: the whitened z_j = S(t)^-1 (f_j - mu0_j) of the
+// block's columns held fixed (as joint_scale_move without the level), log v moves by a
+// slice sampler (stepping out, width 1) on log p(log v) + log p(y | f(v)), the likelihood
+// itself (lik.loglik), the auxiliaries integrated out: a partially collapsed step, valid
+// because the auxiliaries are drawn afresh from their full conditional at the start of the
+// next sweep before anything uses them. Alternating it with the centred move of the block
+// (f integrated out given the auxiliaries) is an ancillarity-sufficiency interweaving.
+void block_scale_move(const Likelihood& lik, HyperBlock& block, Eigen::MatrixXd& f,
+                      const Eigen::MatrixXd& mu0, Rng& rng);
 
- private:
-  Eigen::MatrixXd L_;
-  double log_s_ = 0.0;
-  long n_ = 0;
-  int next_ = 50, reset_at_ = 0;
-  Eigen::VectorXd mean_;
-  Eigen::MatrixXd m2_;
-};
-
-// The non-centred move of a block's kernel variance v = e^t (HyperBlock::has_scale), jointly
-// with the likelihood's positive parameters indexed by params (may be empty), the
-// auxiliaries integrated out. Coordinates (t, log p, z) with z_j = L(t)^-1 (f_j - mu0_j) for
-// the block's columns j, L(t) the lower Cholesky factor of K(t) = e^t C + jitter I: a
-// priori z ~ N(0, I) whatever t (the Jacobian of z -> f, |L(t)|, cancels the normaliser of
-// N(f; mu0, K(t))), so at fixed z the density of (t, log p) is
-//   log p(t) + sum_k log p(log p_k) + loglik(mu0 + L(t) z)
-// (log priors with the Jacobians of the logs). One Metropolis-Hastings step with the
-// symmetric proposal of walk keeps it invariant, hence the posterior of (v, params, f)
-// given the rest. Because the jitter does not scale with v, z's components along the
-// directions where the kernel part of K is below the jitter keep their scale as v moves
-// (L(t) / sqrt(v) is not fixed), which a plain rescaling of f - mu0 by sqrt(v' / v) would
-// not do. The auxiliaries of the sweep are stale afterwards; nothing reads them before
-// the next sweep draws them afresh (a partially collapsed Gibbs step).
-// Cost: one factorisation of K at the proposal (HyperBlock::propose_scale; it becomes the
-// block's factor on acceptance), two triangular passes per column, one likelihood
-// evaluation. The likelihood keeps the accepted parameter values.
-// own: the chain's own copy of lik (the same object), needed when params is not empty.
-void whitened_scale_move(const Likelihood& lik, Likelihood* own,
-                         const std::vector<LikParamPrior>& priors, const std::vector<int>& params,
-                         HyperBlock& block, Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0,
-                         ScaleWalk& walk, Rng& rng, int warmup_it);
-
-// The likelihood's parameter flow (Likelihood::param_flow) as a Markov move of (x, f) at
-// fixed rates and fixed kernels, the auxiliaries integrated out: x is the flow's parameter
-// element (t = log x).
-// Coordinates: (t, u) with u = G(f) + t 1, the flow's invariant (for poisson_logistic the
-// log rates log(lambda sigma(f_i))): f = G^-1(u - t) and the likelihood depends on u
-// alone. The map (t, u) -> (x, f) is a fixed bijection with Jacobian
-// x prod_ij 1 / G'(f_ij) (f_ij depends on u_ij and t only), so the posterior density in
-// these coordinates is
-//   p~(t, u) = p(t) N(f; mu0, K) p(y | u) prod_ij 1 / G'(f_ij)
-// (p(t) with the Jacobian of the log: lik_param_log_prior). At fixed u, with d = t - t0
-// and the factors L of the kernel matrices K:
-//   log p~ = log p(t) - ||L^-1 (phi_d(f) - mu0)||^2 / 2 + sum_ij log phi_d'(f_ij) + const
+// The likelihood's parameter flow (Likelihood::param_flow) as a Markov move of (x, f) and,
+// with `block`, of the kernel's overall variance v with them, at fixed rates: x is the
+// flow's parameter element (t = log x), the auxiliaries are integrated out.
+// Coordinates: (t, s = log v, u) with u = G(f) + t 1, the flow's invariant (for
+// poisson_logistic the log rates log(lambda sigma(f_i))): f = G^-1(u - t) and the
+// likelihood depends on u alone. The map (t, s, u) -> (x, v, f) is a fixed bijection with
+// Jacobian x v prod_ij 1 / G'(f_ij) (f_ij depends on u_ij and t only), so the posterior
+// density in these coordinates is
+//   p~(t, s, u) = p(t) p(s) N(f; mu0, K(s)) p(y | u) prod_ij 1 / G'(f_ij)
+// (p(t), p(s) with the Jacobians of the logs: lik_param_log_prior, scale_log_prior;
+// K(s) = e^s C + jitter I, the jitter absolute). At fixed u, with d = t - t0:
+//   log p~ = log p(t) + log p(s) + sum_j log N(phi_d(f_j); mu0_j, K(s))
+//            + sum_ij log phi_d'(f_ij) + const
 // (sum log phi_d' = sum log G'(f) - sum log G'(phi_d(f)), the first sum a constant), on the
-// flow's range of d. Slice updates of t at fixed u (sampler, of dimension 1: width adapted
-// in warmup and frozen after it, `updates` passes) leave p~ invariant, hence the
-// posterior of (x, f) given the other parameters and hyperparameters. The kernel's
-// variance does not move with it: with the absolute jitter K is not proportional to the
-// variance, and the density at another variance would need a factorisation per
-// evaluation (whitened_scale_move moves the variance with the rate instead). LK holds the
-// current factors per latent column. Each evaluation costs one triangular solve per
-// latent column (O(n^2)) and the map (O(n q)); no factorisation. No-op when the likelihood
-// has no flow or its element is not sampled (not in priors with a positive family).
+// flow's range of d; with the block, log N(.; ., K(s)) in the eigenbasis of C
+// (HyperBlock::spectrum: -(sum log s2 + ||U'(phi_d(f_j) - mu0_j) / s||^2) / 2, s2 = e^s lam +
+// jitter). Slice updates along lines in (t, s) at fixed u (sampler: directions adapted in
+// warmup and frozen after it, `updates` passes) leave p~ invariant, hence the posterior of
+// (x, v, f) given the other parameters and hyperparameters. Without block (sampler of
+// dimension 1), v stays and LK holds the current factors per latent column. Each
+// evaluation costs one product with U (with the block) or one triangular solve per latent
+// column (O(n^2)) and the map (O(n q)); with the block, the eigendecomposition of C when
+// its other parameters changed. No-op when the likelihood has no flow or its element is
+// not sampled (not in priors with a positive family). block (has_scale(), serving every
+// latent column) takes the new variance (HyperBlock::set_scale), the likelihood the new
+// value.
 void param_flow_move(Likelihood& lik, const std::vector<LikParamPrior>& priors, Eigen::MatrixXd& f,
-                     const Eigen::MatrixXd& mu0, const KernelSet& LK, DirectionalSlice& sampler,
-                     Rng& rng, int warmup_it, int updates);
+                     const Eigen::MatrixXd& mu0, const KernelSet& LK, HyperBlock* block,
+                     DirectionalSlice& sampler, Rng& rng, int warmup_it, int updates);
 
 // The current values of the elements in priors, in order.
 std::vector<double> lik_param_values(const Likelihood& lik, const std::vector<LikParamPrior>& priors);

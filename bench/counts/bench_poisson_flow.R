@@ -2,10 +2,8 @@
 # likelihood's parameter flow, param_flow_move in src/param_sampler.h): the full-Bayes
 # column of bench_poisson.R (same data, formulas, 2:1 splits and seeds; 4 chains x 2000
 # iterations, 1000 warm-up) run once per setting of the option augmentedGP.flow_moves
-# (passes of the move per sweep; 0: off), in one process so that times compare. (With a
-# library whose sampler still has the option augmentedGP.flow_variance, a setting "2l"
-# is 2 passes moving lambda alone, the kernel variance held; the current sampler never
-# moves the variance in the flow, and ignores the suffix.)
+# (passes of the move per sweep; 0: off) and augmentedGP.flow_variance (a setting "2l": 2 passes
+# moving lambda alone, the kernel variance held), in one process so that times compare.
 #
 # Usage (from the package root, augmentedGP installed):
 #   Rscript bench/counts/bench_poisson_flow.R [threads] [splits] [sets] [flow settings]
