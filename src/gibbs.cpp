@@ -169,7 +169,9 @@ bool GibbsChain::run(int count) {
       sample_lik_params(*own_lik_, lik_priors_, f_, rng_);
       // the joint shift of f and the location parameters (a direction the likelihood
       // does not see, along which the one-at-a-time updates crawl)
-      if (q == 1)
+      bool location = false;
+      for (const LikParamPrior& pr : lik_priors_) location = location || pr.location;
+      if (q == 1 && location)
         shift_location(*own_lik_, lik_priors_, f_, mu0_,
                        blocks_.empty() ? LK_[0] : blocks_[0].LK(), rng_);
       // the likelihood's parameter flow (a curved direction along which the likelihood is
