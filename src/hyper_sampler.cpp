@@ -592,8 +592,14 @@ void HyperBlock::spectrum(const Eigen::MatrixXd** U, const Eigen::VectorXd** lam
     C.diagonal().array() -= jitter_ / v;
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(C);  // reads the lower triangle
     eig_vec_ = es.eigenvectors();
-    // C is positive semi-definite: rounding below 0 is cut off
-    eig_val_ = es.eigenvalues().cwiseMax(0.0);
+    // C is positive semi-definite; eigenvalues within rounding of 0 (below n eps times
+    // the largest) are set to 0, so that the jitter alone holds those directions whatever
+    // v (otherwise a large v would inflate rounding noise into prior variance there)
+    const double cut = static_cast<double>(n) * std::numeric_limits<double>::epsilon() *
+                       std::max(es.eigenvalues().maxCoeff(), 0.0);
+    eig_val_ = es.eigenvalues();
+    for (long i = 0; i < n; ++i)
+      if (!(eig_val_[i] > cut)) eig_val_[i] = 0.0;
     eig_key_ = key;
     have_eig_ = true;
     ++n_eig_;
