@@ -17,7 +17,8 @@
 // Cholesky factor of B at the accepted theta (or at the current one, on rejection) is
 // the one the f draw needs. Per sweep a block costs the factor of B at the current
 // theta (the auxiliaries changed), one at each proposal and, when a proposal is
-// accepted, the factor of K at it.
+// accepted, the factor of K at it (when none is and a move of the kernel's variance
+// changed K since its last factor, the factor of K at the current theta instead).
 // The factor of K cannot be avoided when theta changes: a draw from
 // N(m, S), S = (K^-1 + W)^-1, needs a square root of K or of K^-1 besides the factor of
 // B (Matheron's rule takes a prior draw N(0, K); B alone gives only S W^1/2 z, whose
@@ -48,8 +49,8 @@
 // and C = W^-1/2 B W^-1/2 gives C^-1 = W^1/2 B^-1 W^1/2, a = W^1/2 B^-1 r (r as above), so
 // the factor of B serves the gradient too: B^-1 from the inverse of its factor, then
 // kernel_grad_contract() contracts M = sum_j (a_j a_j' - C_j^-1) with dK/dtheta without
-// forming the derivative matrices (the jitter is absolute and has no share). The log prior's gradient is analytic
-// (hyper_log_prior_grad). HMC works in whitened coordinates x, theta = Lm x on the
+// forming the derivative matrices (the jitter is absolute and has no share). The log
+// prior's gradient is analytic (hyper_log_prior_grad). HMC works in whitened coordinates x, theta = Lm x on the
 // sampled coordinates with Lm Lm' = Sigma (identity mass in x, i.e. inverse mass Sigma
 // on theta): momentum rho ~ N(0, I), leapfrog steps of size eps jittered uniformly in
 // [0.8, 1.2] eps per trajectory, a number of steps ceil(kHmcLength / eps) (at most
@@ -146,7 +147,8 @@ class HyperBlock {
   // Sets t: K changes in O(n^2) (the kernel part rescaled, the jitter kept); its factor is
   // made when next needed (LK(), or the draw of f in step()), one factorisation.
   void set_scale(double t);
-  // The eigenvectors U and eigenvalues lam (cut off at 0) of C = (K - jitter I) / v at the
+  // The eigenvectors U and eigenvalues lam (those within rounding of 0, below n eps times
+  // the largest, set to 0) of C = (K - jitter I) / v at the
   // current parameters other than v (has_scale() only), made from K when those parameters
   // changed since the last call (an eigendecomposition of n x n, counted in
   // eigendecompositions()), else cached; the pointers stay valid until the next call.
