@@ -657,10 +657,10 @@ HYPER_MOVES <- 1L
 # param_flow_move in src/param_sampler.h), when the likelihood has one and its parameter
 # is sampled; 0: off. The option augmentedGP.flow_moves sets the passes. The kernel
 # variance stays out of the move by default (FLOW_VARIANCE; the option
-# augmentedGP.flow_variance = TRUE puts it in): with it, chains on over-dispersed counts
-# (InsectSprays) have run off to variances at which the latent values overflow the
-# auxiliary draws (bench/counts/results_poisson.md, 2026-11-27), while the move of the
-# maximal rate alone mixes as well or better on every count set benchmarked.
+# augmentedGP.flow_variance = TRUE puts it in): the move of the maximal rate alone mixes
+# as well or better on the count sets benchmarked, and with the variance in it a chain on
+# over-dispersed counts (InsectSprays) can run off to variances at which the latent values
+# overflow the auxiliary draws (bench/counts/results_poisson.md).
 FLOW_MOVES <- 2L
 FLOW_VARIANCE <- FALSE
 
