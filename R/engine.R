@@ -644,20 +644,24 @@ HYPER_INIT_SD <- 0.3
 # lengthscale per input) take an HMC trajectory per step instead: B at the current
 # hyperparameters, B at each leapfrog position (with B^-1 for the gradient, two
 # triangular passes of the same order of work) and K when the end point is accepted.
+# A kernel with a sampled overall variance v (K = v C + jitter I, the jitter absolute)
+# adds, for the non-centred moves of v (joint_scale_move and block_scale_move in
+# src/param_sampler.h), an eigendecomposition of C when its other parameters changed
+# since the last one, and the factor of K after v moved.
 HYPER_MOVES <- 1L
 
 # Passes per sweep of the likelihood's parameter flow (a map of the latent values
 # with one sampled parameter that leaves the likelihood unchanged, e.g. the maximal rate of
 # poisson_logistic() against f at fixed rates, moved with the kernel variance;
-# param_flow_move in src/param_sampler.h),
-# when the likelihood has one and its parameter is sampled. Off by default (0): the move
-# reaches the large kernel variances at which the jitter, which scales with the variance
-# (K = v (C + jitter I)), acts as a per-observation nugget, a mode of the posterior as
-# implemented that over-dispersed counts favour but that the model does not intend. The
-# option augmentedGP.flow_moves sets the passes, and augmentedGP.flow_variance = FALSE
-# keeps the variance out of the move (FLOW_VARIANCE).
-FLOW_MOVES <- 0L
-FLOW_VARIANCE <- TRUE
+# param_flow_move in src/param_sampler.h), when the likelihood has one and its parameter
+# is sampled; 0: off. The option augmentedGP.flow_moves sets the passes. The kernel
+# variance stays out of the move by default (FLOW_VARIANCE; the option
+# augmentedGP.flow_variance = TRUE puts it in): the move of the maximal rate alone mixes
+# as well or better on the count sets benchmarked, and with the variance in it a chain on
+# over-dispersed counts (InsectSprays) can run off to variances at which the latent values
+# overflow the auxiliary draws (bench/counts/results_poisson.md).
+FLOW_MOVES <- 2L
+FLOW_VARIANCE <- FALSE
 
 # The Gaussian approximation of the posterior that a likelihood's Gibbs move takes as
 # its fixed reference (likelihood spec field gibbs_reference = TRUE): the variational
@@ -681,7 +685,8 @@ engine_reference_q <- function(vi, X, lik, ctl, mean0) {
 # unit of the sd prior): the result then also has theta (the draws of the log
 # parameters, [iterations, chains, parameters] named as engine_get_params()), accept
 # (acceptance rates, chains x blocks), chol_per_sweep (Cholesky factorisations of n x n
-# matrices per sweep, warmup included, one per chain) and prior_table
+# matrices per sweep, warmup included, one per chain), eig_per_sweep (eigendecompositions
+# of n x n matrices per sweep, for the moves of the kernel variances) and prior_table
 # (hyper_prior_table()); its kernel
 # is the one at the posterior medians of the log parameters.
 # With ctl$sample_hyper and attr(prior, "lik_prior") (lik_prior_table()), the likelihood's
@@ -765,6 +770,7 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
        hyper_converged = if (is.null(vi)) NA else vi$hyper_converged,
        jitter = max(res$jitter, if (is.null(vi)) 0 else vi$jitter), seed = seeds,
        theta = theta, accept = res$accept, chol_per_sweep = res$chol_per_sweep,
+       eig_per_sweep = res$eig_per_sweep,
        prior_table = ptab, lik = lik, lik_draws = lik_draws, lik_prior = lik_prior)
 }
 
@@ -801,6 +807,7 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
               alpha = fit$alpha, omega = fit$omega, kl = fit$kl, control = ctl,
               hyper_evals = fit$hyper_evals, shared_hyper = !is_kernel_list(fit$kernel),
               theta = fit$theta, accept = fit$accept, chol_per_sweep = fit$chol_per_sweep,
+              eig_per_sweep = fit$eig_per_sweep,
               prior_table = fit$prior_table,
               lik_draws = fit$lik_draws, lik_prior = fit$lik_prior)
   if (!is.null(fit$lik_draws)) out$lik <- fit$lik

@@ -108,15 +108,16 @@ bool GibbsChain::sweep_hyper() {
   // The non-centred moves, the auxiliaries integrated out. With sampled positive likelihood
   // parameters (dispersion, maximal rate, noise scale, ...): the joint move of those
   // parameters, the kernels' overall variances and (one latent column) the latent level,
-  // the rest of the latent values held fixed (joint_scale_move in param_sampler.h). It
+  // the rest of the latent values held fixed (joint_scale_move in param_sampler.h: in the
+  // eigenbasis of the kernel's correlation part, the jitter being absolute). It
   // moves along the ridges where a larger variance or a shifted level with another
   // parameter value gives nearly the same likelihood (a maximal rate far above the counts
   // trades off with the level of f, one near them with the variance).
   // Invariance: each run of it is a Markov update of (f, theta, params) that leaves their
   // marginal posterior p(f, theta, params | y) invariant. It changes coordinates, (f, t,
   // log params) -> (x, fixed part) with x = (t, level, log params), by a map whose Jacobian
-  // the target includes (for the whitened f, the factor v^(n/2) cancels the normaliser of
-  // N(f; mu0, K); the log priors carry the Jacobians of the logs), and updates x by slice
+  // the target includes (for the whitened f, |S(t)| cancels the normaliser of N(f; mu0, K);
+  // the log priors carry the Jacobians of the logs), and updates x by slice
   // sampling along fixed lines, which leaves its conditional given the fixed part invariant.
   // The auxiliaries of this sweep are stale after it, but nothing reads them before the next
   // sweep draws them afresh from p(aux | f, params, y) (the parameters' slice given f, the
@@ -144,7 +145,7 @@ bool GibbsChain::sweep_hyper() {
   for (int g = 0; g < nb; ++g) {
     if (!blocks_[g].has_scale()) continue;
     Rng rs(rng_.next(), static_cast<std::uint64_t>(q + nb + g));
-    blocks_[g].scale_move(*lik_, f_, mu0_, rs);
+    block_scale_move(*lik_, blocks_[g], f_, mu0_, rs);
   }
   return true;
 }
@@ -168,7 +169,9 @@ bool GibbsChain::run(int count) {
       sample_lik_params(*own_lik_, lik_priors_, f_, rng_);
       // the joint shift of f and the location parameters (a direction the likelihood
       // does not see, along which the one-at-a-time updates crawl)
-      if (q == 1)
+      bool location = false;
+      for (const LikParamPrior& pr : lik_priors_) location = location || pr.location;
+      if (q == 1 && location)
         shift_location(*own_lik_, lik_priors_, f_, mu0_,
                        blocks_.empty() ? LK_[0] : blocks_[0].LK(), rng_);
       // the likelihood's parameter flow (a curved direction along which the likelihood is
@@ -176,14 +179,16 @@ bool GibbsChain::run(int count) {
       // kernel's variance, the auxiliaries integrated out as for the moves above
       if (flow_updates_ > 0) {
         HyperBlock* vb = flow_.dim() == 2 ? &blocks_[0] : nullptr;
-        param_flow_move(*own_lik_, lik_priors_, f_, mu0_, blocks_.empty() ? LK_ : hyper_factors(),
-                        vb, flow_, rng_, it_ < warmup_ ? it_ + 1 : 0, flow_updates_);
+        // with the variance the move works in the block's eigenbasis and needs no factor
+        param_flow_move(*own_lik_, lik_priors_, f_, mu0_,
+                        blocks_.empty() || vb ? LK_ : hyper_factors(), vb, flow_, rng_,
+                        it_ < warmup_ ? it_ + 1 : 0, flow_updates_);
       }
     }
     if (!blocks_.empty()) {
       // full Bayes: the likelihood's own move (if any) at the current kernels, then the
       // auxiliaries and the (theta, f) | aux moves of every block
-      lik_->gibbs_move(f_, mu0_, hyper_factors(), ref_.get(), rng_);
+      if (lik_->has_gibbs_move()) lik_->gibbs_move(f_, mu0_, hyper_factors(), ref_.get(), rng_);
       if (sequential) {
         kappa_.setZero(n, q);
         omega_.setZero(n, q);

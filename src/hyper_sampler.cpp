@@ -299,8 +299,6 @@ Eigen::VectorXd HyperBlock::marginal_grad(const std::vector<double>& theta,
   for (int k = 0; k < p; ++k) {
     const int i = free_[k];
     out[k] = 0.5 * g[i];
-    // the jitter v * jitter of a kernel with an overall scale v moves with log v
-    if (i == scale_index_) out[k] += 0.5 * block_jitter(theta) * M.trace();
   }
   return out;
 }
@@ -362,6 +360,7 @@ bool HyperBlock::hmc_moves(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& 
         spec_.theta = th;
         K_.swap(Kp_);
         LK_.swap(LKp_);
+        lk_stale_ = false;
         std::swap(cur_, prop_);
         *cur = lt - log_prior(th);
         g0 = g;
@@ -503,6 +502,7 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
     spec_.theta = th;
     K_.swap(Kp_);
     LK_.swap(LKp_);
+    lk_stale_ = false;
     std::swap(cur_, prop_);
     cur = marg;
     return true;
@@ -546,6 +546,7 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
                               std::log1p(-std::exp(lw1 - lw_x));
     if (std::log(u2) < log_ratio2 && move_to(y2, marg2)) ++accepted_;
   }
+  if (lk_stale_ && !refresh_factor()) return false;
   for (std::size_t k = 0; k < cols_.size(); ++k) {
     const int j = cols_[k];
     const Eigen::VectorXd m0 = mu0.col(j);
@@ -554,48 +555,62 @@ bool HyperBlock::step(const Eigen::MatrixXd& kappa, const Eigen::MatrixXd& omega
   return true;
 }
 
-void HyperBlock::scale_move(const Likelihood& lik, Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0,
-                            Rng& rng) {
-  if (scale_index_ < 0) return;
-  const double t0 = spec_.theta[scale_index_];
-  const int n = f.rows();
-  // G: the block's columns of (f - mu0) / sqrt(v); F: the latent matrix at log v = t
-  Eigen::MatrixXd G(n, cols_.size());
-  for (std::size_t k = 0; k < cols_.size(); ++k)
-    G.col(k) = (f.col(cols_[k]) - mu0.col(cols_[k])) * std::exp(-t0 / 2.0);
-  Eigen::MatrixXd F = f;
-  auto log_target = [&](double t) {
-    const double lp = hyper_log_prior(priors_[scale_index_], t);
-    if (!std::isfinite(lp)) return kNegInf;
-    const double s = std::exp(t / 2.0);
-    for (std::size_t k = 0; k < cols_.size(); ++k)
-      F.col(cols_[k]) = mu0.col(cols_[k]) + s * G.col(k);
-    const double ll = lik.loglik(F);
-    return std::isfinite(ll) ? lp + ll : kNegInf;
-  };
-  // slice sampling (Neal 2003): stepping out with width 1, then shrinkage
-  const double t1 = slice_update(log_target, t0, 1.0, rng);
-  if (t1 == t0) return;
-  const double s = std::exp((t1 - t0) / 2.0);
-  for (std::size_t k = 0; k < cols_.size(); ++k)
-    f.col(cols_[k]) = mu0.col(cols_[k]) + s * std::exp(t0 / 2.0) * G.col(k);
-  set_scale(t1);
+void HyperBlock::set_scale(double t) {
+  const double r = std::exp(t - spec_.theta[scale_index_]);
+  spec_.theta[scale_index_] = t;
+  // K = v C + j I: the kernel part scales by v' / v, the jitter stays; the factor is
+  // made when next needed
+  const long n = K_.rows();
+  for (long c = 0; c < n; ++c) K_.col(c).tail(n - c) *= r;
+  K_.diagonal().array() += (1.0 - r) * jitter_;
+  lk_stale_ = true;
 }
 
-void HyperBlock::set_scale(double t) {
-  const double s = std::exp((t - spec_.theta[scale_index_]) / 2.0);
-  spec_.theta[scale_index_] = t;
-  // K = v (C + jitter I) scales with v as a whole, and so does its factor
-  const long n_k = K_.rows();
-  for (long j = 0; j < n_k; ++j) {
-    K_.col(j).tail(n_k - j) *= s * s;
-    LK_.col(j).tail(n_k - j) *= s;
+bool HyperBlock::refresh_factor() const {
+  ++n_chol_;
+  if (!chol_lower(K_, LK_)) return false;
+  lk_stale_ = false;
+  return true;
+}
+
+const Eigen::MatrixXd& HyperBlock::LK() const {
+  if (lk_stale_ && !refresh_factor())
+    throw std::runtime_error("the kernel matrix is not numerically positive definite");
+  return LK_;
+}
+
+void HyperBlock::spectrum(const Eigen::MatrixXd** U, const Eigen::VectorXd** lam) {
+  std::vector<double> key = spec_.theta;
+  key[scale_index_] = 0.0;
+  if (!(have_eig_ && key == eig_key_)) {
+    // C = (K - j I) / v from K's lower triangle (the kernel part at the current
+    // parameters other than v)
+    const long n = K_.rows();
+    const double v = std::exp(spec_.theta[scale_index_]);
+    Eigen::MatrixXd C(n, n);
+    for (long c = 0; c < n; ++c) C.col(c).tail(n - c) = K_.col(c).tail(n - c) / v;
+    C.diagonal().array() -= jitter_ / v;
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(C);  // reads the lower triangle
+    eig_vec_ = es.eigenvectors();
+    // C is positive semi-definite; eigenvalues within rounding of 0 (below n eps times
+    // the largest) are set to 0, so that the jitter alone holds those directions whatever
+    // v (otherwise a large v would inflate rounding noise into prior variance there)
+    const double cut = static_cast<double>(n) * std::numeric_limits<double>::epsilon() *
+                       std::max(es.eigenvalues().maxCoeff(), 0.0);
+    eig_val_ = es.eigenvalues();
+    for (long i = 0; i < n; ++i)
+      if (!(eig_val_[i] > cut)) eig_val_[i] = 0.0;
+    eig_key_ = key;
+    have_eig_ = true;
+    ++n_eig_;
   }
+  *U = &eig_vec_;
+  *lam = &eig_val_;
 }
 
 bool HyperBlock::kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const {
   if (d2_.size() == 0) {
-    K = kernel_matrix_jitter(KernelSpec{spec_.code, spec_.nls, theta}, X_, block_jitter(theta));
+    K = kernel_matrix_jitter(KernelSpec{spec_.code, spec_.nls, theta}, X_, jitter_);
     return K.allFinite();
   }
   const long n = X_.rows(), pairs = n * (n + 1) / 2, nb = spec_.nls[0];
@@ -616,12 +631,8 @@ bool HyperBlock::kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K)
     K.col(j).tail(n - j) = kv_.segment(k, n - j).matrix();
     k += n - j;
   }
-  K.diagonal().array() += block_jitter(theta);
+  K.diagonal().array() += jitter_;
   return true;
-}
-
-double HyperBlock::block_jitter(const std::vector<double>& theta) const {
-  return scale_index_ >= 0 ? jitter_ * std::exp(theta[scale_index_]) : jitter_;
 }
 
 }  // namespace augp

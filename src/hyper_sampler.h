@@ -17,7 +17,8 @@
 // Cholesky factor of B at the accepted theta (or at the current one, on rejection) is
 // the one the f draw needs. Per sweep a block costs the factor of B at the current
 // theta (the auxiliaries changed), one at each proposal and, when a proposal is
-// accepted, the factor of K at it.
+// accepted, the factor of K at it (when none is and a move of the kernel's variance
+// changed K since its last factor, the factor of K at the current theta instead).
 // The factor of K cannot be avoided when theta changes: a draw from
 // N(m, S), S = (K^-1 + W)^-1, needs a square root of K or of K^-1 besides the factor of
 // B (Matheron's rule takes a prior draw N(0, K); B alone gives only S W^1/2 z, whose
@@ -48,9 +49,8 @@
 // and C = W^-1/2 B W^-1/2 gives C^-1 = W^1/2 B^-1 W^1/2, a = W^1/2 B^-1 r (r as above), so
 // the factor of B serves the gradient too: B^-1 from the inverse of its factor, then
 // kernel_grad_contract() contracts M = sum_j (a_j a_j' - C_j^-1) with dK/dtheta without
-// forming the derivative matrices (plus the jitter's share, jitter v tr(M) / 2 for log v,
-// when the jitter scales with v). The log prior's gradient is analytic
-// (hyper_log_prior_grad). HMC works in whitened coordinates x, theta = Lm x on the
+// forming the derivative matrices (the jitter is absolute and has no share). The log
+// prior's gradient is analytic (hyper_log_prior_grad). HMC works in whitened coordinates x, theta = Lm x on the
 // sampled coordinates with Lm Lm' = Sigma (identity mass in x, i.e. inverse mass Sigma
 // on theta): momentum rho ~ N(0, I), leapfrog steps of size eps jittered uniformly in
 // [0.8, 1.2] eps per trajectory, a number of steps ceil(kHmcLength / eps) (at most
@@ -111,7 +111,8 @@ class HyperBlock {
  public:
   // spec: the kernel at its starting log parameters; priors: one per log parameter of
   // spec; cols: the latent columns (0-based) with this kernel; X: the inputs (must
-  // outlive the block); jitter: added to the diagonal of every kernel matrix.
+  // outlive the block); jitter: added to the diagonal of every kernel matrix (absolute:
+  // the same whatever theta).
   // Throws std::invalid_argument on inconsistent sizes and std::runtime_error when the
   // starting kernel matrix has no Cholesky factor.
   // moves: Metropolis-Hastings steps per sweep (after warmup each may take a second,
@@ -130,38 +131,41 @@ class HyperBlock {
             const Eigen::MatrixXd& mu0, Eigen::MatrixXd& f, Rng& rng,
             std::vector<Rng>& col_rngs, int warmup_it);
 
-  // The interweaving move on the kernel's overall scale (when the kernel has one: a
-  // single leaf or a product of leaves, whose first variance multiplies the whole
-  // kernel, and that variance is sampled). With g = (f_j - mu0_j) / sqrt(v) held fixed
-  // for the block's columns (the non-centred parametrisation, f_j = mu0_j + sqrt(v) g),
-  // log v moves by a slice sampler (stepping out, width 1) on
-  //   log p(log v) + log p(y | f(v)),
-  // the likelihood itself (lik.loglik), the auxiliaries integrated out: a partially
-  // collapsed step, valid because the auxiliaries are drawn afresh from their full
-  // conditional at the start of the next sweep before anything uses them. K and its
-  // factor are rescaled with v. Costs a few likelihood evaluations (O(n q) each), no
-  // factorisation. (So that K scales exactly with v, a kernel with such a scale gets the
-  // jitter v * jitter rather than jitter; see block_jitter.) Alternating it with the centred move above (f integrated out given
-  // the auxiliaries) is an ancillarity-sufficiency interweaving: the centred move is slow
-  // when the auxiliaries pin down the scale of f, the non-centred one is not.
-  void scale_move(const class Likelihood& lik, Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0,
-                  Rng& rng);
+  // The kernel's overall scale, when it has one (a single leaf or a product of leaves,
+  // whose first variance v multiplies the whole kernel part, and that variance is
+  // sampled): K = v C + jitter I with C free of v and the jitter absolute (fixed for the
+  // run), so that the jitter stays a numerical device and never acts as a nugget whose
+  // variance grows with v. K is therefore not proportional to v: the moves of v with the
+  // latent values (param_sampler.h) work in the eigenbasis of C, C = U diag(lam) U', in
+  // which K(t) = U diag(e^t lam + jitter) U' for every t = log v.
   bool has_scale() const { return scale_index_ >= 0; }
-  // The log variance t = log v that scales the whole kernel (has_scale() only), its log
-  // prior (with the Jacobian, as hyper_log_prior), and setting it: K and its factor are
-  // rescaled by v' / v and sqrt(v' / v) (no factorisation); f is the caller's to rescale.
+  // The log variance t = log v (has_scale() only) and its log prior (with the Jacobian, as
+  // hyper_log_prior).
   double scale_theta() const { return spec_.theta[scale_index_]; }
   double scale_log_prior(double t) const { return hyper_log_prior(priors_[scale_index_], t); }
+  double jitter() const { return jitter_; }
+  // Sets t: K changes in O(n^2) (the kernel part rescaled, the jitter kept); its factor is
+  // made when next needed (LK(), or the draw of f in step()), one factorisation.
   void set_scale(double t);
+  // The eigenvectors U and eigenvalues lam (those within rounding of 0, below n eps times
+  // the largest, set to 0) of C = (K - jitter I) / v at the
+  // current parameters other than v (has_scale() only), made from K when those parameters
+  // changed since the last call (an eigendecomposition of n x n, counted in
+  // eigendecompositions()), else cached; the pointers stay valid until the next call.
+  void spectrum(const Eigen::MatrixXd** U, const Eigen::VectorXd** lam);
+  long eigendecompositions() const { return n_eig_; }
 
-  // Cholesky factorisations of n x n matrices (B or K) made by step() so far.
+  // Cholesky factorisations of n x n matrices (B or K) made so far (step(), and K's
+  // factor after set_scale()).
   long factorisations() const { return n_chol_; }
 
   const std::vector<double>& theta() const { return spec_.theta; }
   const std::vector<int>& cols() const { return cols_; }
   // The kernel matrix at theta: its lower triangle only (see kernel_at).
   const Eigen::MatrixXd& K() const { return K_; }
-  const Eigen::MatrixXd& LK() const { return LK_; }
+  // Its lower Cholesky factor (made here after set_scale(); throws std::runtime_error when
+  // K is not numerically positive definite).
+  const Eigen::MatrixXd& LK() const;
   int n_params() const { return spec_.n_params(); }
   // Proposals and acceptances counted after warmup (HMC: one proposal per trajectory).
   long proposed() const { return proposed_; }
@@ -217,9 +221,19 @@ class HyperBlock {
   const Eigen::MatrixXd& X_;
   double jitter_;
   int moves_, warmup_;
-  long n_chol_ = 0;
+  mutable long n_chol_ = 0;
+  long n_eig_ = 0;
+  // whether LK_ is out of date after set_scale(), and making it
+  mutable bool lk_stale_ = false;
+  bool refresh_factor() const;
+  // the eigendecomposition of C (spectrum()) and the parameters it belongs to (v set to 0)
+  bool have_eig_ = false;
+  std::vector<double> eig_key_;
+  Eigen::MatrixXd eig_vec_;
+  Eigen::VectorXd eig_val_;
   int scale_index_ = -1;  // the log parameter that scales the whole kernel, or -1
-  Eigen::MatrixXd K_, LK_, Kp_, LKp_;
+  Eigen::MatrixXd K_, Kp_, LKp_;
+  mutable Eigen::MatrixXd LK_;
   std::vector<GaussianStep> cur_, prop_;
   // proposal N(0, s^2 Sigma) on the free coordinates: lower factor of Sigma, log s
   Eigen::MatrixXd prop_chol_;
@@ -237,17 +251,14 @@ class HyperBlock {
   Eigen::MatrixXd lm2_, ind_chol_;
   bool have_ind_ = false;
   double ind_log_density(const std::vector<double>& theta) const;
-  // The diagonal jitter of the kernel matrix at theta: jitter times the overall scale v
-  // for kernels that have one (K = v (C + jitter I)), else jitter.
-  double block_jitter(const std::vector<double>& theta) const;
-  // The kernel matrix at theta with its jitter (block_jitter) into K; false when an entry
+  // The kernel matrix at theta with the jitter into K; false when an entry
   // is not finite. A single squared-exponential leaf, v exp(-sum_c (x_c - x'_c)^2 /
   // (2 l_c^2)) with one lengthscale or one per input, is computed from the squared
   // distances (or squared differences per input) of the pairs cached at construction: the
   // lower triangle packed by columns, one block per lengthscale, so that a proposal costs
   // one vectorised exp per pair. Only K's lower triangle is written then: every reader of
   // K_ and Kp_ (the factorisations of K and of B, the symmetric products of the f draw,
-  // the rescaling of scale_move) reads the lower triangle alone.
+  // set_scale, spectrum) reads the lower triangle alone.
   // d2_ is empty for other kernels (and very large n), which go through kernel_eval.
   bool kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const;
   Eigen::ArrayXd d2_;

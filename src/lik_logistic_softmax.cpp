@@ -225,6 +225,7 @@ class LogisticSoftmax : public Likelihood {
   // these moves alone (returns true: the engine skips the augmented step); the
   // bijective one, whose Z_i >= theta_K sigma(0) bounds the counts, adds them to the
   // augmented step (returns false).
+  bool has_gibbs_move() const override { return true; }
   bool gibbs_move(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const KernelSet& LK,
                   const MoveReference* ref, Rng& rng) const override {
     const int n = n_obs();

@@ -73,6 +73,9 @@ class Likelihood {
                           Rng& /*rng*/) const {
     return false;
   }
+  // Whether gibbs_move() does anything (false: the sampler need not have the factors LK
+  // ready for it, which after a move of a sampled kernel variance costs a factorisation).
+  virtual bool has_gibbs_move() const { return false; }
 
   // Full-Bayes Gibbs: a one-parameter group of maps of the latent values and one positive
   // parameter element x that leaves the likelihood exactly unchanged. Returns false (the

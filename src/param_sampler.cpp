@@ -17,7 +17,7 @@ namespace {
 const double kNegInf = -std::numeric_limits<double>::infinity();
 const double kLogSqrt2Pi = 0.91893853320467274178;
 const double kLogPi = 1.14472988584940017414;
-// passes of the joint scale move over its directions per sweep (each update costs a few
+// passes of the level move over its directions per sweep (each update costs a few
 // likelihood evaluations, O(n q))
 const int kJointCycles = 4;
 
@@ -154,26 +154,38 @@ void param_flow_move(Likelihood& lik, const std::vector<LikParamPrior>& priors, 
   if (!(lo < 0.0 && hi > 0.0)) return;
   Eigen::VectorXd y0(dim);
   y0[0] = std::log(x);
-  if (block) y0[1] = block->scale_theta();
-  const double nq = static_cast<double>(f.rows()) * q;
+  const Eigen::MatrixXd* U = nullptr;
+  const Eigen::VectorXd* lam = nullptr;
+  double jit = 0.0;
+  if (block) {
+    y0[1] = block->scale_theta();
+    block->spectrum(&U, &lam);
+    jit = block->jitter();
+  }
   Eigen::MatrixXd F;
-  Eigen::VectorXd z;
-  // the density of y = (t, log v) given the rates, relative to y0 (see the header)
+  Eigen::VectorXd z, s2;
+  // the density of y = (t, log v) given the rates (see the header)
   auto log_target = [&](const Eigen::VectorXd& y) {
     const double d = y[0] - y0[0];
     if (!(d > lo && d < hi)) return kNegInf;
     double lp = lik_param_log_prior(*pr, y[0]);
-    const double ls = block ? y[1] - y0[1] : 0.0;  // log(v / v0)
     if (block) lp += block->scale_log_prior(y[1]);
     if (!std::isfinite(lp)) return kNegInf;
     lp += lik.param_flow_map(f, d, F);
-    double qf = 0.0;
-    for (int j = 0; j < q; ++j) {
-      const Eigen::MatrixXd& L = block ? block->LK() : LK[j];
-      z = L.triangularView<Eigen::Lower>().solve((F.col(j) - mu0.col(j)).eval());
-      qf += z.squaredNorm();
+    if (block) {
+      // log N(F_j; mu0_j, U diag(s2) U') with s2 = v lam + jitter
+      s2 = (std::exp(y[1]) * lam->array() + jit).matrix();
+      const double ld = s2.array().log().sum();
+      for (int j = 0; j < q; ++j) {
+        z.noalias() = U->transpose() * (F.col(j) - mu0.col(j));
+        lp -= 0.5 * (ld + (z.array().square() / s2.array()).sum());
+      }
+    } else {
+      for (int j = 0; j < q; ++j) {
+        z = LK[j].triangularView<Eigen::Lower>().solve((F.col(j) - mu0.col(j)).eval());
+        lp -= 0.5 * z.squaredNorm();
+      }
     }
-    lp -= 0.5 * (nq * ls + std::exp(-ls) * qf);
     return std::isfinite(lp) ? lp : kNegInf;
   };
   Eigen::VectorXd y = y0;
@@ -228,6 +240,24 @@ void DirectionalSlice::step(const std::function<double(const Eigen::VectorXd&)>&
       max_corr_ = std::max(max_corr_, std::abs(cov(i, j)) / std::sqrt(cov(i, i) * cov(j, j) + 1e-300));
 }
 
+namespace {
+// A block's kernel in the eigenbasis of C (HyperBlock::spectrum): K(t) = U diag(s(t)^2) U',
+// s(t)^2 = e^t lam + jitter.
+struct ScaleFrame {
+  const Eigen::MatrixXd* U = nullptr;
+  const Eigen::VectorXd* lam = nullptr;
+  double jitter = 0.0;
+  Eigen::ArrayXd sd(double t) const { return (std::exp(t) * lam->array() + jitter).sqrt(); }
+};
+
+ScaleFrame scale_frame(HyperBlock& b) {
+  ScaleFrame fr;
+  b.spectrum(&fr.U, &fr.lam);
+  fr.jitter = b.jitter();
+  return fr;
+}
+}  // namespace
+
 JointScaleIndex joint_scale_index(const std::vector<HyperBlock>& blocks,
                                   const std::vector<LikParamPrior>& priors, int n_latent) {
   JointScaleIndex idx;
@@ -247,61 +277,104 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
                       DirectionalSlice& sampler, Rng& rng, int warmup_it) {
   const int nb = static_cast<int>(idx.blocks.size()), np = static_cast<int>(idx.params.size());
   const int ns = idx.shift ? 1 : 0, kp = nb + ns;  // kp: the first parameter coordinate
+  const long n = f.rows();
   std::map<std::string, Eigen::MatrixXd> p = lik.params();
   const std::map<std::string, Eigen::MatrixXd> p0 = p;
   Eigen::VectorXd x(kp + np);
   for (int b = 0; b < nb; ++b) x[b] = blocks[idx.blocks[b]].scale_theta();
   for (int k = 0; k < np; ++k) x[kp + k] = std::log(element(p, priors[idx.params[k]]));
   const Eigen::MatrixXd W = f - mu0;
-  // one column: the level c = mean(f - mu0), and the Gaussian factor's a = u'u, b = u'z
-  // (u = L0^-1 1, z = L0^-1 (f - mu0))
-  double a = 0.0, b_lin = 0.0, zz = 0.0, c0 = 0.0;
-  const bool apart = level == kLevelApart, centred = ns && level == kLevelCentred;
+  // per block: its frame, the eigen-coordinates U'(f_j - mu0_j) of its columns and s(t0)
+  std::vector<ScaleFrame> fr(nb);
+  std::vector<Eigen::MatrixXd> Wh(nb);
+  std::vector<Eigen::ArrayXd> s0(nb);
+  for (int b = 0; b < nb; ++b) {
+    HyperBlock& hb = blocks[idx.blocks[b]];
+    fr[b] = scale_frame(hb);
+    const std::vector<int>& cols = hb.cols();
+    Wh[b].resize(n, cols.size());
+    for (std::size_t k = 0; k < cols.size(); ++k) Wh[b].col(k).noalias() = fr[b].U->transpose() * W.col(cols[k]);
+    s0[b] = fr[b].sd(x[b]);
+  }
+  // The level (one column). With the variance (nb = 1), in the eigen-coordinates:
+  // uh = U'1, wh = U'w; scaled: zh = wh / s0 (z = S0^-1 w, S(t) = U diag(s(t)) U'), the
+  // level g = mean(z) = uh'zh / n; apart: c = 1'S0^-1 w / 1'S0^-1 1, hh = U'h =
+  // (wh - c uh) / s0; centred: c = mean(w). Without it (nb = 0) the level is c = mean(w)
+  // in every system, with a = u'u, b = u'z (u = L^-1 1, z = L^-1 w).
+  const bool apart = level == kLevelApart, centred = level == kLevelCentred;
+  Eigen::ArrayXd uh, wh, zh, hh;
+  double c0 = 0.0, a = 0.0, b_lin = 0.0, uz = 0.0;
   if (ns) {
-    c0 = W.col(0).mean();
+    if (nb) {
+      uh = (fr[0].U->transpose() * Eigen::VectorXd::Ones(n)).array();
+      wh = Wh[0].col(0).array();
+      if (centred) {
+        c0 = W.col(0).mean();
+      } else if (apart) {
+        c0 = (uh * wh / s0[0]).sum() / (uh.square() / s0[0]).sum();
+        hh = (wh - c0 * uh) / s0[0];
+      } else {
+        zh = wh / s0[0];
+        uz = (uh * zh).sum();
+        c0 = uz / static_cast<double>(n);
+      }
+    } else {
+      c0 = W.col(0).mean();
+      const auto tri = blocks[0].LK().triangularView<Eigen::Lower>();
+      const Eigen::VectorXd u = tri.solve(Eigen::VectorXd::Ones(n));
+      const Eigen::VectorXd z = tri.solve(W.col(0));
+      a = u.squaredNorm();
+      b_lin = u.dot(z);
+    }
     x[nb] = c0;
-    const auto tri = blocks[0].LK().triangularView<Eigen::Lower>();
-    const Eigen::VectorXd u = tri.solve(Eigen::VectorXd::Ones(f.rows()));
-    const Eigen::VectorXd z = tri.solve(W.col(0));
-    a = u.squaredNorm();
-    b_lin = u.dot(z);
-    zz = z.squaredNorm();
   }
   const Eigen::VectorXd x0 = x;
   Eigen::MatrixXd F = f;
-  // the ratio sqrt(v / v0) of block b at y
-  auto ratio = [&](const Eigen::VectorXd& y, int b) { return std::exp((y[b] - x0[b]) / 2.0); };
-  // F at y: column j of block b = mu0_j + sqrt(v_b / v_b0) (f_j - mu0_j); with the level,
-  // mu0 + rl c 1 + r (f - mu0 - c0 1), r = sqrt(v / v0), rl = r (level scaled) or 1 (apart)
+  Eigen::VectorXd tmp(n);
+  // F at y
   auto latent_at = [&](const Eigen::VectorXd& y) {
-    if (centred) {
-      F.col(0) = f.col(0).array() + (y[nb] - c0);
-      return;
-    }
     if (ns) {
-      const double r = nb ? ratio(y, 0) : 1.0, rl = apart ? 1.0 : r;
-      F.col(0) = mu0.col(0) + r * W.col(0);
-      F.col(0).array() += rl * y[nb] - r * c0;
+      const double e = y[nb] - c0;
+      if (!nb || centred) {
+        F.col(0) = f.col(0).array() + e;
+      } else if (apart) {
+        tmp.noalias() = *fr[0].U * (fr[0].sd(y[0]) * hh).matrix();
+        F.col(0) = mu0.col(0) + tmp;
+        F.col(0).array() += y[nb];
+      } else {
+        tmp.noalias() = *fr[0].U * (fr[0].sd(y[0]) * (zh + e * uh)).matrix();
+        F.col(0) = mu0.col(0) + tmp;
+      }
       return;
     }
     for (int b = 0; b < nb; ++b) {
-      const double r = ratio(y, b);
-      for (int j : blocks[idx.blocks[b]].cols()) F.col(j) = mu0.col(j) + r * W.col(j);
+      const Eigen::ArrayXd r = fr[b].sd(y[b]) / s0[b];
+      const std::vector<int>& cols = blocks[idx.blocks[b]].cols();
+      for (std::size_t k = 0; k < cols.size(); ++k) {
+        tmp.noalias() = *fr[b].U * (r * Wh[b].col(k).array()).matrix();
+        F.col(cols[k]) = mu0.col(cols[k]) + tmp;
+      }
     }
   };
   auto log_target = [&](const Eigen::VectorXd& y) {
     double lp = 0.0;
     for (int b = 0; b < nb; ++b) lp += blocks[idx.blocks[b]].scale_log_prior(y[b]);
-    if (centred) {
-      // log N(f - mu0 + (c - c0) 1; 0, r^2 K0) up to a constant
-      const double dc = y[nb] - c0, lr2 = nb ? y[0] - x0[0] : 0.0;
-      lp -= 0.5 * (static_cast<double>(W.rows()) * lr2 +
-                   std::exp(-lr2) * (zz + 2.0 * b_lin * dc + a * dc * dc));
-    } else if (ns) {
-      // the whitened level's Gaussian factor (and the Jacobian r^-1 of the level apart)
-      const double r = nb ? ratio(y, 0) : 1.0, rl = apart ? 1.0 : r;
-      const double e = y[nb] * rl / r - c0;
-      lp -= 0.5 * (a * e * e + 2.0 * b_lin * e) + std::log(r / rl);
+    if (ns) {
+      const double e = y[nb] - c0;
+      if (!nb) {
+        lp -= 0.5 * (a * e * e + 2.0 * b_lin * e);
+      } else if (centred) {
+        // log N(w + e 1; 0, K(t))
+        const Eigen::ArrayXd s2 = fr[0].sd(y[0]).square();
+        lp -= 0.5 * (s2.log().sum() + ((wh + e * uh).square() / s2).sum());
+      } else if (apart) {
+        // log(1'S(t)^-1 1) - ||c S(t)^-1 1 + h||^2 / 2
+        const Eigen::ArrayXd q = uh / fr[0].sd(y[0]);
+        lp += std::log((uh * q).sum()) - 0.5 * (y[nb] * q + hh).square().sum();
+      } else {
+        // -||z0 + e 1||^2 / 2 up to a constant
+        lp -= 0.5 * (static_cast<double>(n) * e * e + 2.0 * e * uz);
+      }
     }
     for (int k = 0; k < np; ++k) lp += lik_param_log_prior(priors[idx.params[k]], y[kp + k]);
     if (!std::isfinite(lp)) return kNegInf;
@@ -329,7 +402,43 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
   lik.set_params(p);
   latent_at(x);
   f = F;
-  for (int b = 0; b < nb; ++b) blocks[idx.blocks[b]].set_scale(x[b]);
+  for (int b = 0; b < nb; ++b)
+    if (x[b] != x0[b]) blocks[idx.blocks[b]].set_scale(x[b]);
+}
+
+void block_scale_move(const Likelihood& lik, HyperBlock& block, Eigen::MatrixXd& f,
+                      const Eigen::MatrixXd& mu0, Rng& rng) {
+  if (!block.has_scale()) return;
+  const double t0 = block.scale_theta();
+  const long n = f.rows();
+  const ScaleFrame fr = scale_frame(block);
+  const std::vector<int>& cols = block.cols();
+  Eigen::MatrixXd Wh(n, cols.size());
+  for (std::size_t k = 0; k < cols.size(); ++k)
+    Wh.col(k).noalias() = fr.U->transpose() * (f.col(cols[k]) - mu0.col(cols[k]));
+  const Eigen::ArrayXd s0 = fr.sd(t0);
+  Eigen::MatrixXd F = f;
+  Eigen::VectorXd tmp(n);
+  auto latent_at = [&](double t) {
+    const Eigen::ArrayXd r = fr.sd(t) / s0;
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      tmp.noalias() = *fr.U * (r * Wh.col(k).array()).matrix();
+      F.col(cols[k]) = mu0.col(cols[k]) + tmp;
+    }
+  };
+  auto log_target = [&](double t) {
+    const double lp = block.scale_log_prior(t);
+    if (!std::isfinite(lp)) return kNegInf;
+    latent_at(t);
+    const double ll = lik.loglik(F);
+    return std::isfinite(ll) ? lp + ll : kNegInf;
+  };
+  // slice sampling (Neal 2003): stepping out with width 1, then shrinkage
+  const double t1 = slice_update(log_target, t0, 1.0, rng);
+  if (t1 == t0) return;
+  latent_at(t1);
+  f = F;
+  block.set_scale(t1);
 }
 
 std::vector<double> lik_param_values(const Likelihood& lik, const std::vector<LikParamPrior>& priors) {

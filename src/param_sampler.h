@@ -126,34 +126,54 @@ enum { kLevelScaled = 0, kLevelApart = 1, kLevelCentred = 2 };
 // below; in each, the map from x and the fixed part to (f, theta, params) has a Jacobian
 // that is accounted for, so the density of x given the fixed part is the posterior times
 // it, and slice updates along lines (sampler) leave it invariant. Each log prior carries
-// the Jacobian of its log (hyper_log_prior, lik_param_log_prior). Write s_b = sqrt(v_b),
-// C_b = K_b / v_b (free of v_b: the jitter scales with v_b), w = f - mu0, and, at the
-// current state (t0, c0 = mean(w)), r = s / s0, L0 the factor of K0 = K(t0), u = L0^-1 1,
-// z = L0^-1 w, a = u'u, b = u'z.
-// * Without the level (several columns), and level scaled (kLevelScaled): the whitened
-//   g = w / s is fixed (g ~ N(0, C) a priori, free of v: the Jacobian s^n cancels the
-//   normaliser of N(f; mu0, v C)); with the level, g = (c / s0) 1 + h with h fixed.
-//   f(x) = mu0 + r (w + (c - c0) 1), and the density adds -(a e^2 + 2 b e) / 2, e = c - c0
-//   (the quadratic form of N(h + (c / s0) 1; 0, C) up to a constant).
-// * Level apart (kLevelApart): w = c 1 + s h with h (1'h = 0) fixed; for each t the map
-//   (c, h) -> f has determinant s^(n-1) (times a constant), so the prior density of
-//   (t, c, h) is p(t) s^-1 N(h + (c / s) 1; 0, C). f(x) = mu0 + c 1 + r (w - c0 1), and the
-//   density adds -log r - (a e^2 + 2 b e) / 2, e = c / r - c0.
+// the Jacobian of its log (hyper_log_prior, lik_param_log_prior). The kernel matrix is
+// K(t) = v C + jitter I with the jitter absolute (not proportional to v), so the maps
+// work in the eigenbasis of C (HyperBlock::spectrum): C = U diag(lam) U',
+// K(t) = S(t)^2 with S(t) = U diag(s(t)) U', s(t)^2 = e^t lam + jitter (the symmetric square
+// root). Write w = f - mu0 and t0 the current t; u-hat = U'1, w-hat = U'w.
+// * Without the level (several columns): the whitened z_j = S(t)^-1 w_j are fixed
+//   (a priori N(0, I) whatever t: the Jacobian |S(t)| cancels the normaliser of
+//   N(f; mu0, K(t))), f_j(x) = mu0_j + U diag(s(t) / s(t0)) U' w_j, and the density adds
+//   nothing. Along the directions where v lam is far above the jitter this scales w by
+//   sqrt(v / v0), as a pure rescaling would; along those where the jitter dominates, w
+//   keeps its scale, as its prior N(0, jitter) asks.
+// * Level scaled (kLevelScaled): z = S(t)^-1 w = h + g 1 with h fixed and the level g =
+//   mean(z) (the moving coordinate c); f(x) = mu0 + S(t)(z0 + e 1), e = g - g0, and the
+//   density adds -||z0 + e 1||^2 / 2 = const - (n e^2 + 2 e 1'z0) / 2.
+// * Level apart (kLevelApart): w = c 1 + S(t) h with h fixed and 1'h = 0, so that
+//   c = 1'S(t)^-1 w / 1'S(t)^-1 1; for each t the map (c, h) -> w has determinant
+//   |S(t)| 1'S(t)^-1 1 (times a constant), so the density of (t, c, h) is p(t)
+//   1'S(t)^-1 1 N(c S(t)^-1 1 + h; 0, I). f(x) = mu0 + c 1 + S(t) h, and the density adds
+//   log(1'S(t)^-1 1) - ||c S(t)^-1 1 + h||^2 / 2.
 // * Centred (kLevelCentred): w = c 1 + H with the shape H (1'H = 0) fixed in the units of
-//   f (a translation, unit Jacobian; t does not enter the map). f(x) = f + (c - c0) 1, and
-//   the density adds log N(w + (c - c0) 1; 0, (v / v0) K0) = const - (n / 2) log(v / v0)
-//   - (v0 / v) ||z + (c - c0) u||^2 / 2.
-// Level apart, the ridge of a maximal rate far above the counts (log lambda + c nearly
-// constant) is a line; level scaled, that of a maximal rate near the largest counts (a
-// larger variance with a smaller rate); centred, the variance moves with the level while
-// the shape stays. The target at x is loglik(f(x)) plus the log priors and the term above.
-// Each evaluation costs one likelihood evaluation, O(n q), after two triangular solves
-// (O(n^2), once per move), and no factorisation: K_b and its factor are rescaled by
-// v'_b / v_b and its square root. The likelihood keeps the new parameter values.
+//   f and c = mean(w) (a translation, unit Jacobian; t does not enter the map). f(x) =
+//   f + (c - c0) 1, and the density adds log N(w + (c - c0) 1; 0, K(t)).
+// Without a variance to move (idx.blocks empty, one column) the three systems coincide:
+// f(x) = f + (c - c0) 1 with the density's term log N(w + (c - c0) 1; 0, L L'), L the
+// block's factor. Level apart, the ridge of a maximal rate far above the counts
+// (log lambda + c nearly constant) is a line; level scaled, that of a maximal rate near
+// the largest counts (a larger variance with a smaller rate); centred, the variance moves
+// with the level while the shape stays. The target at x is loglik(f(x)) plus the log
+// priors and the term above. Cost per move: the eigendecomposition of C when the block's
+// other parameters changed since the last one (HyperBlock::spectrum), U'w (O(n^2));
+// per evaluation one likelihood evaluation and, where f(x) needs S(t), one product with U
+// (O(n^2)); centred, O(n). Afterwards K_b is updated in O(n^2) and its factor is made
+// when next needed (HyperBlock::set_scale). The likelihood keeps the new parameter values.
 void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
                       std::vector<HyperBlock>& blocks, const JointScaleIndex& idx,
                       Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, int level,
                       DirectionalSlice& sampler, Rng& rng, int warmup_it);
+
+// The interweaving move on the overall variance of one block (has_scale()) when no
+// likelihood parameter moves with it: the whitened z_j = S(t)^-1 (f_j - mu0_j) of the
+// block's columns held fixed (as joint_scale_move without the level), log v moves by a
+// slice sampler (stepping out, width 1) on log p(log v) + log p(y | f(v)), the likelihood
+// itself (lik.loglik), the auxiliaries integrated out: a partially collapsed step, valid
+// because the auxiliaries are drawn afresh from their full conditional at the start of the
+// next sweep before anything uses them. Alternating it with the centred move of the block
+// (f integrated out given the auxiliaries) is an ancillarity-sufficiency interweaving.
+void block_scale_move(const Likelihood& lik, HyperBlock& block, Eigen::MatrixXd& f,
+                      const Eigen::MatrixXd& mu0, Rng& rng);
 
 // The likelihood's parameter flow (Likelihood::param_flow) as a Markov move of (x, f) and,
 // with `block`, of the kernel's overall variance v with them, at fixed rates: x is the
@@ -163,21 +183,24 @@ void joint_scale_move(Likelihood& lik, const std::vector<LikParamPrior>& priors,
 // likelihood depends on u alone. The map (t, s, u) -> (x, v, f) is a fixed bijection with
 // Jacobian x v prod_ij 1 / G'(f_ij) (f_ij depends on u_ij and t only), so the posterior
 // density in these coordinates is
-//   p~(t, s, u) = p(t) p(s) N(f; mu0, v C) p(y | u) prod_ij 1 / G'(f_ij)
+//   p~(t, s, u) = p(t) p(s) N(f; mu0, K(s)) p(y | u) prod_ij 1 / G'(f_ij)
 // (p(t), p(s) with the Jacobians of the logs: lik_param_log_prior, scale_log_prior;
-// K = v C, the jitter scaling with v). At fixed u, with d = t - t0 and the current factor
-// L0 of K0 = v0 C:
-//   log p~ = log p(t) + log p(s) - (n q / 2) (s - s0) - e^-(s - s0) ||L0^-1 (phi_d(f) - mu0)||^2 / 2
+// K(s) = e^s C + jitter I, the jitter absolute). At fixed u, with d = t - t0:
+//   log p~ = log p(t) + log p(s) + sum_j log N(phi_d(f_j); mu0_j, K(s))
 //            + sum_ij log phi_d'(f_ij) + const
 // (sum log phi_d' = sum log G'(f) - sum log G'(phi_d(f)), the first sum a constant), on the
-// flow's range of d. Slice updates along lines in (t, s) at fixed u (sampler: directions
-// adapted in warmup and frozen after it, `updates` passes) leave p~ invariant, hence
-// the posterior of (x, v, f) given the other parameters and hyperparameters. Without
-// block (sampler of dimension 1), v stays and LK holds the current factors per latent
-// column. Each evaluation costs one triangular solve per latent column (O(n^2)) and the map
-// (O(n q)); no factorisation. No-op when the likelihood has no flow or its element is not
-// sampled (not in priors with a positive family). block (has_scale(), serving every latent
-// column) takes the new variance (K and its factor rescaled), the likelihood the new value.
+// flow's range of d; with the block, log N(.; ., K(s)) in the eigenbasis of C
+// (HyperBlock::spectrum: -(sum log s2 + ||U'(phi_d(f_j) - mu0_j) / s||^2) / 2, s2 = e^s lam +
+// jitter). Slice updates along lines in (t, s) at fixed u (sampler: directions adapted in
+// warmup and frozen after it, `updates` passes) leave p~ invariant, hence the posterior of
+// (x, v, f) given the other parameters and hyperparameters. Without block (sampler of
+// dimension 1), v stays and LK holds the current factors per latent column. Each
+// evaluation costs one product with U (with the block) or one triangular solve per latent
+// column (O(n^2)) and the map (O(n q)); with the block, the eigendecomposition of C when
+// its other parameters changed. No-op when the likelihood has no flow or its element is
+// not sampled (not in priors with a positive family). block (has_scale(), serving every
+// latent column) takes the new variance (HyperBlock::set_scale), the likelihood the new
+// value.
 void param_flow_move(Likelihood& lik, const std::vector<LikParamPrior>& priors, Eigen::MatrixXd& f,
                      const Eigen::MatrixXd& mu0, const KernelSet& LK, HyperBlock* block,
                      DirectionalSlice& sampler, Rng& rng, int warmup_it, int updates);

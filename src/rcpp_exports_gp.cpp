@@ -370,11 +370,15 @@ List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::Matr
 // moves = Metropolis proposals per sweep, default 1; flow_moves = passes per sweep of
 // the likelihood's parameter flow when its parameter is sampled, default 2, 0: off;
 // flow_variance = whether that move changes the kernel's variance too, default TRUE).
+// The kernel matrices of the sampled kernels are k(X, X) + jitter I with the jitter found
+// at the specs' values (the same for every chain) and held fixed: absolute, not scaled
+// with a sampled variance.
 // One block per spec (one spec: all latent columns; q specs: column j). The result then
 // also has theta, an array [iter, length(chain_ids), P] of the log parameters, and
 // accept, a length(chain_ids) x (number of blocks) matrix of acceptance rates per
 // proposal after warmup (delayed-rejection stages counted as proposals), and chol_per_sweep, the Cholesky factorisations of n x n matrices per sweep
-// (warmup included) of each chain.
+// (warmup included) of each chain, and eig_per_sweep, its eigendecompositions of n x n
+// matrices per sweep (HyperBlock::spectrum, for the moves of the kernel variances).
 // lik_prior (NULL: the likelihood's parameters stay fixed) samples elements of the
 // likelihood's parameters (param_sampler.h): list(name = character P, index = integer P
 // (1-based element), family, a, b = numeric P (LikParamPrior)). The result then also has
@@ -592,19 +596,22 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
   theta_out.attr("dim") = Rcpp::IntegerVector::create(iter, chains, n_theta);
   const int nb = static_cast<int>(kspecs.size());
   Rcpp::NumericMatrix accept(chains, nb);
-  NumericVector chol_per_sweep(chains);
+  NumericVector chol_per_sweep(chains), eig_per_sweep(chains);
   for (int c = 0; c < chains; ++c) {
-    double nchol = 0.0;
+    double nchol = 0.0, neig = 0.0;
     for (int b = 0; b < nb; ++b) {
       const augp::HyperBlock& hb = ch[c].hyper_blocks()[b];
       accept(c, b) = hb.proposed() > 0 ? static_cast<double>(hb.accepted()) / hb.proposed() : NA_REAL;
       nchol += static_cast<double>(hb.factorisations());
+      neig += static_cast<double>(hb.eigendecompositions());
     }
     chol_per_sweep[c] = nchol / total;
+    eig_per_sweep[c] = neig / total;
   }
   return List::create(Rcpp::Named("draws") = out, Rcpp::Named("jitter") = jit,
                       Rcpp::Named("theta") = theta_out, Rcpp::Named("accept") = accept,
                       Rcpp::Named("chol_per_sweep") = chol_per_sweep,
+                      Rcpp::Named("eig_per_sweep") = eig_per_sweep,
                       Rcpp::Named("lik_params") = param_out);
 }
 

@@ -7,12 +7,17 @@
 #
 # Usage (from the package root, augmentedGP installed):
 #   Rscript bench/counts/bench_poisson_flow.R [threads] [splits] [sets] [flow settings]
-#   e.g. Rscript bench/counts/bench_poisson_flow.R 1 3 InsectSprays,quine 0,2,2l
+#   e.g. Rscript bench/counts/bench_poisson_flow.R 1 3 InsectSprays,quine 0,2
+# The environment variable FLOW_LIB names a library to load augmentedGP from (another
+# build, for a before / after comparison).
 # Writes bench/counts/results_poisson_flow.csv (or the file named by the environment variable
 # FLOW_CSV; one row per set, split and setting):
 # held-out LPD (log of the mean over the 4000 draws of Poisson(y | lambda_s plogis(f_s)),
 # nats per point), elapsed and CPU seconds, the largest split R-hat and smallest bulk ESS
-# over the sampled parameters (hyper_draws(, "standardised")), and lambda's own.
+# over the sampled parameters (hyper_draws(, "standardised")), and lambda's own, the
+# per-chain medians of the standardised kernel variance (vmed, ";"-separated; a chain in
+# another mode shows as one far from the others) and the Cholesky factorisations of n x n
+# matrices per sweep (mean over chains).
 args <- commandArgs(trailingOnly = TRUE)
 threads <- if (length(args) >= 1) as.integer(args[1]) else 1L
 n_splits <- if (length(args) >= 2) as.integer(args[2]) else 3L
@@ -20,7 +25,9 @@ want <- if (length(args) >= 3) strsplit(args[3], ",")[[1]] else
   c("InsectSprays", "warpbreaks", "quine", "epil", "discoveries")
 flows <- if (length(args) >= 4) strsplit(args[4], ",")[[1]] else c("0", "2")
 
-suppressPackageStartupMessages(library(augmentedGP))
+lib <- Sys.getenv("FLOW_LIB", "")
+suppressPackageStartupMessages(if (nzchar(lib)) library(augmentedGP, lib.loc = lib) else
+  library(augmentedGP))
 options(augmentedGP.threads = threads)
 out_dir <- file.path("bench", "counts")
 out_csv <- Sys.getenv("FLOW_CSV", file.path(out_dir, "results_poisson_flow.csv"))
@@ -58,12 +65,16 @@ for (nm in want) {
       h <- hyper_draws(fit, "standardised")
       dg <- posterior::summarise_draws(h, "rhat", "ess_bulk")
       lam <- h[, , "lambda"]
+      vname <- grep("variance", dimnames(h)[[3]], value = TRUE)[1]
+      vmed <- apply(unclass(h[, , vname])[, , 1], 2, stats::median)
+      cps <- fit$engine$chol_per_sweep
       rows[[length(rows) + 1L]] <- data.frame(
         set = nm, split = sp, flow_moves = fm, lpd = mean(log_mean_exp_cols(ll)),
         time = tt[["elapsed"]], cpu = tt[["user.self"]] + tt[["sys.self"]],
         rhat = max(as.numeric(dg$rhat), na.rm = TRUE), ess = min(as.numeric(dg$ess_bulk), na.rm = TRUE),
         rhat_lambda = posterior::rhat(lam), ess_lambda = posterior::ess_bulk(lam),
-        lambda = mean(lam))
+        lambda = mean(lam), vmed = paste(signif(vmed, 3), collapse = ";"),
+        vratio = max(vmed) / min(vmed), chol = if (is.null(cps)) NA_real_ else mean(cps))
       print(rows[[length(rows)]], digits = 4, row.names = FALSE)
     }
   }
@@ -73,7 +84,8 @@ utils::write.csv(res, out_csv, row.names = FALSE)
 agg <- do.call(rbind, lapply(split(res, list(res$set, res$flow_moves), drop = TRUE), function(r)
   data.frame(set = r$set[1], flow_moves = r$flow_moves[1], lpd = mean(r$lpd), time = mean(r$time),
              cpu = mean(r$cpu), rhat_max = max(r$rhat), ess_min = min(r$ess),
-             rhat_lambda = max(r$rhat_lambda), ess_lambda = min(r$ess_lambda))))
+             rhat_lambda = max(r$rhat_lambda), ess_lambda = min(r$ess_lambda),
+             two_modes = sum(r$vratio > 100), chol = mean(r$chol))))
 print(agg[order(match(agg$set, want), match(agg$flow_moves, flows)), ], digits = 4, row.names = FALSE)
 cat(sprintf("R %s, augmentedGP %s, threads %d, splits %d\n", getRversion(),
             utils::packageVersion("augmentedGP"), threads, n_splits))

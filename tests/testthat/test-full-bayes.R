@@ -98,7 +98,7 @@ test_that("full-Bayes Gibbs agrees with quadrature of the un-augmented model", {
   expect_true(all(fit$accept > 0.2 & fit$accept < 0.95))
 })
 
-test_that("the factorisations per sweep are counted: 2 plus one per accepted proposal, at most 4", {
+test_that("the factorisations per sweep are counted: B twice, K at most once, at most 4", {
   X <- matrix(seq(-2, 2, length.out = 12), ncol = 1)
   y <- c(0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 0, 0)
   run <- function(warmup, iter) {
@@ -108,16 +108,21 @@ test_that("the factorisations per sweep are counted: 2 plus one per accepted pro
                                      iter = iter, warmup = warmup, threads = 1))
   }
   # no warmup: random-walk proposals only, one per sweep, so per sweep B at the current
-  # hyperparameters, B at the proposal, and K when it is accepted
+  # hyperparameters, B at the proposal, and K: at an accepted proposal, or else at the
+  # current ones when the non-centred move of the variance changed K since its last
+  # factor (it updates K, not the factor: K = v C + jitter I does not scale with v). An
+  # eigendecomposition of C after each accepted proposal serves that move.
   fit <- run(0, 3000)
+  a <- fit$accept[, 1]
   expect_length(fit$chol_per_sweep, 2)
-  expect_equal(fit$chol_per_sweep, 2 + fit$accept[, 1], tolerance = 1e-2)
+  expect_true(all(fit$chol_per_sweep >= 2 + a - 1e-3 & fit$chol_per_sweep <= 3 + 1e-3))
+  expect_gt(min(fit$chol_per_sweep), 2.9)
+  expect_equal(fit$eig_per_sweep, a, tolerance = 0.02)
   # after warmup a rejected independence proposal gets a second, delayed-rejection stage:
   # one more factorisation when it comes, never more than 4 per sweep in all
   fit <- run(200, 3000)
   a <- fit$accept[, 1]
-  expect_true(all(fit$chol_per_sweep > 2 & fit$chol_per_sweep <= 4))
-  expect_true(all(fit$chol_per_sweep > 2 + a))
+  expect_true(all(fit$chol_per_sweep > 3 & fit$chol_per_sweep <= 4))
 })
 
 test_that("the hyperparameter move leaves p(theta | auxiliaries) invariant (quadrature)", {
@@ -133,8 +138,9 @@ test_that("the hyperparameter move leaves p(theta | auxiliaries) invariant (quad
               c(fb_ns$PRIOR_CODES[["inv_gamma"]], 4, 3, 0))
   spec <- fb_ns$kernel_flatten(kernel_se(lengthscale = 1, variance = 1))
   th <- fb_ns$.hyper_block_chain_cpp(spec, X, pm, kappa, omega, jit, 1000L, 40000L, c(3, 9))
-  # quadrature: for each lengthscale, B(v) = I + v A with A = W^1/2 (C + jit I) W^1/2
-  # (the jitter scales with v), diagonalised once
+  # quadrature: for each lengthscale, B(v) = I + W^1/2 (v C + jit I) W^1/2 = D + v A with
+  # D = I + jit W and A = W^1/2 C W^1/2 (the jitter absolute); D^-1/2 A D^-1/2 diagonalised
+  # once, so |B| = |D| prod(1 + v e) and r' B^-1 r = sum(u^2 / (1 + v e)), u from D^-1/2 r
   tv <- seq(-26, 6, by = 0.04)
   tl <- seq(-3, 3, by = 0.02)
   r <- kappa[, 1] / sqrt(omega[, 1])
@@ -144,9 +150,10 @@ test_that("the hyperparameter move leaves p(theta | auxiliaries) invariant (quad
   lpl <- fb_lp(prior_inv_gamma(4, 3), tl)
   lt <- matrix(0, length(tv), length(tl))
   for (j in seq_along(tl)) {
-    A <- (sw %o% sw) * (exp(-D2 / (2 * exp(2 * tl[j]))) + diag(jit, nrow(X)))
+    dd <- 1 / sqrt(1 + jit * omega[, 1])
+    A <- (dd * sw) %o% (dd * sw) * exp(-D2 / (2 * exp(2 * tl[j])))
     e <- eigen(A, symmetric = TRUE)
-    u2 <- drop(crossprod(e$vectors, r))^2
+    u2 <- drop(crossprod(e$vectors, dd * r))^2
     den <- 1 + outer(exp(tv), e$values)
     lt[, j] <- -0.5 * rowSums(log(den)) - 0.5 * rowSums(sweep(1 / den, 2, u2, `*`)) + lpv + lpl[j]
   }
@@ -189,7 +196,7 @@ test_that("with one lengthscale per input the move still leaves p(theta | auxili
     lw <- vapply(seq_len(S), function(i) {
       E <- D2[[1]] / exp(2 * tl[i, 1])
       for (c in 2:d) E <- E + D2[[c]] / exp(2 * tl[i, c])
-      B <- diag(4) + exp(tv[i]) * (sw %o% sw) * (exp(-E / 2) + diag(jit, 4))
+      B <- diag(4) + (sw %o% sw) * (exp(tv[i]) * exp(-E / 2) + diag(jit, 4))
       L <- chol(B)
       u <- backsolve(L, r, transpose = TRUE)
       -sum(log(diag(L))) - 0.5 * sum(u^2)
@@ -206,6 +213,86 @@ test_that("with one lengthscale per input the move still leaves p(theta | auxili
     expect_identical(attr(th, "hmc"), d == 4)
     expect_true(attr(th, "accept") > if (d == 4) 0.5 else 0.1)
   }
+})
+
+test_that("the hyperparameter target has an absolute jitter: K = v C + jitter I", {
+  # Repeated inputs (C singular) and a jitter large enough to matter: the log target at
+  # two kernel variances against a dense computation of prior x N(kappa / omega; mu0,
+  # K + W^-1) with K = v C + jit I. With the jitter scaled by v (K = v (C + jit I)) the
+  # difference between the two variances would be off by far more than the tolerance.
+  X <- matrix(c(0, 0, 0, 1, 1, 2.5))
+  n <- nrow(X)
+  kappa <- matrix(c(0.5, -0.5, 0.5, 0.5, -0.5, 0.5))
+  omega <- matrix(c(0.9, 0.3, 1.4, 0.6, 2.1, 0.5))
+  mu0 <- matrix(c(0.2, 0.2, 0.2, -0.1, -0.1, 0.3))
+  jit <- 0.05
+  pm <- rbind(c(fb_ns$PRIOR_CODES[["half_normal"]], 0, 1.5, 1),
+              c(fb_ns$PRIOR_CODES[["inv_gamma"]], 4, 3, 0))
+  spec <- fb_ns$kernel_flatten(kernel_se(lengthscale = 1, variance = 1))
+  dense <- function(th, scaled = FALSE) {
+    C <- exp(-outer(X[, 1], X[, 1], "-")^2 / (2 * exp(2 * th[2])))
+    K <- if (scaled) exp(th[1]) * (C + diag(jit, n)) else exp(th[1]) * C + diag(jit, n)
+    z <- kappa[, 1] / omega[, 1]
+    S <- K + diag(1 / omega[, 1])
+    d <- z - mu0[, 1]
+    -0.5 * as.numeric(determinant(S)$modulus) - 0.5 * sum(d * solve(S, d)) +
+      fb_lp(prior_half_normal(1.5), th[1], TRUE) + fb_lp(prior_inv_gamma(4, 3), th[2])
+  }
+  lt <- function(th) as.numeric(fb_ns$.hyper_log_target_cpp(spec, X, pm, kappa, omega, mu0, jit, th))
+  gr <- function(th) attr(fb_ns$.hyper_log_target_cpp(spec, X, pm, kappa, omega, mu0, jit, th), "grad")
+  a <- c(log(4), 0.2)
+  b <- c(log(0.05), 0.2)
+  c2 <- c(log(30), -0.4)
+  expect_equal(lt(a) - lt(b), dense(a) - dense(b), tolerance = 1e-8)
+  expect_equal(lt(c2) - lt(b), dense(c2) - dense(b), tolerance = 1e-8)
+  expect_gt(abs((dense(a, TRUE) - dense(b, TRUE)) - (dense(a) - dense(b))), 0.1)
+  # the gradient in (log v, log l) matches finite differences (no jitter share in log v)
+  g <- gr(a)
+  fd <- vapply(1:2, function(k) {
+    e <- replace(numeric(2), k, 1e-5)
+    (lt(a + e) - lt(a - e)) / 2e-5
+  }, 0)
+  expect_equal(g, fd, tolerance = 1e-6)
+})
+
+test_that("full-Bayes Gibbs follows K = v C + jitter I with the jitter absolute", {
+  # Gaussian observations (sigma known) at three inputs repeated four times, the
+  # lengthscale fixed, v sampled (both the centred move and the whitened move of v), and a
+  # jitter of 0.2: within an input the latent values vary with variance 0.2 whatever v. The
+  # posterior of t = log v is p(t) N(y; 0, e^t C + 0.2 I + sigma^2 I) (quadrature on a
+  # grid). With the jitter scaled by v (within-input variance 0.2 v) the posterior of t
+  # would be far off.
+  X <- matrix(rep(c(-1, 0, 1.5), each = 4))
+  y <- c(1.9, 2.6, 2.2, 1.5, -0.4, 0.3, -0.9, 0.1, 2.8, 3.5, 3.1, 2.4)
+  n <- length(y)
+  sigma <- 0.3
+  jit <- 0.2
+  lik <- list(type = "gaussian", q = 1L, y = y, trials = rep(1, n), sigma = sigma)
+  p <- augp_prior(lengthscale = fb_ns$new_prior_dist("fixed"), sd = prior_half_normal(3))
+  fit <- fb_ns$augp_engine(X, kernel = kernel_se(lengthscale = 1, variance = 1), method = "gibbs",
+                           lik = lik, mean0 = 0, seed = 3, prior = p,
+                           control = list(sample_hyper = TRUE, learn_hyper = FALSE, chains = 4,
+                                          iter = 3000, warmup = 500, threads = 1, jitter = jit))
+  expect_equal(fit$jitter, jit)
+  C <- exp(-outer(X[, 1], X[, 1], "-")^2 / 2)
+  tv <- seq(-6, 6, by = 0.01)
+  post <- function(scaled) {
+    lp <- vapply(tv, function(t) {
+      K <- if (scaled) exp(t) * (C + diag(jit, n)) else exp(t) * C + diag(jit, n)
+      S <- K + diag(sigma^2, n)
+      -0.5 * as.numeric(determinant(S)$modulus) - 0.5 * sum(y * solve(S, y))
+    }, 0) + fb_lp(prior_half_normal(3), tv, TRUE)
+    w <- exp(lp - max(lp))
+    w <- w / sum(w)
+    c(mean = sum(w * tv), sd = sqrt(sum(w * tv^2) - sum(w * tv)^2))
+  }
+  ref <- post(FALSE)
+  rel <- post(TRUE)
+  lv <- fit$theta[, , 1]
+  mcse <- posterior::mcse_mean(lv)
+  expect_lt(abs(mean(lv) - ref[["mean"]]), 4 * mcse + 2e-3)
+  expect_equal(stats::sd(lv), ref[["sd"]], tolerance = 0.05)
+  expect_gt(abs(mean(lv) - rel[["mean"]]), 10 * mcse)
 })
 
 # Simulation-based calibration (Talts et al. 2018): theta and f drawn from the prior, y

@@ -60,8 +60,8 @@ rm_prior <- local({
 })
 
 # The same with the kernel variance v sampled too (prior log-normal(0, 0.3) on sd = sqrt(v),
-# light enough that the grid of f below holds its upper tail),
-# which the move then changes with lambda (param_flow_move with a block).
+# light enough that the grid of f below holds its upper tail), which the whitened move of
+# the variance changes with lambda (whitened_scale_move).
 rm_prior_v <- local({
   p <- augp_prior(lengthscale = rm_ns$new_prior_dist("fixed"), sd = prior_lognormal(0, 0.3))
   attr(p, "lik_prior") <- attr(rm_prior, "lik_prior")
@@ -69,8 +69,9 @@ rm_prior_v <- local({
 })
 
 rm_fit <- function(threads, flow_moves = 2L, chains = 4, iter = 6000, warmup = 500, seed = 5,
-                   prior = rm_prior) {
-  withr::local_options(augmentedGP.flow_moves = flow_moves)
+                   prior = rm_prior, flow_variance = FALSE) {
+  withr::local_options(augmentedGP.flow_moves = flow_moves,
+                       augmentedGP.flow_variance = flow_variance)
   rm_ns$augp_engine(rm_X, kernel = rm_kernel, method = "gibbs", lik = rm_spec(rm_y, 8),
                     mean0 = 0, seed = seed, prior = prior,
                     control = list(sample_hyper = TRUE, learn_hyper = FALSE, chains = chains,
@@ -83,20 +84,23 @@ rm_fit <- function(threads, flow_moves = 2L, chains = 4, iter = 6000, warmup = 5
 #   p(f | y) propto N(f; 0, K) prod sigma(f_i)^y_i (b + S)^-(a + A),
 # and log lambda | f, y ~ log gamma(a + A, b + S): E = digamma(a + A) - log(b + S),
 # Var = trigamma(a + A).
-# With tv (a grid of log v, C = K / v), the variance is summed over too (prior on t = log v:
-# the log-normal density of sd = e^(t / 2) times |d sd / dt| = sd / 2), and log_v is added.
-rm_reference <- function(K, tv = NULL, h = 0.03) {
+# With tv (a grid of log v), K is the correlation matrix C and the prior covariance at
+# t = log v is e^t C + jit I (the jitter absolute); the variance is summed over too (prior
+# on t: the log-normal density of sd = e^(t / 2) times |d sd / dt| = sd / 2), and log_v is
+# added.
+rm_reference <- function(K, tv = NULL, h = 0.03, jit = 0) {
   g <- seq(-8, 10, by = h)
   G <- as.matrix(expand.grid(g, g))
   S <- rowSums(stats::plogis(G))
   A <- rm_ga + sum(rm_y)
   ll <- rm_y[1] * stats::plogis(G[, 1], log.p = TRUE) + rm_y[2] * stats::plogis(G[, 2], log.p = TRUE) -
     A * log(rm_gb + S)
-  Q <- rowSums((G %*% solve(K)) * G)
-  # log weight on the grid of f at log variance t (t = 0 without tv: K itself)
+  # log weight on the grid of f at log variance t (without tv: K itself)
   lw <- function(t) {
-    if (is.null(tv)) return(-0.5 * Q + ll)
-    stats::dlnorm(exp(t / 2), 0, 0.3, log = TRUE) + t / 2 - log(2) - t - 0.5 * exp(-t) * Q + ll
+    if (is.null(tv)) return(-0.5 * rowSums((G %*% solve(K)) * G) + ll)
+    Kt <- exp(t) * K + diag(jit, 2)
+    stats::dlnorm(exp(t / 2), 0, 0.3, log = TRUE) + t / 2 - log(2) -
+      0.5 * as.numeric(determinant(Kt)$modulus) - 0.5 * rowSums((G %*% solve(Kt)) * G) + ll
   }
   ts <- if (is.null(tv)) 0 else tv
   top <- max(vapply(ts, function(t) max(lw(t)), 0))
@@ -133,11 +137,11 @@ test_that("Gibbs with the rate-preserving move matches the quadrature posterior 
 })
 
 test_that("Gibbs with the rate-preserving move of lambda and the variance matches the quadrature", {
-  fit <- rm_fit(2, prior = rm_prior_v)
+  fit <- rm_fit(2, prior = rm_prior_v, flow_variance = TRUE)
   expect_identical(dimnames(fit$theta)[[3]][1], "se.variance")
-  # the jitter scales with v: K = v (C + jitter I), C the correlation matrix
-  C <- kernel_matrix(kernel_se(lengthscale = 1, variance = 1), rm_X) + diag(fit$jitter, 2)
-  rm_check(fit, rm_reference(C, tv = seq(-4, 5, by = 0.06), h = 0.05))
+  # K = v C + jitter I, C the correlation matrix, the jitter absolute
+  C <- kernel_matrix(kernel_se(lengthscale = 1, variance = 1), rm_X)
+  rm_check(fit, rm_reference(C, tv = seq(-4, 5, by = 0.06), h = 0.05, jit = fit$jitter))
 })
 
 test_that("the rate-preserving move does not depend on the thread count and moves the chain", {
