@@ -52,19 +52,32 @@ ref_gibbs <- function(d, k, lik, mu0, rmean, iter, warmup, chains = 2, threads =
        mcse = matrix(apply(P, 3, posterior::mcse_mean), n), draws = res$draws)
 }
 
-test_that("contrast moves with a poor reference sample the un-augmented posterior", {
-  skip_if_not_installed("posterior")
+# The three-point problem of the exactness tests: data, kernel, class weights, prior
+# mean, the importance-sampling reference of its posterior class probabilities (ex) and
+# a reference mean for the moves far from the posterior (rmean).
+ref_case <- function() {
   d <- ref_toy()
   k <- kernel_se(variance = 6, lengthscale = 1)
   K <- kernel_matrix(k, d$X) + diag(1e-8, 3)
   theta <- c(1, 2, 0.5)
   mu0 <- matrix(c(0.5, -0.5, 0), 3, 3, byrow = TRUE)
-  ex <- ref_is(K, d$Y, theta, mu0, S = 60000, seed = 1)
+  list(d = d, k = k, theta = theta, mu0 = mu0, ex = ref_is(K, d$Y, theta, mu0, S = 60000, seed = 1),
+       rmean = matrix(c(3, -3, 0, -2, 2, 1, -1, 0, 4), 3, 3))
+}
+
+test_that("contrast moves with a poor reference sample the un-augmented posterior", {
+  skip_if_not_installed("posterior")
+  rc <- ref_case()
+  d <- rc$d
+  k <- rc$k
+  theta <- rc$theta
+  mu0 <- rc$mu0
+  ex <- rc$ex
   expect_gt(ex$ess, 3000)
   # A reference centred far from the posterior: sampling from it (the move without its
   # prior / reference correction) would give class probabilities far from the
   # posterior's.
-  rmean <- matrix(c(3, -3, 0, -2, 2, 1, -1, 0, 4), 3, 3)
+  rmean <- rc$rmean
   rq <- ref_probs(rmean, theta)
   expect_gt(max(abs(rq - ex$mean)), 0.3)
   lik <- list(type = "logistic_softmax", q = 3L, Y = d$Y, bijective = FALSE, theta = theta,
@@ -98,13 +111,13 @@ test_that("contrast moves with a poor reference sample the un-augmented posterio
 
 test_that("the default contrast moves (conditional means, averaged curvatures) keep the posterior", {
   skip_if_not_installed("posterior")
-  d <- ref_toy()
-  k <- kernel_se(variance = 6, lengthscale = 1)
-  K <- kernel_matrix(k, d$X) + diag(1e-8, 3)
-  theta <- c(1, 2, 0.5)
-  mu0 <- matrix(c(0.5, -0.5, 0), 3, 3, byrow = TRUE)
-  ex <- ref_is(K, d$Y, theta, mu0, S = 60000, seed = 1)
-  rmean <- matrix(c(3, -3, 0, -2, 2, 1, -1, 0, 4), 3, 3)
+  rc <- ref_case()
+  d <- rc$d
+  k <- rc$k
+  theta <- rc$theta
+  mu0 <- rc$mu0
+  ex <- rc$ex
+  rmean <- rc$rmean
   # the reference's site precisions set the marginal variances the curvatures are
   # averaged over: small (0.1) for wide marginals
   lik <- list(type = "logistic_softmax", q = 3L, Y = d$Y, bijective = FALSE, theta = theta,
