@@ -112,25 +112,19 @@ test_that("contrast moves with a poor reference sample the un-augmented posterio
 test_that("the default contrast moves (conditional means, averaged curvatures) keep the posterior", {
   skip_if_not_installed("posterior")
   rc <- ref_case()
-  d <- rc$d
-  k <- rc$k
-  theta <- rc$theta
-  mu0 <- rc$mu0
-  ex <- rc$ex
-  rmean <- rc$rmean
   # the reference's site precisions set the marginal variances the curvatures are
   # averaged over: small (0.1) for wide marginals
-  lik <- list(type = "logistic_softmax", q = 3L, Y = d$Y, bijective = FALSE, theta = theta,
+  lik <- list(type = "logistic_softmax", q = 3L, Y = rc$d$Y, bijective = FALSE, theta = rc$theta,
               slice_steps = 0, ref_steps = 3, ref_scale = 0.7, ref_cond = TRUE, ref_df = 0,
               ref_avg = 32)
   ctl <- eng_ns$as_augp_control(eng_fixed(iter = 3000, warmup = 300, chains = 2))
-  res <- eng_ns$engine_gibbs_chains(k, d$X, lik, mu0, mu0, NULL, ctl, c(11, 12), 0:1, 2L, 1e-8,
-                                    reference = list(mean = rmean, prec = matrix(0.1, 3, 3)))
+  res <- eng_ns$engine_gibbs_chains(rc$k, rc$d$X, lik, rc$mu0, rc$mu0, NULL, ctl, c(11, 12), 0:1, 2L,
+                                    1e-8, reference = list(mean = rc$rmean, prec = matrix(0.1, 3, 3)))
   P <- eng_ns$mcmc_response_draws(res$draws, lik, max_vars = Inf)
   m <- matrix(apply(P, 3, mean), 3)
-  z <- (m - ex$mean) / sqrt(matrix(apply(P, 3, posterior::mcse_mean), 3)^2 + ex$se^2)
+  z <- (m - rc$ex$mean) / sqrt(matrix(apply(P, 3, posterior::mcse_mean), 3)^2 + rc$ex$se^2)
   expect_lt(max(abs(z)), 4.5)
-  expect_lt(max(abs(m - ex$mean)), 0.03)
+  expect_lt(max(abs(m - rc$ex$mean)), 0.03)
 })
 
 test_that("the Gibbs sampler's reference is the refined variational fit", {
