@@ -25,7 +25,11 @@
 #' Cornish-Fisher quantile of a normal variate to order \eqn{1/b}, built from the exact
 #' cumulants: its error, of order \eqn{b^{-3/2}} standard deviations, is below the spacing
 #' of double-precision numbers near the draw, so these draws too are exact to the
-#' precision in which they are returned. `method = "normal"` is an opt-in moment-matched normal
+#' precision in which they are returned. The same holds, and the same expansion is
+#' used, for \eqn{b \ge 13} once \eqn{b \max(1, |c| / 3) \ge 10^9}: for large
+#' \eqn{|c|}, \eqn{PG(b, c)} is close to a sum of about \eqn{b |c| / 2} unit gamma
+#' variables, and there the saddle-point test, too, is defeated by rounding.
+#' `method = "normal"` is an opt-in moment-matched normal
 #' approximation (redrawn when negative): cheap, but not exact; its
 #' Kolmogorov distance to the exact law is about \eqn{0.13 / \sqrt{b}}
 #' (measured exactly with `ppg()` in `bench/pg/pg_normal_error.R`; 0.013 at b = 100).

@@ -324,8 +324,22 @@ double draw_saddle(const SaddleSetup& s, RNG& rng) {
 // log density has terms of size b whose rounding, 1e-16 b, defeats any rejection test.)
 constexpr double PG_EXPANSION_B = 1e9;
 
+// The same holds for any b once |c| is large: for z >> 1 the series terms of PG(b, z) up to
+// k of about z / (2 pi) carry nearly equal weights, so PG(b, z) is a sum of about b z / 2
+// unit-shape gamma variables (b times 1.5 at z = 0), its standardised cumulants fall with
+// b z like those of a gamma of that shape, and the expansion's error falls below the spacing
+// of doubles once b max(1, z / 3) >= PG_EXPANSION_B. There the saddle-point sampler's
+// rejection test is defeated by rounding (its tangents have slopes of order z^2), so the
+// expansion is used from that point on (pg_use_expansion()).
+inline bool pg_use_expansion(double b, double z) {
+  return b * std::max(1.0, z / 3.0) >= PG_EXPANSION_B;
+}
+
 template <class RNG>
 double draw_expansion(double b, double z, RNG& rng) {
+  // Beyond z = 1e100 (where z^2 / 4 nears overflow) the mean is b / (2 z) to double precision
+  // (tanh(z / 2) = 1) and the standard deviation below 1e-50 of it: the draw is the mean.
+  if (z > 1e100) return 0.5 * b / z;
   const LDerivs d = l_derivs(0.25 * z * z);
   const double k1 = 0.5 * b * d.g, k2 = -0.25 * b * d.g1;
   const double k3 = 0.125 * b * d.g2, k4 = -0.0625 * b * d.g3;
@@ -336,8 +350,8 @@ double draw_expansion(double b, double z, RNG& rng) {
   return k1 + sd * w;
 }
 
-// The general exact sampler. engine 0 chooses automatically (the expansion above from
-// b = PG_EXPANSION_B on, the saddle-point rejection sampler from b = saddle_auto_b() on, else
+// The general exact sampler. engine 0 chooses automatically (the expansion above where
+// pg_use_expansion(), the saddle-point rejection sampler from b = saddle_auto_b() on, else
 // the sum below); engine 1 always draws floor(b) PG(1, z) plus one PG(b - floor(b), z);
 // engine 2 uses the saddle-point sampler whenever b >= SADDLE_MIN_B; engine 3 always uses the
 // expansion (for tests of its formula at small b, where it is only an approximation). A sampler
@@ -349,7 +363,8 @@ class ExactSampler {
   template <class RNG>
   double operator()(double b, double c, RNG& rng) {
     const double z = std::fabs(c);
-    if (engine_ == 3 || (engine_ == 0 && b >= PG_EXPANSION_B)) return draw_expansion(b, z, rng);
+    if (engine_ == 3 || (engine_ == 0 && b >= saddle_auto_b() && pg_use_expansion(b, z)))
+      return draw_expansion(b, z, rng);
     const bool saddle =
         engine_ == 2 ? b >= SADDLE_MIN_B : (engine_ == 0 && b >= saddle_auto_b());
     if (saddle) {

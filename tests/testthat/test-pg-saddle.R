@@ -151,3 +151,29 @@ test_that("huge b: the Cornish-Fisher draws are quick and match the exact cumula
   }
   expect_gt(ks.test(z(0.999e9, c(1, 2)), z(1.001e9, c(3, 4)))$p.value, 1e-3)
 })
+
+test_that("huge c at moderate b: the expansion takes over from the saddle point, no hang", {
+  # b max(1, c / 3) >= 1e9 switches to the Cornish-Fisher draw (b >= 13); before, the
+  # saddle-point rejection loop never accepted from about c = 1e32 on
+  for (b in c(13, 37.5, 1000)) for (cc in c(1e33, 1e300)) {
+    tm <- system.time(w <- pg_draws(2000, b, cc, seed = c(b, log10(cc))))[["elapsed"]]
+    expect_lt(tm, 10)
+    # the standard deviation is below 1e-16 of the mean b / (2 c): every draw is the mean
+    expect_true(all(is.finite(w) & w > 0))
+    expect_lt(max(abs(w * 2 * cc / b - 1)), 1e-14)
+  }
+  # where the saddle point and the sum of PG(1) draws both still work, the expansion agrees
+  # with the sum (the exact reference at any c): same law, and the mean to 4.5 standard errors
+  for (cc in c(1e9, 1e12)) {
+    a <- pg_draws(20000, 13, cc, seed = c(5, log10(cc)))
+    s <- pg_draws(20000, 13, cc, 2L, seed = c(6, log10(cc)))
+    expect_gt(ks.test(a, s)$p.value, 1e-3)
+    expect_lt(abs(mean(a) - mean(s)) / sqrt(2 * var(s) / 20000), 4.5)
+  }
+  # no seam at the switch (b = 37.5: c = 8e7): standardised draws just below and above it
+  z <- function(cc, seed) {
+    w <- pg_draws(5000, 37.5, cc, seed = seed)
+    (w - pg_mean(37.5, cc)) / sqrt(pg_var(37.5, cc))
+  }
+  expect_gt(ks.test(z(0.99 * 8e7, c(7, 1)), z(1.01 * 8e7, c(7, 2)))$p.value, 1e-3)
+})
