@@ -330,13 +330,7 @@ mcmc_check_warning <- function(dg, chains, msg) {
 # with ", ELBO still rising" when svi_trend() says so.
 convergence_label <- function(engine) {
   if (is_svi_engine(engine)) {
-    ep <- engine$sparse$epochs
-    dr <- engine$svi_direct
-    return(sprintf("SVI: %s epoch%s, batch %d%s%s", format(signif(ep, 3)),
-                   if (isTRUE(ep == 1)) "" else "s", as.integer(engine$sparse$batch_size),
-                   if (isTRUE(engine$svi_trend$rising)) ", ELBO still rising" else "",
-                   if (is.null(dr)) "" else sprintf(", then %s on the direct ELBO",
-                                                    epochs_label(dr$epochs))))
+    return(svi_label(engine, isTRUE(engine$svi_trend$rising)))
   }
   stops <- c(
     if (!isTRUE(engine$converged)) "updates stopped at `maxit`",
@@ -346,6 +340,14 @@ convergence_label <- function(engine) {
   paste0("NOT converged: ", paste(stops, collapse = "; "))
 }
 
+# "SVI: E epochs, batch B" of a minibatch fit, with "ELBO still rising" (rising) and the
+# direct-ELBO epochs where they ran.
+svi_label <- function(engine, rising = FALSE) {
+  dr <- engine$svi_direct
+  sprintf("SVI: %s, batch %d%s%s", epochs_label(engine$sparse$epochs), as.integer(engine$sparse$batch_size),
+          if (rising) ", ELBO still rising" else "",
+          if (is.null(dr)) "" else sprintf(", then %s on the direct ELBO", epochs_label(dr$epochs)))
+}
 epochs_label <- function(ep) sprintf("%s epoch%s", format(signif(ep, 3)), if (isTRUE(ep == 1)) "" else "s")
 
 # The stopping state of a Gibbs fit's preliminary searches (hyperparameters, likelihood

@@ -488,10 +488,7 @@ is_svi_engine <- function(engine) {
 # convergence test), so it reports "SVI: E epochs" instead.
 vi_status <- function(engine) {
   if (is_svi_engine(engine)) {
-    dr <- engine$svi_direct
-    return(sprintf("SVI: %s, batch %d%s", epochs_label(engine$sparse$epochs),
-                   as.integer(engine$sparse$batch_size),
-                   if (is.null(dr)) "" else sprintf(", then %s on the direct ELBO", epochs_label(dr$epochs))))
+    return(svi_label(engine))
   }
   if (isTRUE(engine$converged)) "converged" else "not converged"
 }

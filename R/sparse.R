@@ -391,18 +391,17 @@ sparse_full_lik <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, le
   fit
 }
 
-# Minibatch natural-gradient SVI. `state` (whitened under the starting kernel and Z)
-# warm-starts q(u); kernel steps start after SVI_HYPER_WARMUP epochs (at most half the
+# Minibatch natural-gradient SVI, `iters` steps (svi_steps()). `state` (whitened under
+# the starting kernel and Z) warm-starts q(u); kernel steps start after SVI_HYPER_WARMUP epochs (at most half the
 # iterations), with a decaying Adam rate and a +-SVI_HYPER_BOX box in log scale around
 # the starting kernel (sparse.h, SviOptions). The fit ends with one full-data pass
 # for the ELBO (final_elbo = TRUE). SVI has no convergence test: svi_trend records
 # whether the minibatch ELBO estimates were still clearly rising over the last epoch
 # (R/diagnostics.R).
-sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, state = NULL) {
+sparse_svi <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper, learn_z, iters, state = NULL) {
   n <- nrow(X)
-  sch <- svi_schedule(n, ctl, if (is.null(ctl$svi_iter)) ctl$svi_epochs else NULL, ctl$svi_iter)
+  sch <- svi_schedule(n, ctl, iters)
   starts0 <- sch$starts0
-  iters <- length(sch$starts)
   hyper_start <- as.integer(min(floor(iters / 2), round(SVI_HYPER_WARMUP * length(starts0))))
   # Large data: collect the R garbage of the stages before (row samples of length n) and
   # return the C++ heap's free memory before the pass that holds the data in blocks.
@@ -456,8 +455,7 @@ svi_direct_planned <- function(lik, n, ctl, learn_lik = NULL) {
 # given, the first quarter of them is the augmented pass. Returns c(augmented, direct)
 # step counts.
 svi_steps <- function(n, ctl, direct) {
-  bs <- min(ctl$block_size, ctl$batch_size)
-  per_epoch <- length(seq(0L, ceiling(n / bs) - 1L, by = max(1L, as.integer(round(ctl$batch_size / bs)))))
+  per_epoch <- length(svi_batches(n, ctl)$starts0)
   total <- if (is.null(ctl$svi_iter)) min(ceiling(ctl$svi_epochs * per_epoch), SVI_MAX_STEPS) else ctl$svi_iter
   total <- as.integer(max(1, total))
   if (!direct) return(c(total, 0L))
@@ -469,21 +467,25 @@ svi_steps <- function(n, ctl, direct) {
   c(as.integer(min(per_epoch, SVI_MAX_STEPS / 3)), total)
 }
 
-# The minibatches of an SVI run on n rows: blocks of block_size rows in a random order
-# (perm, 0-based; C++ reads the rows in that order), batch_size / block_size blocks per
-# batch (bpb); `epochs` passes over the batches (each in its own random order), at most
-# SVI_MAX_STEPS steps, or `iters` steps if given. starts: the first block of each step's
-# batch (0-based); starts0: the batches of one epoch.
-svi_schedule <- function(n, ctl, epochs, iters = NULL) {
+# The minibatches of n rows: blocks of block_size rows, batch_size / block_size blocks
+# per batch (bpb); starts0: the first block (0-based) of each batch of one epoch.
+svi_batches <- function(n, ctl) {
   bs <- as.integer(min(ctl$block_size, ctl$batch_size))
-  perm <- sample.int(n) - 1L
-  nblocks <- ceiling(n / bs)
   bpb <- max(1L, as.integer(round(ctl$batch_size / bs)))
-  starts0 <- seq(0L, nblocks - 1L, by = bpb)
-  if (is.null(iters)) iters <- min(ceiling(epochs * length(starts0)), SVI_MAX_STEPS)
-  starts <- unlist(lapply(seq_len(ceiling(iters / length(starts0))),
-                          function(e) starts0[sample.int(length(starts0))]))[seq_len(iters)]
-  list(bs = bs, perm = perm, bpb = bpb, starts0 = starts0, starts = as.integer(starts))
+  list(bs = bs, bpb = bpb, starts0 = seq(0L, ceiling(n / bs) - 1L, by = bpb))
+}
+
+# The schedule of `iters` SVI steps on n rows: the blocks in a random order of the rows
+# (perm, 0-based; C++ reads the rows in that order), and the batches of svi_batches()
+# visited epoch by epoch, each epoch in its own random order (starts: the first block
+# of each step's batch).
+svi_schedule <- function(n, ctl, iters) {
+  b <- svi_batches(n, ctl)
+  perm <- sample.int(n) - 1L
+  s0 <- b$starts0
+  starts <- unlist(lapply(seq_len(ceiling(iters / length(s0))),
+                          function(e) s0[sample.int(length(s0))]))[seq_len(iters)]
+  c(b, list(perm = perm, starts = as.integer(starts)))
 }
 
 # The direct-ELBO epochs of a minibatch fit (svi_direct_planned()): from the augmented
@@ -509,8 +511,7 @@ SVI_DIRECT_LR <- 0.1
 SVI_DIRECT_BOX <- 8
 sparse_svi_direct <- function(X, mu0, lik, f, ctl, learn_hyper, learn_z, iters) {
   n <- nrow(X)
-  sch <- svi_schedule(n, ctl, NULL, iters)
-  iters <- length(sch$starts)
+  sch <- svi_schedule(n, ctl, iters)
   epochs <- iters / length(sch$starts0)
   learn <- (learn_hyper || learn_z) && ctl$lr > 0
   res <- .sparse_svi_cpp(X, mu0, lik, sch$bs, kernel_flatten(f$kernel), f$Z, f$jitter,
@@ -667,8 +668,9 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
     steps <- svi_steps(n, ctl, direct)
     sec <- progress_section(0.3, if (direct) 0.5 else 1, "SVI", announce = TRUE,
                             line = "stochastic variational inference")
-    f <- sparse_svi(X, mu0, lk, k, Zr, jr, utils::modifyList(ctl, list(svi_iter = steps[1])),
-                    learn_hyper, learn_z, st)
+    # (with direct-ELBO epochs, their last pass gives the full-data ELBO)
+    f <- sparse_svi(X, mu0, lk, k, Zr, jr, utils::modifyList(ctl, list(final_elbo = ctl$final_elbo && !direct)),
+                    learn_hyper, learn_z, steps[1], st)
     progress_restore(sec)
     if (direct) {
       sec <- progress_section(0.5, 1, "SVI on the direct ELBO", announce = TRUE,

@@ -52,8 +52,7 @@ Eigen::Map<Eigen::MatrixXd> as_map(SEXP x, const char* what) {
 // centre[j]) / scale[j], computed as each block's rows are read, so that the
 // standardised copy of a large design is never made).
 void make_data_in_place(SEXP X, SEXP mu0, const List& lik, int block_size, augp::SparseData& data,
-                        Rcpp::Nullable<Rcpp::IntegerVector> order = R_NilValue,
-                    Rcpp::Nullable<Rcpp::NumericMatrix> direct = R_NilValue) {
+                        Rcpp::Nullable<Rcpp::IntegerVector> order = R_NilValue) {
   if (TYPEOF(X) != VECSXP) {
     make_data(as_map(X, "X"), as_map(mu0, "mu0"), lik, block_size, data, false, order);
     return;
@@ -201,9 +200,9 @@ List sparse_obj_cpp(Eigen::MatrixXd X, Eigen::MatrixXd mu0, List lik, int block_
 // progress: NULL, or an R function called on the main thread as
 // progress(t, total, elbo) after every max(1, total / 100)-th step and the last (t
 // steps done, elbo the last minibatch estimate); it does not affect the fit.
-// direct: NULL, or S x q standard normals: the steps move q(u) by the direct-ELBO sites
-// (SviOptions::direct; the kernel and Z stay fixed) and the trace holds minibatch
-// estimates of the direct ELBO.
+// direct: NULL, or S x q standard normals: the steps follow the direct ELBO (its sites
+// for q(u), its gradient for the kernel and Z; SviOptions::direct) and the trace holds
+// minibatch estimates of the direct ELBO.
 // [[Rcpp::export(name = ".sparse_svi_cpp")]]
 List sparse_svi_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec,
                     Eigen::MatrixXd Z, double jitter, Rcpp::Nullable<List> state, Rcpp::IntegerVector starts,
