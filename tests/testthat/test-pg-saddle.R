@@ -153,8 +153,8 @@ test_that("huge b: the Cornish-Fisher draws are quick and match the exact cumula
 })
 
 test_that("huge c at moderate b: the expansion takes over from the saddle point, no hang", {
-  # b max(1, c / 3) >= 1e9 switches to the Cornish-Fisher draw (b >= 13); before, the
-  # saddle-point rejection loop never accepted from about c = 1e32 on
+  # b max(1, c / 3) >= 1e9 switches to the Cornish-Fisher draw (b >= 13); at these c the
+  # saddle-point rejection test cannot accept (rounding), and the draw must not hang or be NaN
   for (b in c(13, 37.5, 1000)) for (cc in c(1e33, 1e300)) {
     tm <- system.time(w <- pg_draws(2000, b, cc, seed = c(b, log10(cc))))[["elapsed"]]
     expect_lt(tm, 10)
