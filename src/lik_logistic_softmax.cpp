@@ -505,6 +505,37 @@ class LogisticSoftmax : public Likelihood {
     return P;
   }
 
+  // The default Monte Carlo summary (same draws f_t = m + sqrt(v) Z_t, same estimates),
+  // computed a column of draws at a time so that the sigmoids are array operations;
+  // with an interval (level > 0) the default's per-point quantiles are used.
+  void response_summary(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, const Eigen::MatrixXd& Z,
+                        double level, ResponseSummary& out) const override {
+    if (level > 0) {
+      Likelihood::response_summary(m, v, Z, level, out);
+      return;
+    }
+    const int r = static_cast<int>(m.rows()), S = static_cast<int>(Z.rows()), K = n_response();
+    if (m.cols() != q_ || v.rows() != r || v.cols() != q_ || Z.cols() != q_ || S < 1)
+      throw std::invalid_argument("response_summary: m, v and Z do not conform");
+    size_summary(out, r, K, level);
+    Eigen::ArrayXXd A(S, K);
+    Eigen::ArrayXd inv(S), p(S);
+    if (q_ < K) A.col(K - 1).setConstant(theta_[K - 1] * sigmoid(kC));
+    for (int i = 0; i < r; ++i) {
+      for (int k = 0; k < q_; ++k) {
+        const double s = std::sqrt(std::max(v(i, k), 0.0));
+        A.col(k) = theta_[k] / (1.0 + (-(m(i, k) + s * Z.col(k).array())).exp());
+      }
+      inv = A.rowwise().sum().inverse();
+      for (int k = 0; k < K; ++k) {
+        p = A.col(k) * inv;
+        const double mu = p.mean();
+        out.mean(i, k) = mu;
+        out.sd(i, k) = S > 1 ? std::sqrt((p - mu).square().sum() / (S - 1)) : 0.0;
+      }
+    }
+  }
+
   Eigen::MatrixXd simulate(const Eigen::MatrixXd& f, const Eigen::VectorXd& size,
                            Rng& rng) const override {
     const Eigen::MatrixXd P = response_mean(f);

@@ -68,6 +68,8 @@ void summarise_column_draws(const std::vector<double>& vals, int S, int R, int i
   }
 }
 
+}  // namespace
+
 void size_summary(ResponseSummary& out, int r, int R, double level) {
   out.mean.resize(r, R);
   out.sd.resize(r, R);
@@ -79,8 +81,6 @@ void size_summary(ResponseSummary& out, int r, int R, double level) {
     out.upr.resize(0, 0);
   }
 }
-
-}  // namespace
 
 const Eigen::MatrixXd& LikSpec::mat(const std::string& name) const {
   auto it = fields.find(name);

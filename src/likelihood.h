@@ -227,6 +227,10 @@ struct ParamDraws {
   void apply(Likelihood& lik, int s) const;
 };
 
+// Sizes out for r points and R response columns: mean and sd r x R, and lwr and upr
+// r x R when level > 0 (else 0 x 0).
+void size_summary(ResponseSummary& out, int r, int R, double level);
+
 // The summary of a response whose mean is the latent value itself (one column) under
 // f ~ N(m, v), widened by the variance `extra`: mean m, sd sqrt(v + extra) and the
 // normal interval m -/+ z sqrt(v + extra) (level <= 0: none).

@@ -432,6 +432,13 @@ test_that("Monte Carlo class probabilities in C++ equal the R computation over t
                                               bijective = FALSE, theta = rep(1, 3)),
                                          matrix(0, 2, 3), matrix(1, 2, 2), matrix(0, 5, 3), 0, 1L),
                "conform")
+  # latent means far in either tail still give probabilities that sum to 1
+  spec <- list(type = "logistic_softmax", Y = matrix(0, 0, 3), bijective = FALSE, theta = rep(1, 3))
+  r <- smf_ns$.lik_response_cpp(spec, rbind(c(-700, 30, 700), c(-40, -45, -50)), matrix(1, 2, 3),
+                                matrix(stats::rnorm(60), 20), 0, 1L)
+  expect_true(all(is.finite(r$mean)) && all(is.finite(r$sd)))
+  expect_equal(rowSums(r$mean), c(1, 1), tolerance = 1e-12)
+  expect_equal(r$mean[1, ], c(0, 0.5, 0.5), tolerance = 1e-9)  # sigma saturates at 1
 })
 
 test_that("CAVI from the default start reaches the good fixed point at a large kernel variance", {
