@@ -193,7 +193,8 @@ encode_response.augp_logistic_softmax <- function(likelihood, y, weights = NULL)
 #' @export
 engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   K <- ncol(resp$Y)
-  spec <- list(type = "logistic_softmax", q = softmax_n_latent(likelihood, K), Y = unname(resp$Y),
+  # (Y keeps its class names: unname() would copy the n x K matrix the fit also holds)
+  spec <- list(type = "logistic_softmax", q = softmax_n_latent(likelihood, K), Y = resp$Y,
                bijective = isTRUE(likelihood$bijective),
                theta = unname(as.double(if (is.null(resp$theta)) rep(1, K) else resp$theta)),
                slice_steps = softmax_slice_steps(likelihood),

@@ -83,21 +83,29 @@ sparse_inducing <- function(inducing, X, method = "kmeans") {
   unname(cl$centers)
 }
 
+# The prior means of a sparse fit's latent values at its n rows: an n x q matrix, or a
+# 1 x q matrix when they are the same at every row (the C++ data read that one row for
+# every row, so a constant prior mean costs no n x q matrix).
 sparse_mean0 <- function(mean0, n, q) {
   mean0 <- if (is.matrix(mean0)) mean0 else check_numeric(mean0, "mean0")
   if (is.matrix(mean0)) {
+    one_row <- nrow(mean0) == 1L && ncol(mean0) == q
     mean0 <- check_numeric(mean0, "mean0")
+    if (one_row) return(matrix(mean0, 1L, q))
     if (length(mean0) != n * q) stop("`mean0` must be an n x q matrix.", call. = FALSE)
     return(matrix(mean0, n, q))
   }
-  if (length(mean0) == 1) return(matrix(mean0, n, q))
-  if (length(mean0) == q) return(matrix(mean0, n, q, byrow = TRUE))
+  if (length(mean0) == 1) return(matrix(mean0, 1L, q))
+  if (length(mean0) == q) return(matrix(mean0, 1L, q))
   if (q == 1 && length(mean0) == n) return(matrix(mean0, n, 1))
   stop("`mean0` must be a single number, one per latent column or an n x q matrix.", call. = FALSE)
 }
 
 # The per-row data fields of an engine likelihood list (the rest are parameters).
 SPARSE_ROW_FIELDS <- c("y", "trials", "Y")
+
+# The prior means of rows idx (sparse_mean0()'s n x q or 1 x q matrix).
+sparse_mean0_rows <- function(mu0, idx) if (nrow(mu0) == 1L) mu0 else mu0[idx, , drop = FALSE]
 
 sparse_lik_subset <- function(lik, idx) {
   n_of <- function(v) if (is.matrix(v)) nrow(v) else length(v)
@@ -252,7 +260,7 @@ sparse_full_levels <- function(X, mu0, lik, kernel, Z, jitter, ctl, learn_hyper,
     sec <- progress_section(share[lev], share[lev + 1],
                             sprintf("hyperparameter search on %d of %d observations", length(idx), n),
                             announce = TRUE)
-    sub <- sparse_full(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sparse_lik_subset(lik, idx),
+    sub <- sparse_full(X[idx, , drop = FALSE], sparse_mean0_rows(mu0, idx), sparse_lik_subset(lik, idx),
                        kernel, Z, jitter, cl, learn_hyper, learn_z, levels = FALSE,
                        step = if (lev > 1) 0.25 else 1, direct = direct && lev == length(searched),
                        final = lev == length(searched), state = state)
@@ -553,7 +561,7 @@ sparse_scale_state <- function(state, ratio) {
 # terms scaled by n / nsub. Every CAVI sweep leaves Lam = I + Phi' W Phi, so the
 # scaled Lam stays positive definite. NULL (prior start) on failure.
 sparse_warm_state <- function(X, mu0, lik, idx, k, Z, jitter, state, sweeps, ctl) {
-  r0 <- tryCatch(.sparse_cavi_cpp(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE],
+  r0 <- tryCatch(.sparse_cavi_cpp(X[idx, , drop = FALSE], sparse_mean0_rows(mu0, idx),
                                   sparse_lik_subset(lik, idx), as.integer(ctl$block_size),
                                   kernel_flatten(k), Z, jitter, state, as.integer(max(1L, sweeps)),
                                   ctl$tol, as.integer(ctl$threads)), error = function(e) NULL)
@@ -568,7 +576,7 @@ sparse_pick_start <- function(kernel, X, mu0, lik, Z, jitter, ctl) {
   n <- nrow(X)
   idx <- if (n > 2000) sort(sample.int(n, 2000)) else seq_len(n)
   score <- function(k) {
-    r <- tryCatch(.sparse_cavi_cpp(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE],
+    r <- tryCatch(.sparse_cavi_cpp(X[idx, , drop = FALSE], sparse_mean0_rows(mu0, idx),
                                    sparse_lik_subset(lik, idx), as.integer(ctl$block_size),
                                    kernel_flatten(k), Z, jitter, NULL, 5L, ctl$tol,
                                    as.integer(ctl$threads)), error = function(e) NULL)
@@ -643,10 +651,10 @@ augp_sparse_engine <- function(X, y = NULL, trials = NULL, kernel, inducing, con
       sub_ctl <- utils::modifyList(ctl, list(maxit = min(ctl$maxit, 60)))
       sub_lik <- sparse_lik_subset(lik, idx)
       sub <- if (is.null(learn_lik)) {
-        sparse_full(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sub_lik, k, Zr, jr,
+        sparse_full(X[idx, , drop = FALSE], sparse_mean0_rows(mu0, idx), sub_lik, k, Zr, jr,
                     sub_ctl, learn_hyper, learn_z, levels = FALSE)
       } else {
-        sparse_full_lik(X[idx, , drop = FALSE], mu0[idx, , drop = FALSE], sub_lik, k, Zr, jr,
+        sparse_full_lik(X[idx, , drop = FALSE], sparse_mean0_rows(mu0, idx), sub_lik, k, Zr, jr,
                         sub_ctl, learn_hyper, learn_z, passes = learn_lik$passes, levels = FALSE)
       }
       if (!is.null(learn_lik)) lk <- lik_with_params(lik, sub$lik)
@@ -756,7 +764,7 @@ sparse_predict_raw <- function(fit, Xnew, mu0new, chunk = 1e5) {
     if (nnew == 0) break
     idx <- s:min(nnew, s + chunk - 1)
     r <- .sparse_predict_cpp(spec, fit$Z, fit$jitter, fit$state, Xnew[idx, , drop = FALSE],
-                             mu0new[idx, , drop = FALSE], sparse_threads(fit$control))
+                             sparse_mean0_rows(mu0new, idx), sparse_threads(fit$control))
     mean[idx, ] <- r$mean
     var[idx, ] <- r$var
   }
@@ -778,7 +786,7 @@ augp_engine_predict.augp_sparse_engine <- function(fit, Xnew, draws = FALSE, mea
     if (any(abs(m0 - matrix(m0[1, ], nrow(m0), q, byrow = TRUE)) > 0)) {
       stop("The fit has a non-constant prior mean: supply `mean0` for the new points.", call. = FALSE)
     }
-    mu0new <- matrix(m0[1, ], nnew, q, byrow = TRUE)
+    mu0new <- matrix(m0[1, ], 1L, q)
   } else {
     mu0new <- sparse_mean0(mean0, nnew, q)
   }

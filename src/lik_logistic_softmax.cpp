@@ -45,6 +45,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "count_rows.h"
 #include "engine.h"
 #include "gaussian_step.h"
 #include "likelihood.h"
@@ -59,11 +60,11 @@ namespace {
 
 class LogisticSoftmax : public Likelihood {
  public:
-  LogisticSoftmax(const Eigen::MatrixXd& Y, bool bijective, const std::vector<double>& theta,
+  LogisticSoftmax(CountRows Y, bool bijective, const std::vector<double>& theta,
                   int slice_steps, int ref_steps, double ref_scale, bool ref_joint,
                   double ref_df, int ref_avg, bool ref_full, double ref_shift, int ref_newton,
                   bool ref_cond)
-      : Y_(Y), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
+      : Y_(std::move(Y)), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
         ref_scale_(ref_scale), ref_joint_(ref_joint), ref_df_(ref_df), ref_avg_(ref_avg),
         ref_full_(ref_full), ref_shift_(ref_shift), ref_newton_(ref_newton),
         ref_cond_(ref_cond) {
@@ -75,23 +76,23 @@ class LogisticSoftmax : public Likelihood {
       throw std::invalid_argument("ref_df must be non-negative and finite (0: Gaussian reference)");
     if (ref_avg < 0) throw std::invalid_argument("ref_avg must be >= 0");
     if (!std::isfinite(ref_shift)) throw std::invalid_argument("ref_shift must be finite");
-    const int K = static_cast<int>(Y.cols());
+    const int K = Y_.cols();
     if (K < 2) throw std::invalid_argument("Y needs at least 2 columns (classes)");
-    for (int i = 0; i < Y.rows(); ++i)
+    for (int i = 0; i < Y_.rows(); ++i)
       for (int k = 0; k < K; ++k)
-        if (!(Y(i, k) >= 0) || !std::isfinite(Y(i, k)))
+        if (!(Y_(i, k) >= 0) || !std::isfinite(Y_(i, k)))
           throw std::invalid_argument("Y must hold finite non-negative counts");
     q_ = bij_ ? K - 1 : K;
-    const int n = static_cast<int>(Y.rows());
+    const int n = Y_.rows();
     N_.assign(n, 0.0);
     for (int i = 0; i < n; ++i)
-      for (int k = 0; k < K; ++k) N_[i] += Y(i, k);
+      for (int k = 0; k < K; ++k) N_[i] += Y_(i, k);
     set_theta(theta);
   }
 
-  int n_obs() const override { return static_cast<int>(Y_.rows()); }
+  int n_obs() const override { return Y_.rows(); }
   int n_latent() const override { return q_; }
-  int n_response() const override { return static_cast<int>(Y_.cols()); }
+  int n_response() const override { return Y_.cols(); }
 
   std::map<std::string, Eigen::MatrixXd> params() const override {
     return {{"theta", Eigen::Map<const Eigen::VectorXd>(theta_.data(), theta_.size())}};
@@ -123,7 +124,7 @@ class LogisticSoftmax : public Likelihood {
       for (int j = 0; j < q_; ++j) A(i, j) = one_minus_sigma_tilde(m(i, j), v(i, j));
       if (bij_) A(i, K - 1) = sigmoid(kC);
     }
-    const Eigen::VectorXd ysum = Y_.colwise().sum().transpose();
+    const Eigen::VectorXd ysum = Y_.col_sums();
     auto objective = [&](const Eigen::VectorXd& phi) {
       const Eigen::VectorXd th = phi.array().exp();
       double F = ysum.dot(phi);
@@ -173,9 +174,7 @@ class LogisticSoftmax : public Likelihood {
   }
 
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
-    Eigen::MatrixXd Y(rows.size(), Y_.cols());
-    for (std::size_t r = 0; r < rows.size(); ++r) Y.row(r) = Y_.row(rows[r]);
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y, bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_, ref_newton_, ref_cond_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y_.subset(rows), bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_, ref_newton_, ref_cond_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -1042,7 +1041,7 @@ class LogisticSoftmax : public Likelihood {
     return z;
   }
 
-  Eigen::MatrixXd Y_;
+  CountRows Y_;  // n x K counts (one class per row: stored compactly)
   bool bij_;
   int slice_steps_;  // rounds of elliptical slice updates per Gibbs sweep (gibbs_move)
   int ref_steps_;     // rounds per Gibbs sweep with a reference (gibbs_move)
@@ -1064,7 +1063,7 @@ class LogisticSoftmax : public Likelihood {
 
 std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
   return std::unique_ptr<Likelihood>(
-      new LogisticSoftmax(spec.mat("Y"), spec.flag("bijective"), spec.vec("theta"),
+      new LogisticSoftmax(CountRows(spec.mat("Y")), spec.flag("bijective"), spec.vec("theta"),
                           spec.has("slice_steps") ? static_cast<int>(spec.scalar("slice_steps")) : 0,
                           spec.has("ref_steps") ? static_cast<int>(spec.scalar("ref_steps")) : 0,
                           spec.has("ref_scale") ? spec.scalar("ref_scale") : 1.0,

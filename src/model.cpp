@@ -179,7 +179,9 @@ void make_sparse_data(const Eigen::Ref<const Eigen::MatrixXd>& X,
   if (lik.n_obs() != n) throw std::invalid_argument("the likelihood data and X differ in their number of rows");
   if (block_size < 1) throw std::invalid_argument("block_size must be >= 1");
   data.q = lik.n_latent();
-  if (mu0.rows() != n || mu0.cols() != data.q) throw std::invalid_argument("mu0 must be an n x q matrix");
+  if ((mu0.rows() != n && mu0.rows() != 1) || mu0.cols() != data.q)
+    throw std::invalid_argument("mu0 must be an n x q or a 1 x q matrix");
+  data.m0_rows = static_cast<int>(mu0.rows());
   data.order.clear();
   if (order) {
     if (static_cast<int>(order->size()) != n) throw std::invalid_argument("order must have n elements");

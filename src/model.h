@@ -89,7 +89,8 @@ class DenseModel {
   bool has_sites_ = false, has_fit_ = false;
 };
 
-// The sparse data (X, mu0 and the likelihood split into blocks of block_size rows, in
+// The sparse data (X, mu0 (n x q, or 1 x q for the same means at every row) and the
+// likelihood split into blocks of block_size rows, in
 // the row order `order`, a permutation of 0..n-1, if given: its contents move into
 // `data`, leaving it empty). copy = false: X and mu0 are viewed, not copied, and must
 // outlive `data`.

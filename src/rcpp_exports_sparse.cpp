@@ -293,8 +293,8 @@ List sparse_predict_cpp(List spec, Eigen::MatrixXd Z, double jitter, List state,
     List st = state;
     List L = st["Lam"];
     augp::SparseQ qs = augp::unwrap_sparse_q(state, Z.rows(), L.size());
-    if (mu0new.rows() != Xnew.rows() || mu0new.cols() != L.size())
-      throw std::invalid_argument("mu0new must be an nnew x q matrix");
+    if ((mu0new.rows() != Xnew.rows() && mu0new.rows() != 1) || mu0new.cols() != L.size())
+      throw std::invalid_argument("mu0new must be an nnew x q or a 1 x q matrix");
     Eigen::MatrixXd mean, var;
     const augp::ParallelFor pf = make_pf(threads);
     augp::sparse_predict(g, qs, Xnew, mu0new, mean, var, &pf);
@@ -352,9 +352,17 @@ List sparse_refine_cpp(SEXP X, SEXP mu0, List lik, int block_size, List spec, Ei
                                             [] { Rcpp::checkUserInterrupt(); });
     Eigen::MatrixXd mean, var;
     augp::sparse_marginals(g, qs, data, pf, mean, var);
-    return List::create(Rcpp::Named("state") = augp::wrap_sparse_q(qs), Rcpp::Named("mean") = mean,
-                        Rcpp::Named("var") = var, Rcpp::Named("direct") = direct,
-                        Rcpp::Named("rounds") = acc);
+    // (as in sparse_marginals_cpp: at most one n x q matrix held twice)
+    data = augp::SparseData();
+    SEXP m_r = PROTECT(Rcpp::wrap(mean));
+    mean.resize(0, 0);
+    SEXP v_r = PROTECT(Rcpp::wrap(var));
+    var.resize(0, 0);
+    List out = List::create(Rcpp::Named("state") = augp::wrap_sparse_q(qs), Rcpp::Named("mean") = m_r,
+                            Rcpp::Named("var") = v_r, Rcpp::Named("direct") = direct,
+                            Rcpp::Named("rounds") = acc);
+    UNPROTECT(2);
+    return out;
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }

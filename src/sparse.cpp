@@ -96,7 +96,9 @@ bool sparse_rewhiten(const SparseGeom& from, const SparseGeom& to, SparseQ& qs) 
 
 void SparseData::gather(const SparseBlock& blk, Eigen::MatrixXd& Xb, Eigen::MatrixXd& mu0b) const {
   const int nb = blk.end - blk.begin;
-  const Eigen::Map<const Eigen::MatrixXd> X(x, n, d_raw), M(m0, n, q);
+  const Eigen::Map<const Eigen::MatrixXd> X(x, n, d_raw), M(m0, m0_rows, q);
+  // the row of mu0 that holds data row r
+  auto mrow = [&](int r) { return m0_rows == 1 ? 0 : r; };
   if (!std.cols.empty()) {
     // the same arithmetic as the standardised copy R would make: (x - centre) / scale
     Xb.resize(nb, d);
@@ -104,13 +106,17 @@ void SparseData::gather(const SparseBlock& blk, Eigen::MatrixXd& Xb, Eigen::Matr
     for (int i = 0; i < nb; ++i) {
       const int r = order.empty() ? blk.begin + i : order[blk.begin + i];
       for (int j = 0; j < d; ++j) Xb(i, j) = (X(r, std.cols[j]) - std.centre[j]) / std.scale[j];
-      mu0b.row(i) = M.row(r);
+      mu0b.row(i) = M.row(mrow(r));
     }
     return;
   }
   if (order.empty()) {
     Xb = X.middleRows(blk.begin, nb);
-    mu0b = M.middleRows(blk.begin, nb);
+    if (m0_rows == 1) {
+      mu0b = M.replicate(nb, 1);
+    } else {
+      mu0b = M.middleRows(blk.begin, nb);
+    }
     return;
   }
   Xb.resize(nb, d);
@@ -118,7 +124,7 @@ void SparseData::gather(const SparseBlock& blk, Eigen::MatrixXd& Xb, Eigen::Matr
   for (int i = 0; i < nb; ++i) {
     const int r = order[blk.begin + i];
     Xb.row(i) = X.row(r);
-    mu0b.row(i) = M.row(r);
+    mu0b.row(i) = M.row(mrow(r));
   }
 }
 
@@ -513,7 +519,12 @@ void sparse_predict(const SparseGeom& g, const SparseQ& qs, const Eigen::MatrixX
     const Eigen::MatrixXd PhiT = g.Lm.triangularView<Eigen::Lower>().solve(Knm.transpose());  // m x nr
     const Eigen::VectorXd ktil = (kd - PhiT.colwise().squaredNorm().transpose()).cwiseMax(0.0);
     for (int j = 0; j < q; ++j) {
-      mean.col(j).segment(r0, nr) = mu0new.col(j).segment(r0, nr) + PhiT.transpose() * qs.mv[j];
+      mean.col(j).segment(r0, nr) = PhiT.transpose() * qs.mv[j];
+      if (mu0new.rows() == 1) {
+        mean.col(j).segment(r0, nr).array() += mu0new(0, j);
+      } else {
+        mean.col(j).segment(r0, nr) += mu0new.col(j).segment(r0, nr);
+      }
       const Eigen::MatrixXd LP = qs.Li[j].triangularView<Eigen::Lower>() * PhiT;
       var.col(j).segment(r0, nr) = ktil + LP.colwise().squaredNorm().transpose();
     }

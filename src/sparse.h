@@ -38,8 +38,8 @@ struct SparseBlock {
   std::unique_ptr<Likelihood> lik;
 };
 
-// The data of a sparse fit. X (n x d) and the prior means mu0 (n x q), column-major,
-// are either viewed in the caller's memory (which must outlive the data: the R
+// The data of a sparse fit. X (n x d) and the prior means mu0 (n x q, or 1 x q: the
+// same means at every row, m0_rows == 1), column-major, are either viewed in the caller's memory (which must outlive the data: the R
 // matrices of one call) or held in own_X / own_mu0. The blocks cover the rows in the
 // order `order` (a permutation of 0..n-1; empty: 0..n-1), so that minibatches of
 // shuffled rows need no shuffled copy of X.
@@ -57,6 +57,7 @@ struct SparseData {
   std::vector<int> order;
   std::vector<SparseBlock> blocks;
   int n = 0, d = 0, q = 1;
+  int m0_rows = 0;  // rows of mu0: n, or 1 (one row for all)
   int d_raw = 0;   // columns of the design x points to
   DesignStd std;   // empty cols: x is the design itself (d_raw == d)
   // The block's rows of X (standardised, if std is set) and mu0 (nb x d and nb x q).
@@ -206,7 +207,8 @@ int sparse_cvi_refine(const SparseGeom& g, SparseQ& qs, const SparseData& data, 
 
 // Rows per work item of sparse_predict().
 constexpr int SPARSE_PREDICT_CHUNK = 1024;
-// Predictive marginals of f at new inputs for each column (nnew x q); mu0new: nnew x q.
+// Predictive marginals of f at new inputs for each column (nnew x q); mu0new: nnew x q,
+// or 1 x q (the same prior means at every new input).
 // qs must be refreshed (its Li used). pf: chunks of rows in parallel (NULL: serial).
 void sparse_predict(const SparseGeom& g, const SparseQ& qs, const Eigen::MatrixXd& Xnew,
                     const Eigen::MatrixXd& mu0new, Eigen::MatrixXd& mean, Eigen::MatrixXd& var,

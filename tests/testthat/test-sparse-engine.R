@@ -325,3 +325,35 @@ test_that("the marginals pass equals prediction at the data and the pass's ELBO"
     expect_equal(mg$elbo, one$elbo[1], tolerance = 1e-12)
   }
 })
+
+test_that("a constant prior mean held as one row gives the fit of the n x q matrix", {
+  dd <- sp_data(300, seed = 21)
+  set.seed(22)
+  y2 <- stats::rbinom(300, 2, stats::plogis(-dd$X[, 1]))
+  lik <- list(type = "binomial_columns", q = 2L, y = cbind(dd$y, y2), trials = cbind(1, rep(2, 300)))
+  k <- kernel_se(lengthscale = 0.7)
+  Z <- dd$X[1:15, ]
+  m0 <- c(0.3, -0.4)
+  expect_identical(sp_ns$sparse_mean0(m0, 300, 2L), matrix(m0, 1L, 2L))
+  expect_identical(sp_ns$sparse_mean0(-1, 300, 2L), matrix(-1, 1L, 2L))
+  full <- matrix(m0, 300, 2, byrow = TRUE)
+  for (bs in list(NULL, 64L)) {
+    ctl <- list(learn_hyper = FALSE, tol = 1e-12, threads = 2, block_size = 50, batch_size = bs,
+                svi_iter = 30)
+    one <- sp_ns$augp_sparse_engine(dd$X, kernel = k, inducing = Z, control = ctl, mean0 = m0,
+                                    lik = lik, seed = 3)
+    all <- sp_ns$augp_sparse_engine(dd$X, kernel = k, inducing = Z, control = ctl, mean0 = full,
+                                    lik = lik, seed = 3)
+    expect_equal(dim(one$mean0), c(1L, 2L))
+    expect_equal(dim(all$mean0), c(300L, 2L))
+    expect_equal(one$state, all$state, tolerance = 1e-12)
+    expect_equal(one$mean, all$mean, tolerance = 1e-12)
+    expect_equal(one$var, all$var, tolerance = 1e-12)
+    expect_equal(one$elbo, all$elbo, tolerance = 1e-12)
+    # the latent means at the data are the prior means plus the inducing part
+    p1 <- sp_ns$augp_engine_predict.augp_sparse_engine(one, dd$X[1:7, ])
+    pa <- sp_ns$augp_engine_predict.augp_sparse_engine(all, dd$X[1:7, ])
+    expect_equal(p1, pa, tolerance = 1e-12)
+    expect_equal(p1$mean, one$mean[1:7, ], tolerance = 1e-8)
+  }
+})
