@@ -153,6 +153,13 @@ lik_latent_scale.augp_gaussian <- function(likelihood, resp) {
   if (s > 0) s else 1
 }
 
+# Gaussian-noise regression defaults to the Matern 5/2 kernel: its kernel and noise are
+# learned by the exact marginal likelihood, and its sample paths, twice differentiable
+# rather than infinitely so, let the learned lengthscales stay long where the data are
+# rough (bench/regression/results.md, section A7).
+#' @export
+lik_default_kernel.augp_gaussian <- function(likelihood) kernel_matern(nu = 2.5)
+
 #' @export
 lik_prior_mean.augp_gaussian <- function(likelihood, resp) sum(resp$trials * resp$y) / sum(resp$trials)
 
