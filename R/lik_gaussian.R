@@ -26,6 +26,10 @@
 #'
 #' A kernel's default variance (`variance = NULL`) is the variance of `y`
 #' here, so the default kernels start on the scale of the response.
+#' The default kernel (`kernel = NULL` in [augp()] and [augp_fit()]) is
+#' `kernel_matern(nu = 2.5)`; give `kernel = kernel_se()` for the squared
+#' exponential (the default of every other likelihood, [student_t()] and
+#' [laplace()] included).
 #'
 #' On the exact GP the noise scale \eqn{\sigma} and the kernel hyperparameters
 #' are learned together by maximising the exact log marginal likelihood
