@@ -157,10 +157,8 @@ lik_latent_scale.augp_gaussian <- function(likelihood, resp) {
   if (s > 0) s else 1
 }
 
-# Gaussian-noise regression defaults to the Matern 5/2 kernel: its kernel and noise are
-# learned by the exact marginal likelihood, and its sample paths, twice differentiable
-# rather than infinitely so, let the learned lengthscales stay long where the data are
-# rough (bench/regression/results.md, section A7).
+# Gaussian-noise regression defaults to the Matern 5/2 kernel (the held-out comparison
+# with the squared exponential is in bench/regression/results.md, section A7).
 #' @export
 lik_default_kernel.augp_gaussian <- function(likelihood) kernel_matern(nu = 2.5)
 
