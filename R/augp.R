@@ -45,10 +45,8 @@
 #' @param kernel A kernel, e.g. `kernel_se()`, with lengthscales in the units
 #'   of the predictors; see [kernels]. `NULL` (the default) takes the
 #'   likelihood's default kernel: `kernel_matern(nu = 2.5)` for
-#'   `gaussian_noise()` (Gaussian-noise regression, whose kernel and noise are
-#'   learned by the exact marginal likelihood; on held-out regression data it
-#'   predicted better than the squared exponential, whose sample paths are
-#'   smoother), `kernel_se()` for every other likelihood.
+#'   `gaussian_noise()` (see [gaussian_noise()]), `kernel_se()` for every other
+#'   likelihood; `print()` and `summary()` name it.
 #' @param method `"vi"` (variational inference) or `"gibbs"` (sampling).
 #' @param inducing Which GP to fit. `"auto"` (the default) chooses by the
 #'   cost of the exact GP: the exact GP while \eqn{q n^3 \le 2000^3} for
