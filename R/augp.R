@@ -43,7 +43,10 @@
 #' @param likelihood `NULL` (choose from the response), `bernoulli_logit()`
 #'   or `binomial_logit()`.
 #' @param kernel A kernel, e.g. `kernel_se()`, with lengthscales in the units
-#'   of the predictors; see [kernels].
+#'   of the predictors; see [kernels]. `NULL` (the default) takes the
+#'   likelihood's default kernel: `kernel_matern(nu = 2.5)` for
+#'   `gaussian_noise()` (see [gaussian_noise()]), `kernel_se()` for every other
+#'   likelihood; `print()` and `summary()` name it.
 #' @param method `"vi"` (variational inference) or `"gibbs"` (sampling).
 #' @param inducing Which GP to fit. `"auto"` (the default) chooses by the
 #'   cost of the exact GP: the exact GP while \eqn{q n^3 \le 2000^3} for
@@ -100,7 +103,7 @@
 #'   head(predict(fit, MASS::Pima.te[1:5, ]))
 #' }
 #' @export
-augp <- function(formula, data, likelihood = NULL, kernel = kernel_se(),
+augp <- function(formula, data, likelihood = NULL, kernel = NULL,
                  method = c("vi", "gibbs"), inducing = "auto", subset, weights,
                  na.action, offset, prior = NULL, control = augp_control(), seed = NULL) {
   cl <- match.call()

@@ -21,7 +21,7 @@
 #' fit <- augp_fit(x, y)
 #' fit
 #' @export
-augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
+augp_fit <- function(x, y, likelihood = NULL, kernel = NULL,
                      method = c("vi", "gibbs"), inducing = "auto", weights = NULL,
                      offset = NULL, prior = NULL, control = augp_control(), seed = NULL) {
   t0 <- proc.time()[["elapsed"]]
@@ -37,8 +37,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
                 "Gibbs fit; use method = \"gibbs\" (variational fits learn them by the ELBO)."),
          call. = FALSE)
   }
-  if (!inherits(kernel, "augp_kernel")) {
-    stop("`kernel` must be a kernel object such as kernel_se().", call. = FALSE)
+  if (!is.null(kernel) && !inherits(kernel, "augp_kernel")) {
+    stop("`kernel` must be NULL or a kernel object such as kernel_se().", call. = FALSE)
   }
   seed <- check_seed(seed)
   x <- as_design_matrix(x)
@@ -51,6 +51,9 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   check_design(x, "x", x_names)
   offset <- check_offset(offset, nrow(x))
   likelihood <- check_likelihood(likelihood, y)
+  # kernel = NULL: the likelihood's default kernel (print() and summary() name it)
+  kernel_default <- is.null(kernel)
+  if (kernel_default) kernel <- lik_default_kernel(likelihood)
   if (is.null(control$hyper_objective)) control$hyper_objective <- lik_hyper_objective(likelihood)
   if (!is.null(offset) && !lik_accepts_offset(likelihood)) {
     stop(sprintf(paste0("`offset`: the %s likelihood takes no offset (its latent functions ",
@@ -155,6 +158,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = kernel_se(),
   # the objective that learned the likelihood's parameters, for print(): the exact log
   # marginal likelihood of a conjugate Gaussian fit, else the ELBO
   if (isTRUE(eng$exact_gaussian)) fit$likelihood$learned_by <- "the exact log marginal likelihood"
+  fit$kernel_default <- kernel_default
   # the likelihood parameters a full-Bayes Gibbs fit sampled (their values: medians)
   if (!is.null(eng$lik_draws)) fit$likelihood$sampled <- unique(eng$lik_prior$name)
   fit$prior_weights <- prior_weights

@@ -26,6 +26,10 @@
 #'
 #' A kernel's default variance (`variance = NULL`) is the variance of `y`
 #' here, so the default kernels start on the scale of the response.
+#' The default kernel (`kernel = NULL` in [augp()] and [augp_fit()]) is
+#' `kernel_matern(nu = 2.5)`; give `kernel = kernel_se()` for the squared
+#' exponential (the default of every other likelihood, [student_t()] and
+#' [laplace()] included).
 #'
 #' On the exact GP the noise scale \eqn{\sigma} and the kernel hyperparameters
 #' are learned together by maximising the exact log marginal likelihood
@@ -152,6 +156,11 @@ lik_latent_scale.augp_gaussian <- function(likelihood, resp) {
   s <- sqrt(sum(w * (resp$y - mu)^2))
   if (s > 0) s else 1
 }
+
+# Gaussian-noise regression defaults to the Matern 5/2 kernel (the held-out comparison
+# with the squared exponential is in bench/regression/results.md, section A7).
+#' @export
+lik_default_kernel.augp_gaussian <- function(likelihood) kernel_matern(nu = 2.5)
 
 #' @export
 lik_prior_mean.augp_gaussian <- function(likelihood, resp) sum(resp$trials * resp$y) / sum(resp$trials)

@@ -219,3 +219,8 @@ gauss_hermite_rule <- function(n) {
 # Not Gaussian in f alone (the noise is a second latent function).
 #' @export
 lik_exact_marginal.augp_heteroscedastic <- function(likelihood) FALSE
+
+# The squared exponential kernel, as for the likelihoods outside augp_gaussian (the Matern
+# 5/2 default of gaussian_noise() rests on the exact Gaussian fit, see R/lik_gaussian.R).
+#' @export
+lik_default_kernel.augp_heteroscedastic <- function(likelihood) kernel_se()

@@ -109,3 +109,8 @@ lik_param_priors.augp_student_t <- function(likelihood, resp) {
 # Not Gaussian in f alone (a scale mixture: Gaussian only given the auxiliary precisions).
 #' @export
 lik_exact_marginal.augp_student_t <- function(likelihood) FALSE
+
+# The squared exponential kernel, as for the likelihoods outside augp_gaussian (the Matern
+# 5/2 default of gaussian_noise() rests on the exact Gaussian fit, see R/lik_gaussian.R).
+#' @export
+lik_default_kernel.augp_student_t <- function(likelihood) kernel_se()

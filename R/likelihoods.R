@@ -154,6 +154,13 @@ lik_hyper_objective <- function(likelihood) UseMethod("lik_hyper_objective")
 #' @export
 lik_hyper_objective.augp_likelihood <- function(likelihood) "augmented"
 
+#' The kernel a fit takes when `kernel = NULL` (the default of augp() and augp_fit())
+#' @noRd
+lik_default_kernel <- function(likelihood) UseMethod("lik_default_kernel")
+
+#' @export
+lik_default_kernel.augp_likelihood <- function(likelihood) kernel_se()
+
 check_likelihood <- function(likelihood, y) {
   if (is.null(likelihood)) {
     likelihood <- guess_likelihood(y)

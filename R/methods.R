@@ -156,9 +156,10 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
 # per-latent kernels, and a note when one lengthscale (or period) serves several inputs
 # of different scales (reported once per input).
 hyper_heading <- function(object, what) {
-  notes <- c("data units", if (is_kernel_list(object$kernel)) "one row per latent function")
-  head <- sprintf("%s (%s):\n", what, paste(notes, collapse = "; "))
   k <- if (is_kernel_list(object$kernel)) object$kernel[[1]] else object$kernel
+  notes <- c(if (isTRUE(object$kernel_default)) sprintf("%s, the likelihood's default kernel", kernel_form(k)),
+             "data units", if (is_kernel_list(object$kernel)) "one row per latent function")
+  head <- sprintf("%s (%s):\n", what, paste(notes, collapse = "; "))
   if (kernel_shared_scale(k) && !scales_equal(object$scale)) {
     head <- paste0(head, "  (isotropic on the standardised inputs: one lengthscale l is ",
                    "l x sd of each input, listed per input)\n")

@@ -6,7 +6,9 @@
 #
 # Usage (from the package root, augmentedGP installed):
 #   Rscript bench/regression/bench_regression.R [threads] [splits] [sections] [sets]
-# sections: any of "A", "B", "C" (default "ABC"). Writes bench/regression/results_*.csv
+# sections: any of "A", "B", "C" (default "ABC"). Section A's methods: all by default, or
+# those named (comma-separated) in the environment variable AUGP_BENCH_METHODS, from
+# augp, augp_se, augp_fb, augp_fb_iso, kernlab, km. Writes bench/regression/results_*.csv
 # for the sections run; bench/regression/results.md records a run. Run timing benches
 # alone on the machine (e.g. under flock); the script prints the load average (uptime)
 # at its start and end.
@@ -18,7 +20,8 @@
 # recomputed from the scaled variance, see kernlab_fit()); DiceKriging::km (Gaussian
 # ARD kernel, constant trend, nugget, all by maximum likelihood; predictive sd of a
 # new response, nugget included). augp: augp() defaults (SE kernel on standardised
-# inputs; kernel and noise by the exact log marginal likelihood; with several inputs one
+# inputs (Matern 5/2, the default for gaussian_noise(); augp_se: the squared exponential
+# kernel, the default before); kernel and noise by the exact log marginal likelihood; with several inputs one
 # lengthscale per input (ARD) when its leave-one-out density beats the isotropic
 # kernel's, augp_control(ard = "auto")).
 args <- commandArgs(trailingOnly = TRUE)
@@ -118,9 +121,9 @@ augp_predictive <- function(fit, xte, yte) {
   list(mean = m, lpd = stats::dnorm(yte, m, sd, log = TRUE))
 }
 
-fit_augp <- function(s, likelihood = gaussian_noise(), seed = 1) {
+fit_augp <- function(s, likelihood = gaussian_noise(), seed = 1, kernel = NULL) {
   tr <- data.frame(s$xtr, .y = s$ytr)
-  r <- elapsed(quiet(augp(.y ~ ., data = tr, likelihood = likelihood, seed = seed,
+  r <- elapsed(quiet(augp(.y ~ ., data = tr, likelihood = likelihood, seed = seed, kernel = kernel,
                           control = augp_control(threads = threads))))
   p <- augp_predictive(r$value, s$xte, s$yte)
   a <- r$value$engine$ard
@@ -183,13 +186,18 @@ score <- function(p, yte) c(rmse = sqrt(mean((p$mean - yte)^2)), lpd = mean(p$lp
 # ---- A: held-out accuracy, Gaussian likelihood vs peers ----
 if (run_section("A")) {
 cat("== A: held-out RMSE / LPD / time ==\n")
+methods_A <- c("augp", "augp_se", "augp_fb", "augp_fb_iso", "kernlab", "km")
+if (nzchar(Sys.getenv("AUGP_BENCH_METHODS"))) {
+  methods_A <- strsplit(Sys.getenv("AUGP_BENCH_METHODS"), ",", fixed = TRUE)[[1]]
+}
 rowsA <- list()
 for (nm in if (is.null(only_sets)) names(sets) else only_sets) {
   ns <- if (nm == "diamonds") 1L else n_splits
   for (k in seq_len(ns)) {
     s <- split_set(sets[[nm]], 100 + k)
-    for (meth in c("augp", "augp_fb", "augp_fb_iso", "kernlab", "km")) {
+    for (meth in methods_A) {
       p <- tryCatch(switch(meth, augp = fit_augp(s), kernlab = fit_kernlab(s), km = fit_km(s),
+                           augp_se = fit_augp(s, kernel = kernel_se()),
                            augp_fb = fit_augp_fb(s), augp_fb_iso = fit_augp_fb(s, ard = FALSE)),
                     error = function(e) {
                       message(nm, " ", meth, ": ", conditionMessage(e))
@@ -306,18 +314,22 @@ wideA <- do.call(rbind, lapply(split(mA, mA$set), function(d) {
 print(wideA, digits = 3)
 cat("ARD chosen by augp (splits):\n")
 print(stats::aggregate(ard ~ set, A[A$method == "augp", ], sum))
-cat("\nFull Bayes: LPD minus the best peer's (mean over splits, se over splits; splits better),",
-    "fit time, largest R-hat and smallest bulk ESS over the hyperparameters (worst split):\n")
+cat("\naugp fits: LPD minus the better peer's on each split (mean over splits, se over splits;",
+    "splits at least as good), LPD minus km's mean, fit time; full Bayes: largest R-hat and",
+    "smallest bulk ESS over the hyperparameters (worst split):\n")
 fb <- do.call(rbind, lapply(split(A, A$set), function(d) {
   peer <- pmax(d$lpd[d$method == "kernlab"], d$lpd[d$method == "km"])
-  do.call(rbind, lapply(c("augp", "augp_fb", "augp_fb_iso"), function(m) {
+  own <- intersect(c("augp", "augp_se", "augp_fb", "augp_fb_iso"), methods_A)
+  do.call(rbind, lapply(own, function(m) {
     dl <- d$lpd[d$method == m] - peer
+    fb <- m %in% c("augp_fb", "augp_fb_iso")
     data.frame(set = d$set[1], method = m, lpd = mean(d$lpd[d$method == m]), d_best_peer = mean(dl),
+               d_km = mean(d$lpd[d$method == m]) - mean(d$lpd[d$method == "km"]),
                se = stats::sd(dl) / sqrt(length(dl)), better = sum(dl >= 0), splits = length(dl),
                time = mean(d$time[d$method == m]),
-               rhat_max = if (m == "augp") NA else max(d$rhat[d$method == m]),
-               ess_min = if (m == "augp") NA else min(d$ess[d$method == m]),
-               accept = if (m == "augp") NA else mean(d$accept[d$method == m]))
+               rhat_max = if (!fb) NA else max(d$rhat[d$method == m]),
+               ess_min = if (!fb) NA else min(d$ess[d$method == m]),
+               accept = if (!fb) NA else mean(d$accept[d$method == m]))
   }))
 }))
 print(fb, digits = 3, row.names = FALSE)

@@ -113,7 +113,7 @@ test_that("the quasi-Newton search reaches the optimum of a quadratic, bounds re
 test_that("ARD finds the irrelevant input (its lengthscale goes large) and print() says so", {
   d <- ge_data(80, 5)
   df <- data.frame(x1 = d$X[, 1], x2 = d$X[, 2], x3 = d$X[, 3], y = d$y)
-  fit <- augp(y ~ x1 + x2 + x3, df, likelihood = gaussian_noise(),
+  fit <- augp(y ~ x1 + x2 + x3, df, likelihood = gaussian_noise(), kernel = kernel_se(),
               control = augp_control(threads = 1, ard = TRUE))
   ls <- coef(fit)[c("se.lengthscale.x1", "se.lengthscale.x2", "se.lengthscale.x3")]
   # x3 does not enter y: its lengthscale goes to its upper bound, twice its range

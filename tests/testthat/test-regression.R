@@ -231,8 +231,9 @@ test_that("a default kernel variance is one squared latent scale: var(y) for reg
   ctl <- augp_control(threads = 1, learn_hyper = FALSE)
   s2 <- sum((y - mean(y))^2) / length(y)
   f_auto <- augp_fit(x, y, likelihood = gaussian_noise(sigma = 10), control = ctl)
+  # (the default kernel of gaussian_noise() is kernel_matern(nu = 2.5))
   f_var <- augp_fit(x, y, likelihood = gaussian_noise(sigma = 10),
-                    kernel = kernel_se(variance = s2), control = ctl)
+                    kernel = kernel_matern(nu = 2.5, variance = s2), control = ctl)
   expect_equal(coef(f_auto), coef(f_var))
   expect_equal(elbo(f_auto), elbo(f_var))
   expect_match(format(kernel_se()), "variance = auto")
