@@ -663,6 +663,12 @@ HYPER_MOVES <- 1L
 FLOW_MOVES <- 2L
 FLOW_VARIANCE <- FALSE
 
+# Leapfrog steps per sweep of the joint gradient move (HMC) of the whitened latent values and
+# the likelihood's sampled positive parameters, of the un-augmented posterior at the current
+# kernel (src/latent_hmc.h), when the likelihood gives the gradients (poisson_logistic());
+# 0: off. The option augmentedGP.hmc_steps sets it.
+HMC_STEPS <- 0L
+
 # The Gaussian approximation of the posterior that a likelihood's Gibbs move takes as
 # its fixed reference (likelihood spec field gibbs_reference = TRUE): the variational
 # fit `vi` (engine_vi()) refined as a variational fit under `ctl` would be
@@ -728,7 +734,8 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
     hyper <- list(prior = hyper_prior_matrix(ptab), init_sd = HYPER_INIT_SD,
                   moves = HYPER_MOVES,
                   flow_moves = as.integer(getOption("augmentedGP.flow_moves", FLOW_MOVES)),
-                  flow_variance = isTRUE(getOption("augmentedGP.flow_variance", FLOW_VARIANCE)))
+                  flow_variance = isTRUE(getOption("augmentedGP.flow_variance", FLOW_VARIANCE)),
+                  hmc_steps = as.integer(getOption("augmentedGP.hmc_steps", HMC_STEPS)))
   }
   lik_prior <- if (isTRUE(ctl$sample_hyper)) attr(prior, "lik_prior")
   res <- future_gibbs_chains(function(ids) {

@@ -8,6 +8,8 @@
 # Usage (from the package root, augmentedGP installed):
 #   Rscript bench/counts/bench_poisson_flow.R [threads] [splits] [sets] [flow settings]
 #   e.g. Rscript bench/counts/bench_poisson_flow.R 1 3 InsectSprays,quine 0,2
+# A setting may end in "+h<k>": the joint gradient move of f and lambda (src/latent_hmc.h)
+# with k leapfrog steps per sweep (the option augmentedGP.hmc_steps; e.g. "2l+h8").
 # The environment variable FLOW_LIB names a library to load augmentedGP from (another
 # build, for a before / after comparison).
 # Writes bench/counts/results_poisson_flow.csv (or the file named by the environment variable
@@ -53,8 +55,10 @@ for (nm in want) {
     tr <- sort(sample(n, round(2 * n / 3)))
     te <- setdiff(seq_len(n), tr)
     for (fm in flows) {
-      options(augmentedGP.flow_moves = as.integer(sub("l$", "", fm)),
-              augmentedGP.flow_variance = !grepl("l$", fm))
+      fl <- sub("[+]h.*$", "", fm)
+      options(augmentedGP.flow_moves = as.integer(sub("l$", "", fl)),
+              augmentedGP.flow_variance = !grepl("l$", fl),
+              augmentedGP.hmc_steps = if (grepl("[+]h", fm)) as.integer(sub(".*[+]h", "", fm)) else 0L)
       t0 <- proc.time()
       fit <- suppressWarnings(suppressMessages(
         augp(sets[[nm]]$f, d[tr, , drop = FALSE], likelihood = poisson_logistic(), method = "gibbs",
