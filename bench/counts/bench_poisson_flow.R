@@ -8,6 +8,7 @@
 # Usage (from the package root, augmentedGP installed):
 #   Rscript bench/counts/bench_poisson_flow.R [threads] [splits] [sets] [flow settings]
 #   e.g. Rscript bench/counts/bench_poisson_flow.R 1 3 InsectSprays,quine 0,2
+# ([splits]: 3 for splits 1-3, or a range such as 2-3.)
 # A setting may end in "+h<k>": the joint gradient move of f and lambda (src/latent_hmc.h)
 # with k leapfrog steps per sweep (the option augmentedGP.hmc_steps; e.g. "2l+h8").
 # The environment variable FLOW_LIB names a library to load augmentedGP from (another
@@ -22,7 +23,12 @@
 # matrices per sweep (mean over chains).
 args <- commandArgs(trailingOnly = TRUE)
 threads <- if (length(args) >= 1) as.integer(args[1]) else 1L
-n_splits <- if (length(args) >= 2) as.integer(args[2]) else 3L
+# splits: a count k (splits 1..k) or a range "a-b"
+split_ids <- if (length(args) >= 2 && grepl("-", args[2])) {
+  r <- as.integer(strsplit(args[2], "-")[[1]])
+  seq(r[1], r[2])
+} else seq_len(if (length(args) >= 2) as.integer(args[2]) else 3L)
+n_splits <- length(split_ids)
 want <- if (length(args) >= 3) strsplit(args[3], ",")[[1]] else
   c("InsectSprays", "warpbreaks", "quine", "epil", "discoveries")
 flows <- if (length(args) >= 4) strsplit(args[4], ",")[[1]] else c("0", "2")
@@ -50,7 +56,7 @@ rows <- list()
 for (nm in want) {
   d <- sets[[nm]]$data
   n <- nrow(d)
-  for (sp in seq_len(n_splits)) {
+  for (sp in split_ids) {
     set.seed(1000 + sp)
     tr <- sort(sample(n, round(2 * n / 3)))
     te <- setdiff(seq_len(n), tr)
