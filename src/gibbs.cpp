@@ -4,7 +4,9 @@
 // hyperparameter block (hyper_sampler.h), then the non-centred move of the kernels'
 // variances (jointly with the likelihood's positive parameters when they are sampled). With
 // sampled likelihood parameters every sweep starts with their moves given f, among them the
-// likelihood's parameter flow when it has one (param_flow_move in param_sampler.h).
+// likelihood's parameter flow when it has one (param_flow_move in param_sampler.h) and the
+// joint gradient move of f and the positive parameters when the likelihood gives the
+// gradients (latent_hmc.h).
 // For a likelihood with sequential_columns() the latent columns (or their blocks) are
 // updated one after another, each from auxiliaries drawn given the columns updated
 // before it.
