@@ -293,3 +293,7 @@
     .Call(`_augmentedGP_hyper_log_target_cpp`, spec, X, prior, kappa, omega, mu0, jitter, theta)
 }
 
+.latent_hmc_chain_cpp <- function(lik, L, mu0, prior, f0, S, warmup, steps, seed) {
+    .Call(`_augmentedGP_latent_hmc_chain_cpp`, lik, L, mu0, prior, f0, S, warmup, steps, seed)
+}
+

@@ -654,14 +654,21 @@ HYPER_MOVES <- 1L
 # with one sampled parameter that leaves the likelihood unchanged, e.g. the maximal rate of
 # poisson_logistic() against f at fixed rates, moved with the kernel variance;
 # param_flow_move in src/param_sampler.h), when the likelihood has one and its parameter
-# is sampled; 0: off. The option augmentedGP.flow_moves sets the passes. The kernel
-# variance stays out of the move by default (FLOW_VARIANCE; the option
-# augmentedGP.flow_variance = TRUE puts it in): the move of the maximal rate alone mixes
-# as well or better on the count sets benchmarked, and with the variance in it a chain on
-# over-dispersed counts (InsectSprays) can run off to variances at which the latent values
-# overflow the auxiliary draws (bench/counts/results_poisson.md).
-FLOW_MOVES <- 2L
+# is sampled; 0: off. The option augmentedGP.flow_moves sets the passes. Off by default:
+# with the joint gradient move below (HMC_STEPS) it adds nothing measurable on the count
+# sets benchmarked (bench/counts/results_poisson.md). The kernel variance stays out of the
+# move by default (FLOW_VARIANCE; the option augmentedGP.flow_variance = TRUE puts it in):
+# with the variance in it a chain on over-dispersed counts (InsectSprays) can run off to
+# variances at which the latent values overflow the auxiliary draws.
+FLOW_MOVES <- 0L
 FLOW_VARIANCE <- FALSE
+
+# Leapfrog steps per sweep of the joint gradient move (HMC) of the whitened latent values and
+# the likelihood's sampled positive parameters, of the un-augmented posterior at the current
+# kernel (src/latent_hmc.h), when the likelihood gives the gradients (poisson_logistic());
+# 0: off. The option augmentedGP.hmc_steps sets it. Cost per step: two products with the
+# factor of K and two with the adapted metric (O(n^2)), no factorisation.
+HMC_STEPS <- 32L
 
 # The Gaussian approximation of the posterior that a likelihood's Gibbs move takes as
 # its fixed reference (likelihood spec field gibbs_reference = TRUE): the variational
@@ -728,7 +735,8 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
     hyper <- list(prior = hyper_prior_matrix(ptab), init_sd = HYPER_INIT_SD,
                   moves = HYPER_MOVES,
                   flow_moves = as.integer(getOption("augmentedGP.flow_moves", FLOW_MOVES)),
-                  flow_variance = isTRUE(getOption("augmentedGP.flow_variance", FLOW_VARIANCE)))
+                  flow_variance = isTRUE(getOption("augmentedGP.flow_variance", FLOW_VARIANCE)),
+                  hmc_steps = as.integer(getOption("augmentedGP.hmc_steps", HMC_STEPS)))
   }
   lik_prior <- if (isTRUE(ctl$sample_hyper)) attr(prior, "lik_prior")
   res <- future_gibbs_chains(function(ids) {

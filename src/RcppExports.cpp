@@ -1136,6 +1136,25 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// latent_hmc_chain_cpp
+Rcpp::NumericMatrix latent_hmc_chain_cpp(List lik, Eigen::MatrixXd L, Eigen::MatrixXd mu0, List prior, Eigen::MatrixXd f0, int S, int warmup, int steps, NumericVector seed);
+RcppExport SEXP _augmentedGP_latent_hmc_chain_cpp(SEXP likSEXP, SEXP LSEXP, SEXP mu0SEXP, SEXP priorSEXP, SEXP f0SEXP, SEXP SSEXP, SEXP warmupSEXP, SEXP stepsSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type L(LSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type mu0(mu0SEXP);
+    Rcpp::traits::input_parameter< List >::type prior(priorSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type f0(f0SEXP);
+    Rcpp::traits::input_parameter< int >::type S(SSEXP);
+    Rcpp::traits::input_parameter< int >::type warmup(warmupSEXP);
+    Rcpp::traits::input_parameter< int >::type steps(stepsSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(latent_hmc_chain_cpp(lik, L, mu0, prior, f0, S, warmup, steps, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_rpg_cpp", (DL_FUNC) &_augmentedGP_rpg_cpp, 6},
@@ -1211,6 +1230,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_lik_param_sweeps_cpp", (DL_FUNC) &_augmentedGP_lik_param_sweeps_cpp, 5},
     {"_augmentedGP_hyper_block_chain_cpp", (DL_FUNC) &_augmentedGP_hyper_block_chain_cpp, 9},
     {"_augmentedGP_hyper_log_target_cpp", (DL_FUNC) &_augmentedGP_hyper_log_target_cpp, 8},
+    {"_augmentedGP_latent_hmc_chain_cpp", (DL_FUNC) &_augmentedGP_latent_hmc_chain_cpp, 9},
     {NULL, NULL, 0}
 };
 

@@ -12,6 +12,7 @@
 #include "gaussian_step.h"
 #include "hyper_sampler.h"
 #include "kernel.h"
+#include "latent_hmc.h"
 #include "likelihood.h"
 #include "param_sampler.h"
 #include "refine_step.h"
@@ -161,6 +162,13 @@ class GibbsChain {
     flow_variance_ = with_variance;
     setup_joint();
   }
+  // Leapfrog steps of the joint gradient move of f and the likelihood's positive parameters
+  // (latent_hmc.h), run every sweep after the parameters' own moves when the likelihood
+  // gives the gradients; 0 turns it off.
+  void set_hmc_steps(int steps) {
+    hmc_steps_ = steps;
+    setup_joint();
+  }
   // The likelihood's prepared reference for its Gibbs move (Likelihood::gibbs_reference();
   // nullptr: none), shared read-only with the other chains of the run.
   void set_reference(std::shared_ptr<const MoveReference> ref) { ref_ = std::move(ref); }
@@ -187,6 +195,8 @@ class GibbsChain {
   double* theta_out_ = nullptr;
   std::shared_ptr<const MoveReference> ref_;
   int flow_updates_ = 2;
+  int hmc_steps_ = 0;
+  LatentHmc hmc_;  // the joint gradient move (inactive when off or not provided)
   bool flow_variance_ = true;
   DirectionalSlice flow_;  // the parameter flow's (t, log v) or (t) directions
   bool sweep_hyper();

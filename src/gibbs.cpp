@@ -4,7 +4,9 @@
 // hyperparameter block (hyper_sampler.h), then the non-centred move of the kernels'
 // variances (jointly with the likelihood's positive parameters when they are sampled). With
 // sampled likelihood parameters every sweep starts with their moves given f, among them the
-// likelihood's parameter flow when it has one (param_flow_move in param_sampler.h).
+// likelihood's parameter flow when it has one (param_flow_move in param_sampler.h) and the
+// joint gradient move of f and the positive parameters when the likelihood gives the
+// gradients (latent_hmc.h).
 // For a likelihood with sequential_columns() the latent columns (or their blocks) are
 // updated one after another, each from auxiliaries drawn given the columns updated
 // before it.
@@ -49,6 +51,7 @@ void GibbsChain::setup_joint() {
   // a sampled variance serves every latent column
   flow_ = DirectionalSlice(flow_variance_ && blocks_.size() == 1 && blocks_[0].has_scale() ? 2 : 1);
   joint_idx_ = JointScaleIndex();
+  hmc_ = own_lik_ ? LatentHmc(*own_lik_, lik_priors_, f_, hmc_steps_, warmup_) : LatentHmc();
   if (!own_lik_ || blocks_.empty()) return;
   const JointScaleIndex idx = joint_scale_index(blocks_, lik_priors_, lik_->n_latent());
   if (idx.dim() == 0) return;
@@ -184,6 +187,11 @@ bool GibbsChain::run(int count) {
                         blocks_.empty() || vb ? LK_ : hyper_factors(), vb, flow_, rng_,
                         it_ < warmup_ ? it_ + 1 : 0, flow_updates_);
       }
+      // the joint gradient move of f and the positive parameters at the current kernels
+      // (the un-augmented posterior; the auxiliaries are drawn below, given its end point)
+      if (hmc_.active())
+        hmc_.step(*own_lik_, lik_priors_, f_, mu0_, blocks_.empty() ? LK_ : hyper_factors(), rng_,
+                  it_ < warmup_ ? it_ + 1 : 0);
     }
     if (!blocks_.empty()) {
       // full Bayes: the likelihood's own move (if any) at the current kernels, then the

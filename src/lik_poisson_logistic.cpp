@@ -202,6 +202,28 @@ class PoissonLogistic : public Likelihood {
     return lj;
   }
 
+  // d/df_i = t_i (y_i sigma(-f_i) - lambda sigma(f_i) sigma(-f_i)),
+  // d/dlog lambda = sum_i t_i (y_i - lambda sigma(f_i)).
+  bool loglik_gradient(const Eigen::MatrixXd& f, const std::vector<std::string>& names,
+                       const std::vector<int>& index, double* ll, Eigen::MatrixXd& grad_f,
+                       Eigen::VectorXd& grad_t) const override {
+    for (std::size_t k = 0; k < names.size(); ++k)
+      if (names[k] != "lambda" || index[k] != 0) return false;
+    const int n = n_obs();
+    grad_f.resize(n, 1);
+    const double llam = std::log(lambda_);
+    double s = 0.0, dt = 0.0;
+    for (int i = 0; i < n; ++i) {
+      const double x = f(i, 0), sp = sigmoid(x), sm = sigmoid(-x);
+      s += t_[i] * (y_[i] * (llam + log_sigmoid(x)) - lfy_[i] - lambda_ * sp);
+      grad_f(i, 0) = t_[i] * (y_[i] - lambda_ * sp) * sm;
+      dt += t_[i] * (y_[i] - lambda_ * sp);
+    }
+    *ll = s;
+    grad_t = Eigen::VectorXd::Constant(static_cast<Eigen::Index>(names.size()), dt);
+    return true;
+  }
+
   double learn_params(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v) override {
     if (!learn_lambda_) return 0.0;
     double num = 0.0, den = 0.0;

@@ -102,6 +102,17 @@ class Likelihood {
     return 0.0;
   }
 
+  // Full-Bayes Gibbs: log p(y | f) into *ll, its gradient in f into grad_f (n x q) and its
+  // derivatives in t_k = log x_k into grad_t (length names.size()), x_k the positive
+  // parameter element index[k] (0-based, column-major) of names[k]. Returns false (the
+  // default) when the likelihood does not provide them (or not for these elements): the
+  // joint gradient move of f and the parameters (latent_hmc.h) is then off.
+  virtual bool loglik_gradient(const Eigen::MatrixXd& /*f*/, const std::vector<std::string>& /*names*/,
+                               const std::vector<int>& /*index*/, double* /*ll*/,
+                               Eigen::MatrixXd& /*grad_f*/, Eigen::VectorXd& /*grad_t*/) const {
+    return false;
+  }
+
   // Gibbs: prepares, once for a whole run (all chains), what gibbs_move() takes from a
   // Gaussian approximation of the posterior, q(f) = prod_j N(f_j; m_j, S_j) with
   // S_j = (K_j^-1 + diag(w_j))^-1 (the variational fit's means m and site precisions

@@ -369,7 +369,9 @@ List gp_lik_eval_cpp(List lik, Eigen::MatrixXd m, Eigen::MatrixXd v, Eigen::Matr
 // parameters around the specs' values, drawn from each chain's starting-point stream;
 // moves = Metropolis proposals per sweep, default 1; flow_moves = passes per sweep of
 // the likelihood's parameter flow when its parameter is sampled, default 2, 0: off;
-// flow_variance = whether that move changes the kernel's variance too, default TRUE).
+// flow_variance = whether that move changes the kernel's variance too, default TRUE;
+// hmc_steps = leapfrog steps per sweep of the joint gradient move of f and the likelihood's
+// positive parameters (latent_hmc.h), default 0: off).
 // The kernel matrices of the sampled kernels are k(X, X) + jitter I with the jitter found
 // at the specs' values (the same for every chain) and held fixed: absolute, not scaled
 // with a sampled variance.
@@ -423,6 +425,7 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
   int moves = 1;
   int flow_moves = 2;
   bool flow_variance = true;
+  int hmc_steps = 0;
   int n_theta = 0;
   for (const augp::KernelSpec& sp : kspecs) n_theta += sp.n_params();
   if (full_bayes) {
@@ -432,6 +435,7 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
     moves = h.containsElementNamed("moves") ? Rcpp::as<int>(h["moves"]) : 1;
     if (h.containsElementNamed("flow_moves")) flow_moves = Rcpp::as<int>(h["flow_moves"]);
     if (h.containsElementNamed("flow_variance")) flow_variance = Rcpp::as<bool>(h["flow_variance"]);
+    if (h.containsElementNamed("hmc_steps")) hmc_steps = Rcpp::as<int>(h["hmc_steps"]);
     if (pm.nrow() != n_theta || pm.ncol() != 4)
       Rcpp::stop("hyper$prior must have one row per kernel parameter and 4 columns");
     try {
@@ -540,6 +544,7 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
                     col_threads);
     ch.back().set_reference(ref);
     ch.back().set_flow_updates(flow_moves, flow_variance);
+    ch.back().set_hmc_steps(hmc_steps);
     if (n_lp > 0) {
       try {
         ch.back().sample_params(lpriors, param_out.begin() + static_cast<R_xlen_t>(iter) * c);

@@ -382,3 +382,52 @@ Rcpp::NumericVector hyper_log_target_cpp(List spec, Eigen::MatrixXd X, Rcpp::Num
     Rcpp::stop(e.what());
   }
 }
+
+// The joint gradient move of f and the likelihood's positive parameters (latent_hmc.h) run
+// alone warmup + S times at a fixed kernel factor L (n x n, lower; one latent column), from
+// f0 and the likelihood's starting values, with `steps` leapfrog steps: an S x (P + n)
+// matrix of the draws after warmup (the P elements of prior, a list as .gp_gibbs_cpp's
+// lik_prior, then f), with attribute accept (the mean acceptance probability after warmup).
+// [[Rcpp::export(name = ".latent_hmc_chain_cpp")]]
+Rcpp::NumericMatrix latent_hmc_chain_cpp(List lik, Eigen::MatrixXd L, Eigen::MatrixXd mu0, List prior,
+                                         Eigen::MatrixXd f0, int S, int warmup, int steps,
+                                         NumericVector seed) {
+  try {
+    std::unique_ptr<augp::Likelihood> lk = augp::likelihood_from_list(lik);
+    const Rcpp::CharacterVector nm = prior["name"];
+    const Rcpp::IntegerVector idx = prior["index"];
+    const NumericVector fam = prior["family"], pa = prior["a"], pb = prior["b"];
+    std::vector<augp::LikParamPrior> pri;
+    for (R_xlen_t k = 0; k < nm.size(); ++k) {
+      augp::LikParamPrior p;
+      p.name = Rcpp::as<std::string>(nm[k]);
+      p.index = idx[k] - 1;
+      p.family = static_cast<int>(fam[k]);
+      p.a = pa[k];
+      p.b = pb[k];
+      augp::lik_param_check_prior(p, "prior");
+      pri.push_back(p);
+    }
+    augp::LatentHmc hmc(*lk, pri, f0, steps, warmup);
+    if (!hmc.active()) Rcpp::stop("the move is not available for this likelihood");
+    augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
+    Eigen::MatrixXd f = f0;
+    const augp::KernelSet LK(L);
+    const int P = static_cast<int>(pri.size()), n = static_cast<int>(f.rows());
+    Rcpp::NumericMatrix out(S, P + n);
+    double acc = 0.0;
+    for (int it = 0; it < warmup + S; ++it) {
+      const double a = hmc.step(*lk, pri, f, mu0, LK, rng, it < warmup ? it + 1 : 0);
+      if (it < warmup) continue;
+      acc += a;
+      const std::vector<double> v = augp::lik_param_values(*lk, pri);
+      for (int k = 0; k < P; ++k) out(it - warmup, k) = v[k];
+      for (int i = 0; i < n; ++i) out(it - warmup, P + i) = f(i, 0);
+    }
+    out.attr("accept") = acc / S;
+    out.attr("eps") = hmc.eps();
+    return out;
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}

@@ -8,6 +8,9 @@
 # Usage (from the package root, augmentedGP installed):
 #   Rscript bench/counts/bench_poisson_flow.R [threads] [splits] [sets] [flow settings]
 #   e.g. Rscript bench/counts/bench_poisson_flow.R 1 3 InsectSprays,quine 0,2
+# ([splits]: 3 for splits 1-3, or a range such as 2-3.)
+# A setting may end in "+h<k>": the joint gradient move of f and lambda (src/latent_hmc.h)
+# with k leapfrog steps per sweep (the option augmentedGP.hmc_steps; e.g. "2l+h8").
 # The environment variable FLOW_LIB names a library to load augmentedGP from (another
 # build, for a before / after comparison).
 # Writes bench/counts/results_poisson_flow.csv (or the file named by the environment variable
@@ -20,7 +23,12 @@
 # matrices per sweep (mean over chains).
 args <- commandArgs(trailingOnly = TRUE)
 threads <- if (length(args) >= 1) as.integer(args[1]) else 1L
-n_splits <- if (length(args) >= 2) as.integer(args[2]) else 3L
+# splits: a count k (splits 1..k) or a range "a-b"
+split_ids <- if (length(args) >= 2 && grepl("-", args[2])) {
+  r <- as.integer(strsplit(args[2], "-")[[1]])
+  seq(r[1], r[2])
+} else seq_len(if (length(args) >= 2) as.integer(args[2]) else 3L)
+n_splits <- length(split_ids)
 want <- if (length(args) >= 3) strsplit(args[3], ",")[[1]] else
   c("InsectSprays", "warpbreaks", "quine", "epil", "discoveries")
 flows <- if (length(args) >= 4) strsplit(args[4], ",")[[1]] else c("0", "2")
@@ -48,13 +56,15 @@ rows <- list()
 for (nm in want) {
   d <- sets[[nm]]$data
   n <- nrow(d)
-  for (sp in seq_len(n_splits)) {
+  for (sp in split_ids) {
     set.seed(1000 + sp)
     tr <- sort(sample(n, round(2 * n / 3)))
     te <- setdiff(seq_len(n), tr)
     for (fm in flows) {
-      options(augmentedGP.flow_moves = as.integer(sub("l$", "", fm)),
-              augmentedGP.flow_variance = !grepl("l$", fm))
+      fl <- sub("[+]h.*$", "", fm)
+      options(augmentedGP.flow_moves = as.integer(sub("l$", "", fl)),
+              augmentedGP.flow_variance = !grepl("l$", fl),
+              augmentedGP.hmc_steps = if (grepl("[+]h", fm)) as.integer(sub(".*[+]h", "", fm)) else 0L)
       t0 <- proc.time()
       fit <- suppressWarnings(suppressMessages(
         augp(sets[[nm]]$f, d[tr, , drop = FALSE], likelihood = poisson_logistic(), method = "gibbs",

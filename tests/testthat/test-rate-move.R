@@ -69,9 +69,10 @@ rm_prior_v <- local({
 })
 
 rm_fit <- function(threads, flow_moves = 2L, chains = 4, iter = 6000, warmup = 500, seed = 5,
-                   prior = rm_prior, flow_variance = FALSE) {
+                   prior = rm_prior, flow_variance = FALSE, hmc_steps = 0L) {
   withr::local_options(augmentedGP.flow_moves = flow_moves,
-                       augmentedGP.flow_variance = flow_variance)
+                       augmentedGP.flow_variance = flow_variance,
+                       augmentedGP.hmc_steps = hmc_steps)
   rm_ns$augp_engine(rm_X, kernel = rm_kernel, method = "gibbs", lik = rm_spec(rm_y, 8),
                     mean0 = 0, seed = seed, prior = prior,
                     control = list(sample_hyper = TRUE, learn_hyper = FALSE, chains = chains,
@@ -142,6 +143,24 @@ test_that("Gibbs with the rate-preserving move of lambda and the variance matche
   # K = v C + jitter I, C the correlation matrix, the jitter absolute
   C <- kernel_matrix(kernel_se(lengthscale = 1, variance = 1), rm_X)
   rm_check(fit, rm_reference(C, tv = seq(-4, 5, by = 0.06), h = 0.05, jit = fit$jitter))
+})
+
+test_that("Gibbs with the joint gradient move of (lambda, f) matches the quadrature", {
+  # the move of src/latent_hmc.h in every sweep, the flow off; then with the variance sampled
+  fit <- rm_fit(2, flow_moves = 0L, hmc_steps = 6L)
+  rm_check(fit, rm_reference(kernel_matrix(rm_kernel, rm_X) + diag(fit$jitter, 2)))
+  fit <- rm_fit(2, flow_moves = 2L, prior = rm_prior_v, hmc_steps = 6L)
+  C <- kernel_matrix(kernel_se(lengthscale = 1, variance = 1), rm_X)
+  rm_check(fit, rm_reference(C, tv = seq(-4, 5, by = 0.06), h = 0.05, jit = fit$jitter))
+})
+
+test_that("the joint gradient move does not depend on the thread count and moves the chain", {
+  a <- rm_fit(1, chains = 2, iter = 200, warmup = 100, hmc_steps = 6L)
+  b <- rm_fit(2, chains = 2, iter = 200, warmup = 100, hmc_steps = 6L)
+  expect_identical(a$draws, b$draws)
+  expect_identical(a$lik_draws, b$lik_draws)
+  off <- rm_fit(1, chains = 2, iter = 200, warmup = 100)
+  expect_false(identical(a$lik_draws, off$lik_draws))
 })
 
 test_that("the rate-preserving move does not depend on the thread count and moves the chain", {
