@@ -212,9 +212,12 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   spec$ref_cond <- softmax_ref_cond(likelihood)
   spec$ref_df <- softmax_ref_df(likelihood)
   spec$ref_avg <- softmax_ref_avg(likelihood)
-  # The non-bijective model's Gibbs move takes the variational fit as its reference:
-  # engine_gibbs() refines that fit first (engine_reference_q()).
-  spec$gibbs_reference <- !spec$bijective && spec$ref_steps > 0
+  spec$hmc_steps <- softmax_hmc_steps(likelihood)
+  spec$hmc_moves <- softmax_hmc_moves(likelihood)
+  # The non-bijective model's Gibbs moves (the contrast moves and the gradient move) take
+  # the variational fit as their reference: engine_gibbs() refines that fit first
+  # (engine_reference_q()).
+  spec$gibbs_reference <- !spec$bijective && (spec$ref_steps > 0 || spec$hmc_steps > 0)
   spec
 }
 
@@ -263,6 +266,21 @@ softmax_ref_cond <- function(likelihood) {
   if (is.null(s)) SOFTMAX_REF_COND else isTRUE(as.logical(s))
 }
 SOFTMAX_REF_COND <- TRUE
+
+# Leapfrog steps per trajectory of the Gibbs sampler's gradient move (HMC on p(f | y)
+# with the contrast moves' reference as its metric; src/gradient_move.h), 0 for none,
+# and its trajectories per sweep. Non-bijective model only. Not user settings:
+# bench/multiclass/mixing.R sets `likelihood$hmc_steps` / `likelihood$hmc_moves` to compare.
+softmax_hmc_steps <- function(likelihood) {
+  s <- likelihood$hmc_steps
+  if (is.null(s)) SOFTMAX_HMC_STEPS else as.double(s)
+}
+SOFTMAX_HMC_STEPS <- 10
+softmax_hmc_moves <- function(likelihood) {
+  s <- likelihood$hmc_moves
+  if (is.null(s)) SOFTMAX_HMC_MOVES else as.double(s)
+}
+SOFTMAX_HMC_MOVES <- 1
 
 softmax_n_latent <- function(likelihood, K) if (isTRUE(likelihood$bijective)) K - 1L else K
 

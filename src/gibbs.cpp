@@ -185,6 +185,16 @@ bool GibbsChain::run(int count) {
                         it_ < warmup_ ? it_ + 1 : 0, flow_updates_);
       }
     }
+    // the gradient move on p(f | y) (with a fixed kernel shared by the latent columns and
+    // the likelihood's reference as its metric); the auxiliaries below are drawn given
+    // the f it leaves
+    if (blocks_.empty() && ref_ && LK_.shared() && lik_->gradient_leapfrog() > 0) {
+      const RotatedGaussian g = ref_->gaussian();
+      if (g.Q != nullptr)
+        for (int t = 0; t < lik_->gradient_trajectories(); ++t)
+          grad_.step(*lik_, f_, mu0_, LK_[0], g, lik_->gradient_leapfrog(), rng_,
+                     it_ < warmup_ ? it_ + 1 : 0);
+    }
     if (!blocks_.empty()) {
       // full Bayes: the likelihood's own move (if any) at the current kernels, then the
       // auxiliaries and the (theta, f) | aux moves of every block
