@@ -8,6 +8,10 @@
 // For a likelihood with sequential_columns() the latent columns (or their blocks) are
 // updated one after another, each from auxiliaries drawn given the columns updated
 // before it.
+// With a fixed kernel shared by the latent columns and a likelihood that asks for it
+// (Likelihood::gradient_leapfrog()), every sweep starts with the gradient move
+// (gradient_move.h: HMC on p(f | y), the auxiliaries integrated out) in the coordinates
+// of the likelihood's reference.
 #include <cstdint>
 #include <utility>
 #include <stdexcept>
