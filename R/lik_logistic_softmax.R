@@ -80,8 +80,8 @@
 #' common part \eqn{g = \frac{1}{q}\sum_j f_j}{g = mean_j f_j} given the
 #' centred latents (its prior is the kernel divided by the number of latent
 #' functions). When the sampler starts from a variational fit (the default, which
-#' learns the kernel first) and the kernel is shared, the non-bijective model's
-#' 20 rounds each add generalised elliptical slice updates
+#' learns the kernel first) and the kernel is shared, the non-bijective model
+#' runs 10 such rounds per sweep instead, each adding generalised elliptical slice updates
 #' (Nishihara, Murray and Adams, 2014) of the contrasts between the classes'
 #' latents: their ellipses are drawn from a fixed Gaussian reference, built once
 #' from the variational fit refined on the direct ELBO (as `augp_control(refine
@@ -91,7 +91,11 @@
 #' prior to the reference (at the current kernel) enters as a likelihood term.
 #' These updates move well where the data dominate the prior (many points), the
 #' prior-ellipse updates where the likelihood is flat or one-sided (small class
-#' probabilities). Every update leaves the posterior exactly invariant. Without the
+#' probabilities). Each of its sweeps then starts with one Hamiltonian Monte Carlo
+#' trajectory (20 leapfrog steps) on the un-augmented posterior, with the same
+#' reference as its metric and the step size adapted during warm-up only: it
+#' moves the contrasts along the directions the data inform most, which the
+#' slice updates cross slowly. Every update leaves the posterior exactly invariant. Without the
 #' bijective constraint the likelihood is nearly flat along a common shift of a
 #' point's latents when they are all low (it tends to the usual softmax), and
 #' the posterior puts much mass there; the augmentation's counts are then of
@@ -239,7 +243,7 @@ softmax_ref_steps <- function(likelihood) {
   s <- likelihood$ref_steps
   if (is.null(s)) SOFTMAX_REF_STEPS else as.double(s)
 }
-SOFTMAX_REF_STEPS <- 20
+SOFTMAX_REF_STEPS <- 10
 
 # Degrees of freedom of the contrast moves' multivariate-t reference (0: Gaussian).
 softmax_ref_df <- function(likelihood) {
@@ -275,7 +279,7 @@ softmax_hmc_steps <- function(likelihood) {
   s <- likelihood$hmc_steps
   if (is.null(s)) SOFTMAX_HMC_STEPS else as.double(s)
 }
-SOFTMAX_HMC_STEPS <- 10
+SOFTMAX_HMC_STEPS <- 20
 softmax_hmc_moves <- function(likelihood) {
   s <- likelihood$hmc_moves
   if (is.null(s)) SOFTMAX_HMC_MOVES else as.double(s)
