@@ -64,9 +64,9 @@ test_that("the gradient move alone samples the un-augmented posterior, whatever 
   # the move alone: no slice, contrast or common moves, the augmented step skipped
   lik <- list(type = "logistic_softmax", q = 3L, Y = cs$Y, bijective = FALSE, theta = cs$theta,
               slice_steps = 0, ref_steps = 0, ref_avg = 8, hmc_steps = 6)
-  # a reference near the prior mean, and one centred far from the posterior with a
-  # scale several times too small (a move sampling the reference, or a wrong
-  # acceptance ratio, would land far from the importance-sampling values)
+  # a reference near the prior mean, and one centred far from the posterior (its
+  # curvatures, and so its scales, taken there; a move sampling the reference, or a
+  # wrong acceptance ratio, would land far from the importance-sampling values)
   far <- matrix(c(3, -3, 0), n, 3, byrow = TRUE)
   expect_gt(max(abs(grad_probs(far, cs$theta) - cs$ex$mean)), 0.3)
   refs <- list(near = list(mean = cs$mu0, prec = matrix(0.5, n, 3)),
