@@ -80,8 +80,8 @@
 #' common part \eqn{g = \frac{1}{q}\sum_j f_j}{g = mean_j f_j} given the
 #' centred latents (its prior is the kernel divided by the number of latent
 #' functions). When the sampler starts from a variational fit (the default, which
-#' learns the kernel first) and the kernel is shared, the non-bijective model's
-#' 20 rounds each add generalised elliptical slice updates
+#' learns the kernel first) and the kernel is shared, the non-bijective model
+#' runs 10 such rounds per sweep instead, each adding generalised elliptical slice updates
 #' (Nishihara, Murray and Adams, 2014) of the contrasts between the classes'
 #' latents: their ellipses are drawn from a fixed Gaussian reference, built once
 #' from the variational fit refined on the direct ELBO (as `augp_control(refine
@@ -91,7 +91,11 @@
 #' prior to the reference (at the current kernel) enters as a likelihood term.
 #' These updates move well where the data dominate the prior (many points), the
 #' prior-ellipse updates where the likelihood is flat or one-sided (small class
-#' probabilities). Every update leaves the posterior exactly invariant. Without the
+#' probabilities). Each of its sweeps then starts with one Hamiltonian Monte Carlo
+#' trajectory (20 leapfrog steps) on the un-augmented posterior, with the same
+#' reference as its metric and the step size adapted during warm-up only: it
+#' moves the contrasts along the directions the data inform most, which the
+#' slice updates cross slowly. Every update leaves the posterior exactly invariant. Without the
 #' bijective constraint the likelihood is nearly flat along a common shift of a
 #' point's latents when they are all low (it tends to the usual softmax), and
 #' the posterior puts much mass there; the augmentation's counts are then of
@@ -213,9 +217,12 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   spec$ref_cond <- softmax_ref_cond(likelihood)
   spec$ref_df <- softmax_ref_df(likelihood)
   spec$ref_avg <- softmax_ref_avg(likelihood)
-  # The non-bijective model's Gibbs move takes the variational fit as its reference:
-  # engine_gibbs() refines that fit first (engine_reference_q()).
-  spec$gibbs_reference <- !spec$bijective && spec$ref_steps > 0
+  spec$hmc_steps <- softmax_hmc_steps(likelihood)
+  spec$hmc_moves <- softmax_hmc_moves(likelihood)
+  # The non-bijective model's Gibbs moves (the contrast moves and the gradient move) take
+  # the variational fit as their reference: engine_gibbs() refines that fit first
+  # (engine_reference_q()).
+  spec$gibbs_reference <- !spec$bijective && (spec$ref_steps > 0 || spec$hmc_steps > 0)
   spec
 }
 
@@ -237,7 +244,7 @@ softmax_ref_steps <- function(likelihood) {
   s <- likelihood$ref_steps
   if (is.null(s)) SOFTMAX_REF_STEPS else as.double(s)
 }
-SOFTMAX_REF_STEPS <- 20
+SOFTMAX_REF_STEPS <- 10
 
 # Degrees of freedom of the contrast moves' multivariate-t reference (0: Gaussian).
 softmax_ref_df <- function(likelihood) {
@@ -264,6 +271,21 @@ softmax_ref_cond <- function(likelihood) {
   if (is.null(s)) SOFTMAX_REF_COND else isTRUE(as.logical(s))
 }
 SOFTMAX_REF_COND <- TRUE
+
+# Leapfrog steps per trajectory of the Gibbs sampler's gradient move (HMC on p(f | y)
+# with the contrast moves' reference as its metric; src/gradient_move.h), 0 for none,
+# and its trajectories per sweep. Non-bijective model only. Not user settings:
+# bench/multiclass/mixing.R sets `likelihood$hmc_steps` / `likelihood$hmc_moves` to compare.
+softmax_hmc_steps <- function(likelihood) {
+  s <- likelihood$hmc_steps
+  if (is.null(s)) SOFTMAX_HMC_STEPS else as.double(s)
+}
+SOFTMAX_HMC_STEPS <- 20
+softmax_hmc_moves <- function(likelihood) {
+  s <- likelihood$hmc_moves
+  if (is.null(s)) SOFTMAX_HMC_MOVES else as.double(s)
+}
+SOFTMAX_HMC_MOVES <- 1
 
 softmax_n_latent <- function(likelihood, K) if (isTRUE(likelihood$bijective)) K - 1L else K
 

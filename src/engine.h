@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gaussian_step.h"
+#include "gradient_move.h"
 #include "hyper_sampler.h"
 #include "kernel.h"
 #include "latent_hmc.h"
@@ -175,6 +176,8 @@ class GibbsChain {
   // Run iterations [it, it + count) of the chain; returns false on a numerical failure.
   bool run(int count);
   int done() const { return it_; }
+  // The gradient move's state (its step size and mean acceptance probability).
+  const GradientMove& gradient_move() const { return grad_; }
 
  private:
   KernelSet K_;
@@ -194,6 +197,7 @@ class GibbsChain {
   std::vector<HyperBlock> blocks_;
   double* theta_out_ = nullptr;
   std::shared_ptr<const MoveReference> ref_;
+  GradientMove grad_;  // HMC on p(f | y) (Likelihood::gradient_leapfrog())
   int flow_updates_ = 2;
   int hmc_steps_ = 0;
   LatentHmc hmc_;  // the joint gradient move (inactive when off or not provided)

@@ -10,6 +10,10 @@
 // For a likelihood with sequential_columns() the latent columns (or their blocks) are
 // updated one after another, each from auxiliaries drawn given the columns updated
 // before it.
+// With a fixed kernel shared by the latent columns and a likelihood that asks for it
+// (Likelihood::gradient_leapfrog()), every sweep starts with the gradient move
+// (gradient_move.h: HMC on p(f | y), the auxiliaries integrated out) in the coordinates
+// of the likelihood's reference.
 #include <cstdint>
 #include <utility>
 #include <stdexcept>
@@ -192,6 +196,16 @@ bool GibbsChain::run(int count) {
       if (hmc_.active())
         hmc_.step(*own_lik_, lik_priors_, f_, mu0_, blocks_.empty() ? LK_ : hyper_factors(), rng_,
                   it_ < warmup_ ? it_ + 1 : 0);
+    }
+    // the gradient move on p(f | y) (with a fixed kernel shared by the latent columns and
+    // the likelihood's reference as its metric); the auxiliaries below are drawn given
+    // the f it leaves
+    if (blocks_.empty() && ref_ && LK_.shared() && lik_->gradient_leapfrog() > 0) {
+      const RotatedGaussian g = ref_->gaussian();
+      if (g.Q != nullptr)
+        for (int t = 0; t < lik_->gradient_trajectories(); ++t)
+          grad_.step(*lik_, f_, mu0_, LK_[0], g, lik_->gradient_leapfrog(), rng_,
+                     it_ < warmup_ ? it_ + 1 : 0);
     }
     if (!blocks_.empty()) {
       // full Bayes: the likelihood's own move (if any) at the current kernels, then the

@@ -38,7 +38,10 @@
 // latents where the curvatures are taken; s far below 0 takes them in the softmax
 // limit), ref_newton (default 0: Newton steps moving the reference's mean to the
 // contrasts' conditional mode, newton_mean()) and ref_cond (flag, default 0: per-contrast
-// reference means conditional on the other contrasts).
+// reference means conditional on the other contrasts). hmc_steps (optional, default 0:
+// leapfrog steps per trajectory of the gradient move, gradient_move.h, whose metric is
+// the contrast moves' reference; it makes a reference also when ref_steps = 0) and
+// hmc_moves (optional, default 1: its trajectories per sweep).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -63,11 +66,13 @@ class LogisticSoftmax : public Likelihood {
   LogisticSoftmax(CountRows Y, bool bijective, const std::vector<double>& theta,
                   int slice_steps, int ref_steps, double ref_scale, bool ref_joint,
                   double ref_df, int ref_avg, bool ref_full, double ref_shift, int ref_newton,
-                  bool ref_cond)
+                  bool ref_cond, int hmc_steps, int hmc_moves)
       : Y_(std::move(Y)), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
         ref_scale_(ref_scale), ref_joint_(ref_joint), ref_df_(ref_df), ref_avg_(ref_avg),
         ref_full_(ref_full), ref_shift_(ref_shift), ref_newton_(ref_newton),
-        ref_cond_(ref_cond) {
+        ref_cond_(ref_cond), hmc_steps_(hmc_steps), hmc_moves_(hmc_moves) {
+    if (hmc_steps < 0) throw std::invalid_argument("hmc_steps must be >= 0");
+    if (hmc_moves < 1) throw std::invalid_argument("hmc_moves must be >= 1");
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
     if (ref_steps < 0) throw std::invalid_argument("ref_steps must be >= 0");
     if (!(ref_scale > 0) || !std::isfinite(ref_scale))
@@ -174,7 +179,7 @@ class LogisticSoftmax : public Likelihood {
   }
 
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y_.subset(rows), bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_, ref_newton_, ref_cond_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y_.subset(rows), bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_, ref_newton_, ref_cond_, hmc_steps_, hmc_moves_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -225,6 +230,10 @@ class LogisticSoftmax : public Likelihood {
   // bijective one, whose Z_i >= theta_K sigma(0) bounds the counts, adds them to the
   // augmented step (returns false).
   bool has_gibbs_move() const override { return true; }
+  // The gradient move (gradient_move.h) with the contrast moves' reference as its metric
+  // (non-bijective model only: the bijective one makes no reference).
+  int gradient_leapfrog() const override { return bij_ ? 0 : hmc_steps_; }
+  int gradient_trajectories() const override { return hmc_moves_; }
   bool gibbs_move(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const KernelSet& LK,
                   const MoveReference* ref, Rng& rng) const override {
     const int n = n_obs();
@@ -273,7 +282,7 @@ class LogisticSoftmax : public Likelihood {
                                                        const Eigen::MatrixXd& w,
                                                        const KernelSet& K) const override {
     const int n = n_obs();
-    if (bij_ || q_ < 2 || !K.shared() || n == 0 || ref_steps_ <= 0) return nullptr;
+    if (bij_ || q_ < 2 || !K.shared() || n == 0 || (ref_steps_ <= 0 && hmc_steps_ <= 0)) return nullptr;
     if (m.rows() != n || m.cols() != q_ || w.rows() != n || w.cols() != q_)
       throw std::invalid_argument("the reference's mean and precisions must be n x q");
     if (!m.allFinite())
@@ -340,7 +349,8 @@ class LogisticSoftmax : public Likelihood {
       }
     }
     r->LS.assign(q_, Eigen::MatrixXd());
-    for (int c = 1; c < q_; ++c) {
+    // LS[0] (the common direction, the same construction) only for the gradient move
+    for (int c = hmc_steps_ > 0 ? 0 : 1; c < q_; ++c) {
       const Eigen::VectorXd u = r->Q.col(c);
       Eigen::VectorXd sw(n);
       for (int i = 0; i < n; ++i) sw[i] = std::sqrt(std::max(0.0, u.dot(H[i] * u)));
@@ -560,11 +570,21 @@ class LogisticSoftmax : public Likelihood {
   // (see gibbs_reference()).
   struct ContrastReference : MoveReference {
     Eigen::MatrixXd Q, mean;
-    std::vector<Eigen::MatrixXd> LS;  // LS[c], c >= 1: the lower factor of c^2 S_c
+    std::vector<Eigen::MatrixXd> LS;  // LS[c], c >= 1: the lower factor of c^2 S_c (and
+                                      // c = 0 for the gradient move)
     Eigen::MatrixXd LF;  // or (joint reference) the lower factor of all contrasts' c^2 S
     // ref_cond: W[(a - 1)(q - 1) + (b - 1)], the points' curvatures between contrasts a and
     // b (rotated, positive semi-definite blocks); empty otherwise
     std::vector<Eigen::VectorXd> W;
+    // the per-direction references as the gradient move's metric, when LS[0] is made
+    RotatedGaussian gaussian() const override {
+      RotatedGaussian g;
+      if (LS.empty() || LS[0].size() == 0) return g;
+      g.Q = &Q;
+      g.mean = &mean;
+      g.L = &LS;
+      return g;
+    }
   };
 
   // The joint reference of all contrasts (ref_full): with h the contrasts stacked
@@ -1053,6 +1073,8 @@ class LogisticSoftmax : public Likelihood {
   double ref_shift_;  // common shift of the latents where the curvatures are taken
   int ref_newton_;    // Newton steps towards the joint reference's mean (newton_mean())
   bool ref_cond_;     // per-contrast reference means conditional on the other contrasts
+  int hmc_steps_;     // leapfrog steps per trajectory of the gradient move (0: none)
+  int hmc_moves_;     // its trajectories per sweep
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -1073,7 +1095,9 @@ std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
                           spec.has("ref_full") && spec.flag("ref_full"),
                           spec.has("ref_shift") ? spec.scalar("ref_shift") : 0.0,
                           spec.has("ref_newton") ? static_cast<int>(spec.scalar("ref_newton")) : 0,
-                          spec.has("ref_cond") && spec.flag("ref_cond")));
+                          spec.has("ref_cond") && spec.flag("ref_cond"),
+                          spec.has("hmc_steps") ? static_cast<int>(spec.scalar("hmc_steps")) : 0,
+                          spec.has("hmc_moves") ? static_cast<int>(spec.scalar("hmc_moves")) : 1));
 }
 
 }  // namespace augp

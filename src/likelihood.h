@@ -29,12 +29,24 @@ namespace augp {
 
 class KernelSet;  // engine.h: one kernel matrix (or Cholesky factor) per latent column
 
+// A Gaussian approximation of the posterior in rotated coordinates, as the gradient move
+// (gradient_move.h) takes it for its metric: with G = f Q (Q orthonormal, q x q), the
+// columns G_c ~ N(mean_c, L_c L_c') independently (mean: n x q; L: q lower triangular
+// n x n factors). Views into a MoveReference, which owns the matrices; Q == nullptr: none.
+struct RotatedGaussian {
+  const Eigen::MatrixXd* Q = nullptr;
+  const Eigen::MatrixXd* mean = nullptr;
+  const std::vector<Eigen::MatrixXd>* L = nullptr;
+};
+
 // What a likelihood's Gibbs move keeps from a fixed approximation of the posterior
 // (Likelihood::gibbs_reference()); each likelihood derives its own. Read-only once
 // made, so the chains of a run share it.
 class MoveReference {
  public:
   virtual ~MoveReference() {}
+  // The approximation as the gradient move's metric (default: none).
+  virtual RotatedGaussian gaussian() const { return RotatedGaussian(); }
 };
 
 // Mean, standard deviation and central interval (lwr, upr; empty when not asked
@@ -76,6 +88,14 @@ class Likelihood {
   // Whether gibbs_move() does anything (false: the sampler need not have the factors LK
   // ready for it, which after a move of a sampled kernel variance costs a factorisation).
   virtual bool has_gibbs_move() const { return false; }
+
+  // Gibbs: leapfrog steps per trajectory of the gradient move (gradient_move.h: HMC on
+  // p(f | y), run at the start of every sweep with a fixed kernel shared by the latent
+  // columns, when gibbs_reference() gives a reference whose gaussian() is set) and its
+  // trajectories per sweep. The move takes the gradient of log p(y | f) from
+  // expected_loglik_derivs() at zero variances. Default: 0 steps, no such move.
+  virtual int gradient_leapfrog() const { return 0; }
+  virtual int gradient_trajectories() const { return 1; }
 
   // Full-Bayes Gibbs: a one-parameter group of maps of the latent values and one positive
   // parameter element x that leaves the likelihood exactly unchanged. Returns false (the

@@ -110,7 +110,7 @@ test_that("the likelihood spec carries the default number of slice rounds", {
   lk <- logistic_softmax()
   lk$slice_steps <- 0
   expect_equal(eng_ns$engine_lik_spec(lk, resp)$slice_steps, 0)
-  expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_steps, 20)
+  expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_steps, 10)
   # the contrast moves' reference: Gaussian, means conditional on the other contrasts
   expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_df, 0)
   expect_true(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_cond)
@@ -120,6 +120,12 @@ test_that("the likelihood spec carries the default number of slice rounds", {
   expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$ref_avg, 32)
   expect_true(eng_ns$engine_lik_spec(logistic_softmax(), resp)$gibbs_reference)
   expect_false(eng_ns$engine_lik_spec(logistic_softmax(bijective = TRUE), resp)$gibbs_reference)
+  # the gradient move's leapfrog steps; it takes the reference too, so the spec asks for
+  # one unless both it and the contrast moves are off
+  expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$hmc_steps, 20)
+  expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$hmc_moves, 1)
   lk$ref_steps <- 0
+  expect_true(eng_ns$engine_lik_spec(lk, resp)$gibbs_reference)
+  lk$hmc_steps <- 0
   expect_false(eng_ns$engine_lik_spec(lk, resp)$gibbs_reference)
 })
