@@ -40,13 +40,11 @@ LatentHmc::LatentHmc(const Likelihood& lik, const std::vector<LikParamPrior>& pr
   for (std::size_t k = 0; k < priors.size(); ++k)
     if (priors[k].positive()) el_.push_back(static_cast<int>(k));
   if (el_.empty()) return;
-  std::vector<std::string> names;
-  std::vector<int> index;
-  element_names(priors, el_, names, index);
+  element_names(priors, el_, names_, index_);
   double ll = 0.0;
   Eigen::MatrixXd gf;
   Eigen::VectorXd gt;
-  if (!lik.loglik_gradient(f, names, index, &ll, gf, gt)) {
+  if (!lik.loglik_gradient(f, names_, index_, &ll, gf, gt)) {
     el_.clear();
     return;
   }
@@ -90,13 +88,10 @@ double LatentHmc::log_target(Likelihood& lik, const std::vector<LikParamPrior>& 
     f.col(j) = mu0.col(j) + LK[j].triangularView<Eigen::Lower>() * z;
     lp -= 0.5 * z.squaredNorm();
   }
-  std::vector<std::string> names;
-  std::vector<int> index;
-  element_names(priors, el_, names, index);
   double ll = 0.0;
   Eigen::MatrixXd gf;
   Eigen::VectorXd gt;
-  if (!lik.loglik_gradient(f, names, index, &ll, gf, gt) || !std::isfinite(ll)) return kNegInf;
+  if (!lik.loglik_gradient(f, names_, index_, &ll, gf, gt) || !std::isfinite(ll)) return kNegInf;
   for (int k = 0; k < P; ++k) grad[k] += gt[k];
   for (int j = 0; j < q; ++j) {
     const Eigen::Map<const Eigen::VectorXd> z(u.data() + P + static_cast<long>(n) * j, n);

@@ -33,6 +33,7 @@
 #define AUGP_LATENT_HMC_H
 
 #include <Eigen/Dense>
+#include <string>
 #include <vector>
 
 #include "likelihood.h"
@@ -63,6 +64,8 @@ class LatentHmc {
  private:
   int steps_ = 0, warmup_ = 0;
   std::vector<int> el_;  // the moved elements' positions in priors
+  std::vector<std::string> names_;  // their parameter names and indices (loglik_gradient)
+  std::vector<int> index_;
   // the metric: R_ when dense_, else the identity; the current window's draws
   Eigen::MatrixXd R_;
   bool dense_ = false;

@@ -3,32 +3,8 @@
 # coordinates of the contrast moves' fixed reference. It must leave p(f | y) exactly
 # invariant whatever the reference (a poor one may only slow it down), adapt its step
 # size in warm-up only, and give draws that depend on the seed, not the thread count.
-# Reference values: self-normalised importance sampling from the prior, written here
-# independently of the package.
-
-grad_probs <- function(f, theta) {
-  w <- sweep(stats::plogis(f), 2, theta, "*")
-  w / rowSums(w)
-}
-
-# Posterior means (and standard errors) of the class probabilities by importance
-# sampling from the prior N(mu0, K) per column, S draws.
-grad_is <- function(K, Y, theta, mu0, S, seed) {
-  set.seed(seed)
-  n <- nrow(Y)
-  L <- t(chol(K))
-  logw <- numeric(S)
-  P <- array(0, c(S, n, ncol(Y)))
-  for (s in seq_len(S)) {
-    p <- grad_probs(mu0 + L %*% matrix(stats::rnorm(n * ncol(Y)), n), theta)
-    logw[s] <- sum(Y * log(p))
-    P[s, , ] <- p
-  }
-  w <- exp(logw - max(logw))
-  w <- w / sum(w)
-  list(mean = apply(P, 2:3, function(v) sum(w * v)),
-       se = sqrt(apply(P, 2:3, function(v) sum(w^2 * (v - sum(w * v))^2))), ess = 1 / sum(w^2))
-}
+# Reference values: self-normalised importance sampling from the prior
+# (softmax_ref_is(), helper-softmax-is.R), written independently of the package.
 
 # Twelve inputs on a line, three classes, five labelled rows (the others carry no
 # counts: their latents are tied to the labelled ones by the prior alone).
@@ -45,7 +21,7 @@ grad_case <- function() {
   theta <- c(1, 2, 0.5)
   mu0 <- matrix(c(0.5, -0.5, 0), 12, 3, byrow = TRUE)
   list(X = X, Y = Y, k = k, theta = theta, mu0 = mu0,
-       ex = grad_is(K, Y, theta, mu0, S = 40000, seed = 2))
+       ex = softmax_ref_is(K, Y, theta, mu0, S = 40000, seed = 2))
 }
 
 grad_chains <- function(cs, lik, rmean, prec, iter, warmup, chains = 2, threads = 1) {
@@ -68,7 +44,7 @@ test_that("the gradient move alone samples the un-augmented posterior, whatever 
   # curvatures, and so its scales, taken there; a move sampling the reference, or a
   # wrong acceptance ratio, would land far from the importance-sampling values)
   far <- matrix(c(3, -3, 0), n, 3, byrow = TRUE)
-  expect_gt(max(abs(grad_probs(far, cs$theta) - cs$ex$mean)), 0.3)
+  expect_gt(max(abs(softmax_ref_probs(far, cs$theta) - cs$ex$mean)), 0.3)
   refs <- list(near = list(mean = cs$mu0, prec = matrix(0.5, n, 3)),
                far = list(mean = far, prec = matrix(20, n, 3)))
   for (r in names(refs)) {

@@ -13,29 +13,6 @@ ref_toy <- function() {
   list(X = X, Y = Y)
 }
 
-ref_probs <- function(f, theta) {
-  w <- sweep(stats::plogis(f), 2, theta, "*")
-  w / rowSums(w)
-}
-
-# Posterior means of the class probabilities (and their standard errors) by
-# importance sampling from the prior with S draws.
-ref_is <- function(K, Y, theta, mu0, S, seed) {
-  set.seed(seed)
-  n <- nrow(Y)
-  L <- t(chol(K))
-  logw <- numeric(S)
-  P <- array(0, c(S, n, ncol(Y)))
-  for (s in seq_len(S)) {
-    p <- ref_probs(mu0 + L %*% matrix(stats::rnorm(n * ncol(Y)), n), theta)
-    logw[s] <- sum(Y * log(p))
-    P[s, , ] <- p
-  }
-  w <- exp(logw - max(logw))
-  w <- w / sum(w)
-  list(mean = apply(P, 2:3, function(v) sum(w * v)),
-       se = sqrt(apply(P, 2:3, function(v) sum(w^2 * (v - sum(w * v))^2))), ess = 1 / sum(w^2))
-}
 
 # Gibbs chains with the likelihood's move at the reference mean `rmean` (n x q).
 ref_gibbs <- function(d, k, lik, mu0, rmean, iter, warmup, chains = 2, threads = 1) {
@@ -61,7 +38,7 @@ ref_case <- function() {
   K <- kernel_matrix(k, d$X) + diag(1e-8, 3)
   theta <- c(1, 2, 0.5)
   mu0 <- matrix(c(0.5, -0.5, 0), 3, 3, byrow = TRUE)
-  list(d = d, k = k, theta = theta, mu0 = mu0, ex = ref_is(K, d$Y, theta, mu0, S = 60000, seed = 1),
+  list(d = d, k = k, theta = theta, mu0 = mu0, ex = softmax_ref_is(K, d$Y, theta, mu0, S = 60000, seed = 1),
        rmean = matrix(c(3, -3, 0, -2, 2, 1, -1, 0, 4), 3, 3))
 }
 
@@ -78,7 +55,7 @@ test_that("contrast moves with a poor reference sample the un-augmented posterio
   # prior / reference correction) would give class probabilities far from the
   # posterior's.
   rmean <- rc$rmean
-  rq <- ref_probs(rmean, theta)
+  rq <- softmax_ref_probs(rmean, theta)
   expect_gt(max(abs(rq - ex$mean)), 0.3)
   lik <- list(type = "logistic_softmax", q = 3L, Y = d$Y, bijective = FALSE, theta = theta,
               slice_steps = 0, ref_steps = 3, ref_scale = 0.7)
