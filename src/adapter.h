@@ -10,6 +10,7 @@
 
 #include "kernel.h"
 #include "likelihood.h"
+#include "param_sampler.h"
 #include "sparse.h"
 
 namespace augp {
@@ -53,6 +54,36 @@ inline LikSpec lik_spec_from_list(const Rcpp::List& lik) {
     s.fields[name] = Eigen::Map<const Eigen::MatrixXd>(v.begin(), rows, cols);
   }
   return s;
+}
+
+// The priors of a likelihood's sampled parameters from the list made by
+// lik_prior_table() in R: name, index (1-based), family, a, b and optionally location
+// (a parameter on the real line that moves with the latent level). Each is checked;
+// throws std::invalid_argument.
+inline std::vector<LikParamPrior> lik_priors_from_list(const Rcpp::List& lp) {
+  const Rcpp::CharacterVector nm = lp["name"];
+  const Rcpp::IntegerVector idx = lp["index"];
+  const Rcpp::NumericVector fam = lp["family"], pa = lp["a"], pb = lp["b"];
+  if (idx.size() != nm.size() || fam.size() != nm.size() || pa.size() != nm.size() || pb.size() != nm.size())
+    throw std::invalid_argument("lik_prior: name, index, family, a and b differ in length");
+  Rcpp::LogicalVector loc(nm.size(), false);
+  if (lp.containsElementNamed("location")) loc = Rcpp::as<Rcpp::LogicalVector>(lp["location"]);
+  if (loc.size() != nm.size()) throw std::invalid_argument("lik_prior: location differs in length");
+  std::vector<LikParamPrior> out;
+  for (R_xlen_t k = 0; k < nm.size(); ++k) {
+    LikParamPrior p;
+    p.name = Rcpp::as<std::string>(nm[k]);
+    p.index = idx[k] - 1;
+    p.family = static_cast<int>(fam[k]);
+    p.a = pa[k];
+    p.b = pb[k];
+    p.location = loc[k] == TRUE;
+    if (p.location && p.positive())
+      throw std::invalid_argument("lik_prior: a location parameter needs a prior on the real line");
+    lik_param_check_prior(p, ("the prior of likelihood parameter " + p.name).c_str());
+    out.push_back(p);
+  }
+  return out;
 }
 
 // The likelihood of an R likelihood list, through the one registry.

@@ -455,29 +455,8 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
   // Priors of the likelihood's sampled parameters.
   std::vector<augp::LikParamPrior> lpriors;
   if (lik_prior.isNotNull()) {
-    List lp(lik_prior.get());
-    const Rcpp::CharacterVector nm = lp["name"];
-    const Rcpp::IntegerVector idx = lp["index"];
-    const NumericVector fam = lp["family"], pa = lp["a"], pb = lp["b"];
-    if (idx.size() != nm.size() || fam.size() != nm.size() || pa.size() != nm.size() || pb.size() != nm.size())
-      Rcpp::stop("lik_prior: name, index, family, a and b differ in length");
-    Rcpp::LogicalVector loc(nm.size(), false);
-    if (lp.containsElementNamed("location")) loc = Rcpp::as<Rcpp::LogicalVector>(lp["location"]);
-    if (loc.size() != nm.size()) Rcpp::stop("lik_prior: location differs in length");
     try {
-      for (R_xlen_t k = 0; k < nm.size(); ++k) {
-        augp::LikParamPrior p;
-        p.name = Rcpp::as<std::string>(nm[k]);
-        p.index = idx[k] - 1;
-        p.family = static_cast<int>(fam[k]);
-        p.a = pa[k];
-        p.b = pb[k];
-        p.location = loc[k] == TRUE;
-        if (p.location && p.positive())
-          Rcpp::stop("lik_prior: a location parameter needs a prior on the real line");
-        augp::lik_param_check_prior(p, ("the prior of likelihood parameter " + p.name).c_str());
-        lpriors.push_back(p);
-      }
+      lpriors = augp::lik_priors_from_list(List(lik_prior.get()));
     } catch (std::exception& e) {
       Rcpp::stop(e.what());
     }

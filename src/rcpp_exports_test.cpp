@@ -291,26 +291,6 @@ NumericVector hyper_log_prior_cpp(int family, double a, double b, bool on_sd, Nu
   return out;
 }
 
-// The likelihood-parameter priors of a list as .gp_gibbs_cpp's lik_prior (name, index
-// (1-based), family, a, b), each checked.
-static std::vector<augp::LikParamPrior> test_lik_priors(const List& prior) {
-  const Rcpp::CharacterVector nm = prior["name"];
-  const Rcpp::IntegerVector idx = prior["index"];
-  const NumericVector fam = prior["family"], pa = prior["a"], pb = prior["b"];
-  std::vector<augp::LikParamPrior> pri;
-  for (R_xlen_t k = 0; k < nm.size(); ++k) {
-    augp::LikParamPrior p;
-    p.name = Rcpp::as<std::string>(nm[k]);
-    p.index = idx[k] - 1;
-    p.family = static_cast<int>(fam[k]);
-    p.a = pa[k];
-    p.b = pb[k];
-    augp::lik_param_check_prior(p, "prior");
-    pri.push_back(p);
-  }
-  return pri;
-}
-
 // S slice-sampling sweeps of the likelihood parameters in `prior` (a list as
 // .gp_gibbs_cpp's lik_prior) at fixed latent values f, from the likelihood's starting
 // values: an S x P matrix of the draws (one sweep per row), from the stream of `seed`.
@@ -318,7 +298,7 @@ static std::vector<augp::LikParamPrior> test_lik_priors(const List& prior) {
 Eigen::MatrixXd lik_param_sweeps_cpp(List lik, Eigen::MatrixXd f, List prior, int S, NumericVector seed) {
   try {
     std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
-    std::vector<augp::LikParamPrior> pri = test_lik_priors(prior);
+    std::vector<augp::LikParamPrior> pri = augp::lik_priors_from_list(prior);
     augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
     Eigen::MatrixXd out(S, pri.size());
     for (int s = 0; s < S; ++s) {
@@ -401,7 +381,7 @@ Rcpp::NumericMatrix latent_hmc_chain_cpp(List lik, Eigen::MatrixXd L, Eigen::Mat
                                          NumericVector seed) {
   try {
     std::unique_ptr<augp::Likelihood> lk = augp::likelihood_from_list(lik);
-    std::vector<augp::LikParamPrior> pri = test_lik_priors(prior);
+    std::vector<augp::LikParamPrior> pri = augp::lik_priors_from_list(prior);
     augp::LatentHmc hmc(*lk, pri, f0, steps, warmup);
     if (!hmc.active()) Rcpp::stop("the move is not available for this likelihood");
     augp::Rng rng(augp::combine_seed(seed[0], seed[1]), 0);
