@@ -705,7 +705,10 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
   q <- lik$q
   kernel <- engine_percol_kernel(kernel, q, ctl)
   vi <- NULL
-  if (ctl$learn_hyper) {
+  # The variational fit gives the chains' starts and, for a likelihood whose moves take
+  # a fixed reference (gibbs_reference), that reference: it is made at a fixed kernel
+  # too (learn_hyper = FALSE), where it is the only variational fit.
+  if (ctl$learn_hyper || isTRUE(lik$gibbs_reference)) {
     sec <- progress_section(0, 0.2)
     vi <- engine_vi(X, lik, kernel, ctl, mean0)
     progress_restore(sec)

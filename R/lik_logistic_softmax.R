@@ -79,9 +79,9 @@
 #' latent function given the others and, with a shared kernel, one update of the
 #' common part \eqn{g = \frac{1}{q}\sum_j f_j}{g = mean_j f_j} given the
 #' centred latents (its prior is the kernel divided by the number of latent
-#' functions). When the sampler starts from a variational fit (the default, which
-#' learns the kernel first) and the kernel is shared, the non-bijective model
-#' runs 10 such rounds per sweep instead, each adding generalised elliptical slice updates
+#' functions). The non-bijective model's sampler starts from a variational fit
+#' (at the learned kernel, or at the given one with `learn_hyper = FALSE`) and,
+#' when the kernel is shared, runs 10 such rounds per sweep instead, each adding generalised elliptical slice updates
 #' (Nishihara, Murray and Adams, 2014) of the contrasts between the classes'
 #' latents: their ellipses are drawn from a fixed Gaussian reference, built once
 #' from the variational fit refined on the direct ELBO (as `augp_control(refine

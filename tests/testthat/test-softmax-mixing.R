@@ -129,3 +129,23 @@ test_that("the likelihood spec carries the default number of slice rounds", {
   lk$hmc_steps <- 0
   expect_false(eng_ns$engine_lik_spec(lk, resp)$gibbs_reference)
 })
+
+test_that("a fixed kernel (learn_hyper = FALSE) still gives the sampler its reference moves", {
+  set.seed(41)
+  d <- data.frame(x = stats::rnorm(30))
+  d$y <- factor(c("a", "b", "c")[1 + (d$x > -0.4) + (d$x > 0.5)])
+  # (60 iterations: the convergence warning of so short a chain is expected)
+  run <- function(lik) {
+    suppressWarnings(augp(y ~ x, data = d, likelihood = lik, kernel = kernel_se(variance = 2, lengthscale = 1),
+                          method = "gibbs", seed = 5,
+                          control = augp_control(learn_hyper = FALSE, chains = 1, iter = 60, warmup = 20,
+                                                 threads = 1)))
+  }
+  off <- logistic_softmax()
+  off$ref_steps <- 0
+  off$hmc_steps <- 0
+  on <- run(logistic_softmax())
+  expect_true(isTRUE(on$engine$lik$gibbs_reference))
+  # the moves change the chain (with them off it is the plain slice-and-augmentation sampler)
+  expect_gt(max(abs(on$engine$draws - run(off)$engine$draws)), 0.1)
+})
