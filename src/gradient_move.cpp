@@ -8,17 +8,12 @@
 
 namespace augp {
 
-namespace {
-// dual averaging of the step size (Nesterov's primal-dual averaging as used for HMC
-// step sizes): shrinkage gamma, stabilising offset t0, decay kappa of the averaging
-constexpr double kGamma = 0.05, kT0 = 10.0, kKappa = 0.75;
-}  // namespace
+GradientMove::GradientMove(double eps0, double target) : log_eps_(std::log(eps0)) {
+  da_.target = target;
+  da_.restart(eps0);
+}
 
-GradientMove::GradientMove(double eps0, double target)
-    : log_eps_(std::log(eps0)), log_eps_bar_(std::log(eps0)), mu_(std::log(10.0 * eps0)),
-      hbar_(0.0), target_(target) {}
-
-double GradientMove::step_size() const { return std::exp(frozen_ ? log_eps_bar_ : log_eps_); }
+double GradientMove::step_size() const { return std::exp(frozen_ ? da_.log_eps_bar : log_eps_); }
 
 bool GradientMove::energy(const Likelihood& lik, const Eigen::MatrixXd& z, const Eigen::MatrixXd& m0,
                           const Eigen::MatrixXd& LK, const RotatedGaussian& g, double* U,
@@ -58,7 +53,7 @@ double GradientMove::step(const Likelihood& lik, Eigen::MatrixXd& f, const Eigen
     throw std::invalid_argument("the gradient move's approximation does not match the latent values");
   if (warmup_it == 0 && !frozen_) {
     frozen_ = true;
-    log_eps_ = log_eps_bar_;
+    log_eps_ = da_.log_eps_bar;
   }
   const Eigen::MatrixXd m0 = mu0 * (*g.Q);
   // the current point in the approximation's coordinates
@@ -89,14 +84,7 @@ double GradientMove::step(const Likelihood& lik, Eigen::MatrixXd& f, const Eigen
   }
   acc_sum_ += alpha;
   ++n_;
-  if (warmup_it > 0 && !frozen_) {
-    ++t_;
-    const double w = 1.0 / (t_ + kT0);
-    hbar_ = (1.0 - w) * hbar_ + w * (target_ - alpha);
-    log_eps_ = mu_ - std::sqrt(static_cast<double>(t_)) / kGamma * hbar_;
-    const double eta = std::pow(static_cast<double>(t_), -kKappa);
-    log_eps_bar_ = eta * log_eps_ + (1.0 - eta) * log_eps_bar_;
-  }
+  if (warmup_it > 0 && !frozen_) log_eps_ = da_.update(alpha);
   return alpha;
 }
 

@@ -22,6 +22,7 @@
 
 #include <Eigen/Dense>
 
+#include "dual_averaging.h"
 #include "likelihood.h"
 #include "rng.h"
 
@@ -43,9 +44,9 @@ class GradientMove {
   double mean_accept() const { return n_ ? acc_sum_ / n_ : 0.0; }
 
  private:
-  double log_eps_, log_eps_bar_, mu_, hbar_, target_;
+  double log_eps_;
+  DualAveraging da_;  // the step size's adaptation in warm-up
   bool frozen_ = false;
-  int t_ = 0;
   long n_ = 0;
   double acc_sum_ = 0.0;
   // U(z) and dU/dz at z (n x q); false when not finite

@@ -53,10 +53,8 @@ LatentHmc::LatentHmc(const Likelihood& lik, const std::vector<LikParamPrior>& pr
 }
 
 void LatentHmc::restart_dual_averaging() {
-  mu_ = std::log(10.0 * eps_);
-  hbar_ = 0.0;
-  log_eps_bar_ = 0.0;
-  da_n_ = 0;
+  da_.target = kTargetAccept;
+  da_.restart(eps_);
 }
 
 double LatentHmc::log_target(Likelihood& lik, const std::vector<LikParamPrior>& priors,
@@ -155,14 +153,7 @@ double LatentHmc::step(Likelihood& lik, const std::vector<LikParamPrior>& priors
     }
   }
   if (warmup_it > 0) {
-    // dual averaging of log eps toward the target acceptance
-    ++da_n_;
-    const double w = 1.0 / (da_n_ + 10.0);
-    hbar_ = (1 - w) * hbar_ + w * (kTargetAccept - acc);
-    const double le = mu_ - std::sqrt(static_cast<double>(da_n_)) / 0.05 * hbar_;
-    const double eta = std::pow(static_cast<double>(da_n_), -0.75);
-    log_eps_bar_ = eta * le + (1 - eta) * log_eps_bar_;
-    eps_ = std::exp(le);
+    eps_ = std::exp(da_.update(acc));
     // the metric's window
     ++wn_;
     if (wn_ == 1) {
@@ -188,7 +179,7 @@ double LatentHmc::step(Likelihood& lik, const std::vector<LikParamPrior>& priors
       wn_ = 0;
       next_ *= 2;
     }
-    if (warmup_it == warmup_) eps_ = std::exp(log_eps_bar_);
+    if (warmup_it == warmup_) eps_ = std::exp(da_.log_eps_bar);
   }
   return acc;
 }

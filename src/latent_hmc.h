@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "dual_averaging.h"
 #include "likelihood.h"
 #include "param_sampler.h"
 #include "rng.h"
@@ -74,8 +75,8 @@ class LatentHmc {
   Eigen::MatrixXd wm2_;
   int next_ = 100;
   // step size and its dual averaging
-  double eps_ = 0.1, mu_ = 0.0, hbar_ = 0.0, log_eps_bar_ = 0.0;
-  int da_n_ = 0;
+  double eps_ = 0.1;
+  DualAveraging da_;
   void restart_dual_averaging();
   // log pi at u and its gradient; -Inf (grad unspecified) outside the support
   double log_target(Likelihood& lik, const std::vector<LikParamPrior>& priors, const Eigen::VectorXd& u,
