@@ -37,6 +37,11 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = NULL,
                 "Gibbs fit; use method = \"gibbs\" (variational fits learn them by the ELBO)."),
          call. = FALSE)
   }
+  if (isTRUE(control$integrate_hyper) && method != "vi") {
+    stop(paste0("`control`: integrate_hyper = TRUE averages a variational fit over its ",
+                "hyperparameters; a Gibbs fit samples them with sample_hyper = TRUE."),
+         call. = FALSE)
+  }
   if (!is.null(kernel) && !inherits(kernel, "augp_kernel")) {
     stop("`kernel` must be NULL or a kernel object such as kernel_se().", call. = FALSE)
   }
@@ -120,14 +125,23 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = NULL,
   # Large data: release the front end's temporaries (copies of the response, checks)
   # before the engine allocates its own, so that they do not add to the peak memory.
   if (as.numeric(nrow(x)) * ncol(x) >= LARGE_DESIGN) invisible(gc(verbose = FALSE))
+  exact_marginal <- is.null(inducing) && lik_exact_marginal(likelihood) &&
+    (learn_params || (control$learn_hyper && control$hyper_maxit > 0))
+  if (identical(control$integrate_hyper, "auto")) {
+    control$integrate_hyper <- method == "vi" && exact_marginal && nrow(x) <= IH_AUTO_N
+  } else if (control$integrate_hyper && !exact_marginal) {
+    stop(paste0("`control`: integrate_hyper = TRUE needs the exact marginal likelihood of ",
+                "gaussian_noise() on the exact GP (inducing = \"exact\") with hyperparameters ",
+                "to learn; for other likelihoods, method = \"gibbs\" with sample_hyper = TRUE ",
+                "averages over the hyperparameters."), call. = FALSE)
+  }
   eng <- if (learn_params && !is.null(inducing)) {
     # sparse: the parameters are learned inside the sparse engine (R/sparse.R)
     e <- run_engine(std$x, spec, kernel_std, method, control, seed, eng_mean0, inducing,
                     check = FALSE, learn_lik = list(passes = lik_hyper_passes(likelihood)))
     e$param_label <- lik_params_label(likelihood)
     engine_check_convergence(e)
-  } else if (is.null(inducing) && lik_exact_marginal(likelihood) &&
-             (learn_params || (control$learn_hyper && control$hyper_maxit > 0))) {
+  } else if (exact_marginal) {
     engine_fit_gaussian_exact(std$x, spec, likelihood, kernel_std, method, control, seed, eng_mean0,
                               prior, ard = gaussian_ard_leaves(kernel))
   } else if (learn_params) {

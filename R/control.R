@@ -77,6 +77,28 @@
 #'   negative-binomial dispersion, cut points and others) are sampled too,
 #'   given the latent functions, under the priors of [priors]; each
 #'   likelihood's help page says which of its parameters are.
+#' @param integrate_hyper `"auto"` (the default), `TRUE` or `FALSE`.
+#'   Variational fits of [gaussian_noise()] on the exact
+#'   GP: average the predictions over the posterior of the hyperparameters
+#'   (the kernel's and the noise scale) instead of conditioning on the values
+#'   the search learned. The posterior of their logarithms is approximated
+#'   by a Gaussian at the search's optimum (the Laplace approximation: its
+#'   covariance is the inverse of the negative Hessian of the log marginal
+#'   likelihood, by finite differences of the exact gradient), and the fit
+#'   keeps the exact GP posterior at `hyper_points` values drawn from it in
+#'   antithetic pairs. Predictions, fitted values, [log_lik()][augp-posterior],
+#'   [simulate()][simulate.augp] and the draws average over them; `summary()`
+#'   shows the approximate posterior of each hyperparameter and
+#'   [hyper_draws()] returns the points. Each point costs one Cholesky
+#'   factorisation when fitting and one per prediction. The fit warns when
+#'   importance weights show that the posterior is far from the Gaussian;
+#'   full Bayes (`method = "gibbs"`, `sample_hyper = TRUE`) samples it
+#'   instead. Small data sets, where the hyperparameters are uncertain, gain
+#'   the most: `"auto"` integrates for such fits with at most 500 observations
+#'   and learned hyperparameters, and conditions on the learned values
+#'   otherwise; `TRUE` for any other fit is an error.
+#' @param hyper_points Number of hyperparameter values of `integrate_hyper`
+#'   (a whole number >= 2; odd numbers are rounded up to even).
 #' @param iter Number of Gibbs iterations per chain, warm-up included. Each
 #'   chain keeps `floor((iter - warmup) / thin)` draws.
 #' @param warmup Number of warm-up iterations discarded from each chain. The
@@ -299,7 +321,8 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, shared_hyp
                          step_tau = 1, step_kappa = 0.6, lr = 0.02, hyper_subsample = 2000,
                          final_elbo = TRUE, block_size = 256,
                          learn_inducing = FALSE, inducing_method = c("kmeans", "random"),
-                         ard = "auto", refine = "auto") {
+                         ard = "auto", refine = "auto", integrate_hyper = "auto",
+                         hyper_points = 40) {
   control_build(as.list(environment()))
 }
 
@@ -345,7 +368,9 @@ control_build <- function(s, prefix = "") {
     inducing_method = check_choice(s$inducing_method, nm("inducing_method"),
                                    c("kmeans", "random")),
     ard = check_ard(s$ard, nm("ard")),
-    refine = check_refine(s$refine, nm("refine")))
+    refine = check_refine(s$refine, nm("refine")),
+    integrate_hyper = check_auto_flag(s$integrate_hyper, nm("integrate_hyper")),
+    hyper_points = as.integer(check_count(s$hyper_points, nm("hyper_points"), min = 2)))
   if (out$warmup >= out$iter) {
     stop(sprintf("`%s` (%s) must be smaller than `%s` (%s).", nm("warmup"), out$warmup,
                  nm("iter"), out$iter), call. = FALSE)
@@ -415,6 +440,13 @@ check_refine <- function(x, arg) {
   }
   stop(sprintf("`%s` must be \"auto\", TRUE, FALSE or a whole number of rounds (>= 0).", arg),
        call. = FALSE)
+}
+
+# A setting that is "auto", TRUE or FALSE.
+check_auto_flag <- function(x, arg) {
+  if (identical(x, "auto")) return("auto")
+  if (is.logical(x) && length(x) == 1L && !is.na(x)) return(x)
+  stop(sprintf("`%s` must be \"auto\", TRUE or FALSE.", arg), call. = FALSE)
 }
 
 check_ard <- function(x, arg) {

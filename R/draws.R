@@ -17,7 +17,9 @@
 #' are point estimates (learned by the ELBO, fixed in the sampler) and not part of
 #' the draws; see [tidy()][augp-tidiers] or [coef()][augp-methods]. Gibbs fits
 #' with sampled hyperparameters (`augp_control(sample_hyper = TRUE)`) list their
-#' draws first, named as [hyper_draws()] names them.
+#' draws first, named as [hyper_draws()] names them; so do variational fits
+#' averaged over their hyperparameters (`augp_control(integrate_hyper = TRUE)`),
+#' each draw with the hyperparameter values it was drawn at.
 #'
 #' The posterior methods are registered when posterior is loaded; `as.mcmc.list()`
 #' (Gibbs fits only) when coda is.
@@ -74,11 +76,16 @@ latent_draws_array <- function(x, ndraws = NULL, seed = NULL) {
     }
     d <- gibbs_latent_draws(x)
   } else {
-    F <- workflow_draws(x, ndraws = ndraws, seed = seed)$F
+    wd <- workflow_draws(x, ndraws = ndraws, seed = seed)
+    F <- wd$F
     d <- array(F, c(dim(F)[1], 1L, dim(F)[2] * dim(F)[3]))
   }
   dimnames(d) <- list(iteration = NULL, chain = NULL, variable = latent_var_names(x, x$n))
   h <- hyper_draws_raw(x, "data")
+  if (!is.null(h) && x$method == "vi") {
+    # a fit averaged over its hyperparameters: each draw's point of the mixture
+    h <- h[mixture_component(wd$ids, dim(h)[1]), , , drop = FALSE]
+  }
   if (!is.null(h) && dim(h)[3] > 0) {
     # sampled kernel hyperparameters first, as brms lists its parameters
     out <- array(c(h, d), c(dim(d)[1:2], dim(h)[3] + dim(d)[3]))

@@ -151,7 +151,8 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
     r <- gaussian_param_roles(k)
     r$role == "lengthscale" & !is.na(r$col)
   }
-  bounds <- function(k) {
+  # the bounds of every log parameter (the kernel's, then log sigma), learned or not
+  bounds_full <- function(k) {
     th0 <- th_start
     if (length(engine_get_params(k)) != length(th0)) {
       th0 <- engine_get_params(kernel_expand_ard(kernel, d, ard))
@@ -162,7 +163,13 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
       col <- gaussian_param_roles(k)$col[a]
       up[a] <- pmax(log(GAUSS_ARD_RANGE * pmax(rng[col], 1e-8)), th0[a])
     }
-    list(lower = pack(th0 - 8, ls_y - 9), upper = pack(up, ls_y + 3))
+    list(lower = c(th0 - 8, ls_y - 9), upper = c(up, ls_y + 3))
+  }
+  bounds <- function(k) {
+    b <- bounds_full(k)
+    nk <- length(b$lower) - 1L
+    list(lower = pack(b$lower[seq_len(nk)], b$lower[nk + 1L]),
+         upper = pack(b$upper[seq_len(nk)], b$upper[nk + 1L]))
   }
   # The objective: log p(y | theta, sigma), plus, once the search has expanded the kernel
   # (shrink_to set), the log prior of the ARD lengthscales, N(shrink_to, GAUSS_ARD_SD^2)
@@ -278,9 +285,18 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
     H <- opt$H
   }
   u <- unpack(par, cur)
+  # The search's objective on all rows, for the integration over the hyperparameters
+  # (gaussian_hyper_mixture()): which log parameters were learned, their bounds, and the
+  # ARD prior (the entries of the kernel's log parameters it applies to, its centres).
+  nk <- length(u$th)
+  a <- if (!is.null(shrink_to) && learn_kernel) which(is_ard(cur)) else integer(0)
+  objective <- c(bounds_full(cur),
+                 list(learned = c(rep(learn_kernel, nk), learn_sigma), shrink_idx = a,
+                      shrink_to = if (length(a)) shrink_to else numeric(0)))
   list(kernel = engine_set_params(cur, u$th), sigma = exp(u$ls), par = c(unname(u$th), u$ls),
        value = value, evals = evals, levels = sizes, path = path,
-       hyper_converged = if (learn_kernel) hyper_converged else NA, model = model, ard = ard_info)
+       hyper_converged = if (learn_kernel) hyper_converged else NA, model = model, ard = ard_info,
+       objective = objective)
 }
 
 # The fit: the search, then the exact posterior at its optimum on all the data, in the
@@ -302,7 +318,7 @@ gaussian_exact_vi <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard, ard
        kappa = post$kappa, kl = post$kl, elbo = trace, converged = TRUE,
        hyper_converged = s$hyper_converged, jitter = ctl$jitter, hyper_evals = s$evals,
        lik = spec, param_rounds = 0L, param_converged = TRUE, hyper_levels = s$levels,
-       ard = s$ard, exact_gaussian = TRUE)
+       ard = s$ard, exact_gaussian = TRUE, par = s$par, objective = s$objective)
 }
 
 # The engine fit of augp_fit() for gaussian_noise() on the exact GP when something is
@@ -334,6 +350,23 @@ engine_fit_gaussian_exact <- function(X, spec, likelihood, kernel, method, contr
              param_rounds = fit$param_rounds, param_converged = fit$param_converged,
              param_label = lik_params_label(likelihood), hyper_levels = fit$hyper_levels,
              ard = fit$ard, exact_gaussian = TRUE)
+  if (isTRUE(control$integrate_hyper)) {
+    J <- 2L * ((control$hyper_points + 1L) %/% 2L)
+    # (a fit without a seed integrates with the points of seed 1, as it predicts: the
+    # same data give the same fit)
+    mx <- gaussian_hyper_mixture(X, spec, fit, control, mean0,
+                                 new_seed(if (is.null(seed)) 1L else seed)[1], J)
+    vi$mean <- mx$mix_mean
+    vi$var <- mx$mix_var
+    mx$mix_mean <- mx$mix_var <- NULL
+    vi$mixture <- mx
+    if (mx$ess < LAPLACE_MIN_ESS_SHARE * J) {
+      warning(sprintf(paste0("integrate_hyper: the posterior of the hyperparameters is far from ",
+                             "the Laplace approximation (importance ESS %.1f of %d points); ",
+                             "method = \"gibbs\" with sample_hyper = TRUE samples it."), mx$ess, J),
+              call. = FALSE)
+    }
+  }
   vi <- structure(vi, class = "augp_engine")
   engine_finish_at(vi, method, X, control, seed, mean0, prior, own)
 }

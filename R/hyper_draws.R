@@ -7,7 +7,12 @@
 #' For a Gibbs fit with sampled hyperparameters (`method = "gibbs"`,
 #' `augp_control(sample_hyper = TRUE)`), the draws of every kernel
 #' hyperparameter, named as [coef()][augp-methods] names them (for example
-#' `se.variance`, `se.lengthscale`; per-latent kernels add `[class]`).
+#' `se.variance`, `se.lengthscale`; per-latent kernels add `[class]`). For a
+#' variational fit averaged over its hyperparameters
+#' (`augp_control(integrate_hyper)`), the values it averages over, as one
+#' chain: draws from the Laplace approximation of their posterior (those
+#' the approximation moves; a hyperparameter learned at the edge of its
+#' search range stays there).
 #' Parameters held fixed by the prior (see [augp_prior()]) are left out. The
 #' likelihood's sampled parameters (such as `sigma` of [gaussian_noise()]) follow
 #' under their own names. The same draws are part of [as_draws()][augp-draws]
@@ -32,23 +37,37 @@ hyper_draws <- function(x, units = c("data", "standardised")) {
   if (!inherits(x, "augp")) stop("`x` must be a fit from augp() or augp_fit().", call. = FALSE)
   units <- check_choice(if (identical(units, "standardized")) "standardised" else units,
                         "units", c("data", "standardised"))
-  th <- x$engine$theta
-  if (is.null(th)) {
+  if (is.null(x$engine$theta) && is.null(x$engine$mixture)) {
     stop(paste0("`x` has no hyperparameter draws: its kernel hyperparameters are point ",
                 "estimates. Refit with method = \"gibbs\" and ",
-                "control = augp_control(sample_hyper = TRUE)."), call. = FALSE)
+                "control = augp_control(sample_hyper = TRUE), or (gaussian_noise()) with ",
+                "control = augp_control(integrate_hyper = TRUE)."), call. = FALSE)
   }
   posterior::as_draws_array(hyper_draws_raw(x, units))
 }
 
 # The hyperparameter draws of a full-Bayes fit as an [iteration, chain, variable] array
-# (free parameters only), in data or standardised units; NULL for other fits.
+# (free parameters only), in data or standardised units; for a fit averaged over its
+# hyperparameters, its points as one chain (the parameters the Laplace approximation
+# moves); NULL for other fits.
 hyper_draws_raw <- function(x, units = "data") {
-  th <- x$engine$theta
-  if (is.null(th)) return(NULL)
+  mx <- x$engine$mixture
+  if (!is.null(mx)) {
+    nk <- ncol(mx$theta)
+    th <- array(mx$theta, c(mx$J, 1L, nk))
+    free <- mx$sd[seq_len(nk)] > 0
+    # the likelihood parameters the approximation moves
+    lk <- which(mx$sd[nk + seq_along(mx$lik_names)] > 0)
+    ld <- if (length(lk)) array(mx$lik_values[, lk], c(mx$J, 1L, length(lk)),
+                                dimnames = list(NULL, NULL, mx$lik_names[lk]))
+  } else {
+    th <- x$engine$theta
+    if (is.null(th)) return(NULL)
+    free <- x$engine$prior_table$code != PRIOR_CODES[["fixed"]]
+    ld <- x$engine$lik_draws
+  }
   d <- dim(th)
   flat <- matrix(th, d[1] * d[2], d[3])
-  free <- x$engine$prior_table$code != PRIOR_CODES[["fixed"]]
   conv <- function(theta) {
     k <- engine_set_params(x$kernel, theta)
     hyper_values(x, k, units)
@@ -63,7 +82,6 @@ hyper_draws_raw <- function(x, units = "data") {
   vals <- all_vals[, keep, drop = FALSE]
   names <- colnames(vals)
   # the sampled likelihood parameters (their own units) after the kernel's
-  ld <- x$engine$lik_draws
   if (!is.null(ld)) {
     vals <- cbind(vals, matrix(ld, d[1] * d[2], dim(ld)[3]))
     names <- c(names, dimnames(ld)[[3]])

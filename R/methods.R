@@ -90,6 +90,8 @@ print.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   print_lik_params(x$likelihood, digits)
   ks <- kernel_search_label(x)
   if (!is.null(ks)) cat(ks, "\n", sep = "")
+  ml <- mixture_label(x)
+  if (!is.null(ml)) cat(ml, "\n", sep = "")
   cat(hyper_heading(x, "Kernel hyperparameters"))
   print(coef(x), digits = digits)
   print_convergence(x, digits)
@@ -110,7 +112,8 @@ summary.augp <- function(object, ...) {
               stats = st, time = object$time,
               levels = object$levels, q = object$q,
               lik = object$likelihood, param_rounds = object$engine$param_rounds,
-              kernel_search = kernel_search_label(object),
+              kernel_search = kernel_search_label(object), mixture = mixture_label(object),
+              mixture_hyper = mixture_hyper_summary(object),
               exact_gaussian = isTRUE(object$engine$exact_gaussian))
   out <- c(out, st, lik_param_values(object$likelihood), summary_convergence(object))
   class(out) <- "summary.augp"
@@ -145,6 +148,8 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
       "\n")
   cat(if (is.null(x$hyper_heading)) "Hyperparameters:\n" else x$hyper_heading)
   print(x$coef, digits = digits)
+  if (!is.null(x$mixture)) cat(x$mixture, "\n", sep = "")
+  print_mixture_hyper_summary(x$mixture_hyper, digits)
   print_summary_convergence(x, digits)
   lab <- attr(x$stats, "labels")
   cat(paste(c(vapply(names(lab), function(nm) sprintf(lab[[nm]], x$stats[[nm]]), ""),

@@ -156,10 +156,13 @@ predict_parts <- function(object, newdata, type, se.fit, want_int, level, offset
 # complete inputs; rownames: those of newdata's rows, NULL at the training inputs, so
 # that predictions there match fitted()). At new inputs the draws of Gibbs fits are
 # drawn with R's generator seeded from the fit (withr::with_seed()). `offset`: the
-# offsets of newdata's rows for fits from augp_fit() with an offset.
+# offsets of newdata's rows for fits from augp_fit() with an offset. Fits averaged over
+# their hyperparameters (engine$mixture) add draws from the mixture, their ids and the
+# points' marginals (mixture_latent_posterior()).
 latent_posterior <- function(object, newdata = NULL, offset = NULL) {
   q <- object$q
   gibbs <- object$method == "gibbs"
+  X <- NULL
   if (is.null(newdata)) {
     ok <- rep(TRUE, object$n)
     rn <- NULL
@@ -168,6 +171,11 @@ latent_posterior <- function(object, newdata = NULL, offset = NULL) {
     X <- new_design(object, newdata, offset)
     ok <- attr(X, "ok")
     rn <- rownames(X)
+  }
+  if (!is.null(object$engine$mixture) && any(ok)) {
+    return(mixture_latent_posterior(object, X, ok, rn))
+  }
+  if (!is.null(newdata)) {
     pr <- if (any(ok)) {
       withr::with_seed(pred_seed(object), engine_predict_new(object, X, ok, draws = gibbs))
     } else {
@@ -209,8 +217,17 @@ engine_predict_new <- function(object, X, ok, draws = FALSE, ids = NULL) {
 # likelihood parameters that a full-Bayes Gibbs fit sampled (element param_draws, which
 # the C++ response methods apply draw by draw), at the stored draws `ids` (draw
 # s = iteration + iterations * (chain - 1); NULL: all, in that order). Unchanged for fits
-# without such draws.
+# without such draws. Fits averaged over their hyperparameters (engine$mixture): the
+# likelihood parameters of the points the draws `ids` (1, 2, ...) belong to.
 lik_with_draws <- function(eng, ids = NULL, lik = eng$lik) {
+  mx <- eng$mixture
+  if (!is.null(mx)) {
+    if (is.null(ids)) stop("internal: draws of a mixture need their ids.", call. = FALSE)
+    if (!length(mx$lik_names)) return(lik)
+    lik$param_draws <- list(names = mx$lik_names, index = as.integer(mx$lik_index),
+                            values = mx$lik_values[mixture_component(ids, mx$J), , drop = FALSE])
+    return(lik)
+  }
   if (is.null(eng$lik_draws)) return(lik)
   d <- dim(eng$lik_draws)
   vals <- matrix(eng$lik_draws, d[1] * d[2], d[3])
@@ -235,6 +252,7 @@ latent_draw_array <- function(draws, r, q) {
 # normal draws seeded from the fit so that repeated calls agree).
 response_summary <- function(object, lp, level = 0, sd = TRUE) {
   lik <- object$engine$lik
+  if (!is.null(lp$parts)) return(mixture_response_summary(object, lp, level, sd))
   if (!is.null(lp$draws)) return(.lik_response_draws_cpp(lik_with_draws(object$engine), lp$draws, level))
   S <- object$control$pred_draws
   if (is.null(S)) S <- 1000L
@@ -257,7 +275,7 @@ prediction_interval <- function(object, lp, level) {
   seed <- c(pred_seed(object), 4242)
   if (is.null(lp$draws)) return(.lik_predictive_interval_cpp(lik, lp$mean, lp$var, level, seed))
   r <- dim(lp$draws)[2]
-  sims <- .lik_simulate_cpp(lik_with_draws(object$engine), lp$draws, rep(1, r), seed)
+  sims <- .lik_simulate_cpp(lik_with_draws(object$engine, lp$ids), lp$draws, rep(1, r), seed)
   q7 <- function(p) matrix(apply(sims, c(2, 3), stats::quantile, probs = p, names = FALSE), r)
   list(lwr = q7((1 - level) / 2), upr = q7(1 - (1 - level) / 2))
 }

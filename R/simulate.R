@@ -95,10 +95,10 @@ latent_draws <- function(object, newdata = NULL, S = 200) {
     rn <- rownames(newdata)
   }
   m <- sum(ok)
-  # ids: the stored draws used (Gibbs fits), for their likelihood parameters
-  ids <- if (object$method == "gibbs") rep(1L, S)
+  # ids: the stored draws used (Gibbs fits) or the draws' numbers (variational fits), for
+  # their likelihood parameters
+  ids <- if (object$method == "gibbs") rep(1L, S) else seq_len(S)
   if (m == 0) return(list(F = array(0, c(S, 0, q)), ok = ok, q = q, rownames = rn, ids = ids))
-  Xo <- X[ok, , drop = FALSE]
   if (object$method == "gibbs") {
     if (is.null(newdata)) {
       all <- latent_draw_array(eng$draws, nrow(X), q)
@@ -110,17 +110,7 @@ latent_draws <- function(object, newdata = NULL, S = 200) {
     F <- all[pick, , , drop = FALSE]
     ids <- pick
   } else {
-    if (is.null(newdata)) {
-      mu <- matrix(eng$mean, nrow(X), q)
-      v <- matrix(eng$var, nrow(X), q)
-    } else {
-      pr <- engine_predict_new(object, X, ok)
-      mu <- matrix(pr$mean, m, q)
-      v <- matrix(pr$var, m, q)
-    }
-    sd <- sqrt(pmax(v, 0))
-    F <- array(0, c(S, m, q))
-    for (s in seq_len(S)) F[s, , ] <- mu + sd * matrix(stats::rnorm(m * q), m, q)
+    F <- vi_marginal_draws(vi_marginals(object, if (!is.null(newdata)) X, ok), S, q)
   }
   list(F = F, ok = ok, q = q, rownames = rn, ids = ids)
 }

@@ -410,20 +410,19 @@ gibbs_workflow_draws <- function(object, newdata, ndraws, draw_ids) {
   list(F = F, ok = inp$ok, ids = ids, chain = chain[ids])
 }
 
-# Variational fits: independent draws from the Gaussian marginals of q(f). The normals
-# are drawn one draw (all rows and latent columns) after the other, so draw s is the
-# same whatever the number of draws made after it.
+# Variational fits: independent draws from the Gaussian marginals of q(f) (of its
+# mixture over hyperparameter values, vi_marginal_draws()).
 vi_workflow_draws <- function(object, newdata, ndraws, draw_ids) {
   S <- if (!is.null(draw_ids)) max(draw_ids) else if (!is.null(ndraws)) ndraws else 1000L
   inp <- workflow_inputs(object, newdata)
   q <- object$q
   m <- nrow(inp$X)
-  pr <- if (!inp$new) object$engine else if (m > 0) engine_predict_new(object, inp$full, inp$ok)
-  mu <- if (m > 0) as.numeric(pr$mean) else numeric(0)
-  sd <- if (m > 0) sqrt(pmax(as.numeric(pr$var), 0)) else numeric(0)
   S <- as.integer(S)
-  Z <- matrix(stats::rnorm(m * q * S), m * q, S)
-  F <- array(t(mu + sd * Z), c(S, m, q))
+  F <- if (m > 0) {
+    vi_marginal_draws(vi_marginals(object, if (inp$new) inp$full, inp$ok), S, q)
+  } else {
+    array(0, c(S, 0, q))
+  }
   ids <- if (!is.null(draw_ids)) draw_ids else seq_len(S)
   list(F = F[ids, , , drop = FALSE], ok = inp$ok, ids = ids, chain = rep(1L, length(ids)))
 }

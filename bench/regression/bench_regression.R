@@ -8,7 +8,7 @@
 #   Rscript bench/regression/bench_regression.R [threads] [splits] [sections] [sets]
 # sections: any of "A", "B", "C" (default "ABC"). Section A's methods: all by default, or
 # those named (comma-separated) in the environment variable AUGP_BENCH_METHODS, from
-# augp, augp_se, augp_fb, augp_fb_iso, kernlab, km. Writes bench/regression/results_*.csv
+# augp, augp_se, augp_t2, augp_fb, augp_fb_iso, kernlab, km. Writes bench/regression/results_*.csv
 # for the sections run; bench/regression/results.md records a run. Run timing benches
 # alone on the machine (e.g. under flock); the script prints the load average (uptime)
 # at its start and end.
@@ -117,14 +117,30 @@ augp_predictive <- function(fit, xte, yte) {
     lpd <- vapply(seq_along(yte), function(i) log(sum(gh$w * dens(yte[i], m[i] + s[i] * gh$z))), 0)
     return(list(mean = m, lpd = lpd))
   }
+  mx <- fit$engine$mixture
+  if (!is.null(mx)) {
+    # averaged over the hyperparameters: the exact density of the mixture of the points'
+    # Gaussian predictives N(m_j, v_j + sigma_j^2), from the package's internal per-point
+    # marginals (log_lik() would give its Monte Carlo estimate)
+    ns <- asNamespace("augmentedGP")
+    X <- ns$new_design(fit, nd)
+    mg <- ns$vi_marginals(fit, X, attr(X, "ok"))
+    S2 <- mg$V + matrix(mx$lik_values[, 1]^2, nrow(mg$V), ncol(mg$V), byrow = TRUE)
+    D <- stats::dnorm(yte, mg$M, sqrt(S2), log = TRUE)
+    top <- apply(D, 1, max)
+    return(list(mean = m, lpd = top + log(rowMeans(exp(D - top)))))
+  }
   sd <- sqrt(s^2 + sigma(fit)^2)
   list(mean = m, lpd = stats::dnorm(yte, m, sd, log = TRUE))
 }
 
-fit_augp <- function(s, likelihood = gaussian_noise(), seed = 1, kernel = NULL) {
+# integrate: augp_control(integrate_hyper); "auto" (the default) averages the predictions
+# over the hyperparameters of exact Gaussian fits up to n = 500, FALSE conditions on the
+# learned values (type-II maximum likelihood)
+fit_augp <- function(s, likelihood = gaussian_noise(), seed = 1, kernel = NULL, integrate = "auto") {
   tr <- data.frame(s$xtr, .y = s$ytr)
   r <- elapsed(quiet(augp(.y ~ ., data = tr, likelihood = likelihood, seed = seed, kernel = kernel,
-                          control = augp_control(threads = threads))))
+                          control = augp_control(threads = threads, integrate_hyper = integrate))))
   p <- augp_predictive(r$value, s$xte, s$yte)
   a <- r$value$engine$ard
   c(p, time = r$time, ard = if (is.null(a)) NA else isTRUE(a$chosen))
@@ -198,7 +214,8 @@ for (nm in if (is.null(only_sets)) names(sets) else only_sets) {
     for (meth in methods_A) {
       p <- tryCatch(switch(meth, augp = fit_augp(s), kernlab = fit_kernlab(s), km = fit_km(s),
                            augp_se = fit_augp(s, kernel = kernel_se()),
-                           augp_fb = fit_augp_fb(s), augp_fb_iso = fit_augp_fb(s, ard = FALSE)),
+                           augp_fb = fit_augp_fb(s), augp_fb_iso = fit_augp_fb(s, ard = FALSE),
+                           augp_t2 = fit_augp(s, integrate = FALSE)),
                     error = function(e) {
                       message(nm, " ", meth, ": ", conditionMessage(e))
                       NULL
@@ -319,7 +336,7 @@ cat("\naugp fits: LPD minus the better peer's on each split (mean over splits, s
     "smallest bulk ESS over the hyperparameters (worst split):\n")
 fb <- do.call(rbind, lapply(split(A, A$set), function(d) {
   peer <- pmax(d$lpd[d$method == "kernlab"], d$lpd[d$method == "km"])
-  own <- intersect(c("augp", "augp_se", "augp_fb", "augp_fb_iso"), methods_A)
+  own <- intersect(c("augp", "augp_se", "augp_t2", "augp_fb", "augp_fb_iso"), methods_A)
   do.call(rbind, lapply(own, function(m) {
     dl <- d$lpd[d$method == m] - peer
     fb <- m %in% c("augp_fb", "augp_fb_iso")

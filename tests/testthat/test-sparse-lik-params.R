@@ -10,7 +10,7 @@ slp_data <- function(n, seed = 1, noise = 0.3) {
 
 slp_ctl <- function(...) {
   augp_control(threads = 1, learn_hyper = FALSE, learn_inducing = FALSE, maxit = 2000,
-               tol = 1e-12, ...)
+               tol = 1e-12, integrate_hyper = FALSE, ...)
 }
 
 test_that("with Z = X and a fixed kernel, sparse fits learn the exact GP's parameters", {
