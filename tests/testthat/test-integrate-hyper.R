@@ -235,3 +235,33 @@ test_that("integrate_hyper = \"auto\" integrates small exact Gaussian fits only,
   expect_false(fb$control$integrate_hyper)
   expect_error(augp_control(integrate_hyper = "yes"), "integrate_hyper")
 })
+
+test_that("the importance ESS is recomputed from the dense target, and a small one warns", {
+  # six points of noise: the posterior of the hyperparameters is far from Gaussian
+  set.seed(11)
+  d <- data.frame(x = runif(6), y = rnorm(6))
+  expect_warning(
+    fit <- augp(y ~ x, d, kernel = kernel_se(), seed = 1, control = augp_control(threads = 1)),
+    "far from the Laplace approximation")
+  mx <- fit$engine$mixture
+  mode <- mx$mode
+  p <- length(mode)
+  h <- 1e-3
+  H <- matrix(0, p, p)
+  for (i in seq_len(p)) for (j in seq_len(p)) {
+    e <- function(a, b) {
+      q <- mode
+      q[i] <- q[i] + a * h
+      q[j] <- q[j] + b * h
+      ih_lml(fit, q)
+    }
+    H[i, j] <- (e(1, 1) - e(1, -1) - e(-1, 1) + e(-1, -1)) / (4 * h^2)
+  }
+  P <- -H
+  Th <- cbind(mx$theta, log(mx$lik_values[, 1]))
+  lt <- apply(Th, 1, function(th) ih_lml(fit, th))
+  lq <- apply(Th, 1, function(th) -0.5 * sum((th - mode) * (P %*% (th - mode))))
+  w <- exp(lt - lq - max(lt - lq))
+  expect_equal(mx$ess, sum(w)^2 / sum(w^2), tolerance = 1e-2)
+  expect_lt(mx$ess, 4)
+})
