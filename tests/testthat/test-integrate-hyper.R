@@ -28,6 +28,22 @@ ih_lml <- function(fit, par) {
   -0.5 * sum(z^2) - sum(log(diag(L))) - 0.5 * nrow(X) * log(2 * pi)
 }
 
+# The Hessian of ih_lml() at `mode` by central differences of step h (values only).
+ih_hessian <- function(fit, mode, h = 1e-3) {
+  p <- length(mode)
+  H <- matrix(0, p, p)
+  for (i in seq_len(p)) for (j in seq_len(p)) {
+    e <- function(a, b) {
+      q <- mode
+      q[i] <- q[i] + a * h
+      q[j] <- q[j] + b * h
+      ih_lml(fit, q)
+    }
+    H[i, j] <- (e(1, 1) - e(1, -1) - e(-1, 1) + e(-1, -1)) / (4 * h^2)
+  }
+  H
+}
+
 # The dense posterior mean and variance of f at standardised inputs Xs, at `par`: new
 # inputs, or (train) the training inputs, whose prior covariance includes the jitter.
 ih_predict <- function(fit, par, Xs, train = FALSE) {
@@ -51,17 +67,7 @@ test_that("the Laplace covariance is the inverse negative Hessian of the dense l
   mode <- mx$mode
   p <- length(mode)
   h <- 1e-3
-  H <- matrix(0, p, p)
-  f0 <- ih_lml(fit, mode)
-  for (i in seq_len(p)) for (j in seq_len(p)) {
-    e <- function(a, b) {
-      q <- mode
-      q[i] <- q[i] + a * h
-      q[j] <- q[j] + b * h
-      ih_lml(fit, q)
-    }
-    H[i, j] <- (e(1, 1) - e(1, -1) - e(-1, 1) + e(-1, -1)) / (4 * h^2)
-  }
+  H <- ih_hessian(fit, mode, h)
   # the search found the mode: the gradient is ~ 0 there
   g <- vapply(seq_len(p), function(i) {
     q1 <- q2 <- mode
@@ -246,18 +252,7 @@ test_that("the importance ESS is recomputed from the dense target, and a small o
   mx <- fit$engine$mixture
   mode <- mx$mode
   p <- length(mode)
-  h <- 1e-3
-  H <- matrix(0, p, p)
-  for (i in seq_len(p)) for (j in seq_len(p)) {
-    e <- function(a, b) {
-      q <- mode
-      q[i] <- q[i] + a * h
-      q[j] <- q[j] + b * h
-      ih_lml(fit, q)
-    }
-    H[i, j] <- (e(1, 1) - e(1, -1) - e(-1, 1) + e(-1, -1)) / (4 * h^2)
-  }
-  P <- -H
+  P <- -ih_hessian(fit, mode)
   Th <- cbind(mx$theta, log(mx$lik_values[, 1]))
   lt <- apply(Th, 1, function(th) ih_lml(fit, th))
   lq <- apply(Th, 1, function(th) -0.5 * sum((th - mode) * (P %*% (th - mode))))
