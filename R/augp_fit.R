@@ -135,6 +135,16 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = NULL,
                 "to learn; for other likelihoods, method = \"gibbs\" with sample_hyper = TRUE ",
                 "averages over the hyperparameters."), call. = FALSE)
   }
+  # The exact GP's jitter is relative to the squared latent scale of the likelihood (the
+  # smallest, with one per latent column): a regression's f is in the units of the
+  # response, where an absolute 1e-6 would be a per-point prior variance as large as the
+  # noise of a response on the scale of 1e-3 (sparse fits scale theirs by the prior
+  # variance at the inducing points).
+  ctl_eng <- control
+  if (is.null(inducing)) {
+    ctl_eng$jitter <- control$jitter *
+      min(if (is.null(col_scales)) lik_latent_scale(likelihood, resp) else col_scales)^2
+  }
   eng <- if (learn_params && !is.null(inducing)) {
     # sparse: the parameters are learned inside the sparse engine (R/sparse.R)
     e <- run_engine(std$x, spec, kernel_std, method, control, seed, eng_mean0, inducing,
@@ -142,18 +152,18 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = NULL,
     e$param_label <- lik_params_label(likelihood)
     engine_check_convergence(e)
   } else if (exact_marginal) {
-    engine_fit_gaussian_exact(std$x, spec, likelihood, kernel_std, method, control, seed, eng_mean0,
+    engine_fit_gaussian_exact(std$x, spec, likelihood, kernel_std, method, ctl_eng, seed, eng_mean0,
                               prior, ard = gaussian_ard_leaves(kernel))
   } else if (learn_params) {
-    engine_fit_lik_params(std$x, spec, likelihood, kernel_std, method, control, seed, eng_mean0,
+    engine_fit_lik_params(std$x, spec, likelihood, kernel_std, method, ctl_eng, seed, eng_mean0,
                           prior)
   } else {
-    run_engine(std$x, spec, kernel_std, method, control, seed, eng_mean0, inducing, prior = prior)
+    run_engine(std$x, spec, kernel_std, method, ctl_eng, seed, eng_mean0, inducing, prior = prior)
   }
-  if (!is.null(refine)) eng <- engine_refine_planned(eng, refine, control)
+  if (!is.null(refine)) eng <- engine_refine_planned(eng, refine, ctl_eng)
   # (a sparse fit's jitter is relative to the prior variance: its engine says whether it rose)
   if (isTRUE(eng$jitter_increased) ||
-      (!inherits(eng, "augp_sparse_engine") && isTRUE(eng$jitter > control$jitter * (1 + 1e-8)))) {
+      (!inherits(eng, "augp_sparse_engine") && isTRUE(eng$jitter > ctl_eng$jitter * (1 + 1e-8)))) {
     warning(sprintf(paste0("The kernel matrix was nearly singular (duplicate or very close ",
                            "inputs?): jitter raised to %.3g."), eng$jitter), call. = FALSE)
   }

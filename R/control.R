@@ -117,10 +117,13 @@
 #' @param threads Number of threads; `NULL` uses the option
 #'   `augmentedGP.threads` (default 2).
 #' @param jitter Value added to the diagonal of the kernel matrix for
-#'   numerical stability (the engine may increase it; a warning then says so).
-#'   For sparse GPs (`inducing`) it is relative: `jitter` times the average
-#'   prior variance at the inducing points is added to the diagonal of their
-#'   kernel matrix.
+#'   numerical stability (the engine may increase it; a warning then says so),
+#'   relative to the scale of the latent function: for regression likelihoods,
+#'   whose latent function is in the units of the response, `jitter` times the
+#'   variance of the response, so that a fit does not depend on the units of
+#'   the response. For sparse GPs (`inducing`) it is relative to the prior:
+#'   `jitter` times the average prior variance at the inducing points is added
+#'   to the diagonal of their kernel matrix.
 #' @param verbose Report progress? All output is messages (standard error),
 #'   never printed output. In interactive sessions a cli progress bar covers
 #'   the whole fit (hyperparameter search, variational updates, Gibbs

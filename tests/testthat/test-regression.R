@@ -243,3 +243,22 @@ test_that("a default kernel variance is one squared latent scale: var(y) for reg
   b_one <- augp_fit(x, yb, kernel = kernel_se(variance = 1), control = ctl)
   expect_equal(elbo(b_auto), elbo(b_one))
 })
+
+test_that("regression fits do not depend on the units of the response", {
+  set.seed(8)
+  x <- runif(30)
+  e <- rnorm(30)
+  one <- function(s, lik, ...) {
+    d <- data.frame(x = x, y = s * (sin(5 * x) + 0.1 * e))
+    f <- augp(y ~ x, d, likelihood = lik, seed = 1, control = augp_control(threads = 1, ...))
+    c(fitted = unname(fitted(f)) / s, se = predict(f, d[1:5, , drop = FALSE], se.fit = TRUE)$se.fit / s)
+  }
+  for (lik in list(gaussian_noise(), student_t(nu = 4), laplace())) {
+    ref <- one(1, lik)
+    for (s in c(1e-5, 1e4)) expect_equal(one(s, lik), ref, tolerance = 1e-4, info = paste(lik$name, s))
+  }
+  # without the averaging over hyperparameters too (a response on the scale of 1e-5 once
+  # had a jitter as large as its noise, and its fit interpolated the data)
+  expect_equal(one(1e-5, gaussian_noise(), integrate_hyper = FALSE),
+               one(1, gaussian_noise(), integrate_hyper = FALSE), tolerance = 1e-4)
+})
