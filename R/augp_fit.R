@@ -127,13 +127,18 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = NULL,
   if (as.numeric(nrow(x)) * ncol(x) >= LARGE_DESIGN) invisible(gc(verbose = FALSE))
   exact_marginal <- is.null(inducing) && lik_exact_marginal(likelihood) &&
     (learn_params || (control$learn_hyper && control$hyper_maxit > 0))
+  # integrate_hyper: the Gaussian exact fit (exact_marginal), or any variational fit on
+  # the exact GP whose kernel is learned
+  learn_kernel <- isTRUE(control$learn_hyper) && control$hyper_maxit > 0
+  can_integrate <- method == "vi" && is.null(inducing) && (exact_marginal || learn_kernel)
   if (identical(control$integrate_hyper, "auto")) {
-    control$integrate_hyper <- method == "vi" && exact_marginal && nrow(x) <= IH_AUTO_N
-  } else if (control$integrate_hyper && !exact_marginal) {
-    stop(paste0("`control`: integrate_hyper = TRUE needs the exact marginal likelihood of ",
-                "gaussian_noise() on the exact GP (inducing = \"exact\") with hyperparameters ",
-                "to learn; for other likelihoods, method = \"gibbs\" with sample_hyper = TRUE ",
-                "averages over the hyperparameters."), call. = FALSE)
+    control$integrate_hyper <- can_integrate &&
+      nrow(x) * spec$q <= lik_integrate_auto_n(likelihood)
+  } else if (control$integrate_hyper && !can_integrate) {
+    stop(paste0("`control`: integrate_hyper = TRUE needs a fit on the exact GP (inducing = ",
+                "\"exact\") with hyperparameters to learn; method = \"gibbs\" with ",
+                "sample_hyper = TRUE averages over the hyperparameters of other fits."),
+         call. = FALSE)
   }
   # The exact GP's jitter is relative to the squared latent scale of the likelihood (the
   # smallest, with one per latent column): a regression's f is in the units of the
@@ -161,6 +166,10 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = NULL,
     run_engine(std$x, spec, kernel_std, method, ctl_eng, seed, eng_mean0, inducing, prior = prior)
   }
   if (!is.null(refine)) eng <- engine_refine_planned(eng, refine, ctl_eng)
+  # (the Gaussian exact fit builds its mixture itself, from the exact marginal likelihood)
+  if (isTRUE(control$integrate_hyper) && is.null(eng$mixture)) {
+    eng <- engine_integrate_hyper(eng, ctl_eng, seed)
+  }
   # (a sparse fit's jitter is relative to the prior variance: its engine says whether it rose)
   if (isTRUE(eng$jitter_increased) ||
       (!inherits(eng, "augp_sparse_engine") && isTRUE(eng$jitter > ctl_eng$jitter * (1 + 1e-8)))) {

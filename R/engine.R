@@ -256,7 +256,8 @@ engine_hyper_learn <- function(X, lik, kernel, ctl, mean0, jitter, level_min = 4
     th <- opt$par
   }
   list(kernel = engine_set_params(kernel, th), state = .model_dense_state(model), evals = evals,
-       levels = sizes, path = path, hyper_converged = hyper_converged)
+       levels = sizes, path = path, hyper_converged = hyper_converged,
+       bounds = list(lower = unname(lower), upper = unname(upper)))
 }
 
 # The persistent C++ model of the exact search: X, the likelihood and the prior mean
@@ -351,7 +352,8 @@ engine_vi <- function(X, lik, kernel, ctl, mean0) {
        alpha = engine_shape(res$alpha, q), omega = engine_shape(res$omega_q, q),
        kappa = engine_shape(res$kappa, q), kl = if (length(res$elbo)) res$kl else NA_real_,
        elbo = trace, converged = isTRUE(res$converged),
-       hyper_converged = hyper_converged, jitter = jitter, hyper_evals = hyper_evals)
+       hyper_converged = hyper_converged, jitter = jitter, hyper_evals = hyper_evals,
+       hyper_bounds = if (learn) hl$bounds)
 }
 
 # The direct ELBO of a variational q(f) with means m and marginal variances v (n x q)
@@ -820,7 +822,7 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
               theta = fit$theta, accept = fit$accept, chol_per_sweep = fit$chol_per_sweep,
               eig_per_sweep = fit$eig_per_sweep,
               prior_table = fit$prior_table,
-              lik_draws = fit$lik_draws, lik_prior = fit$lik_prior)
+              lik_draws = fit$lik_draws, lik_prior = fit$lik_prior, hyper_bounds = fit$hyper_bounds)
   if (!is.null(fit$lik_draws)) out$lik <- fit$lik
   if (own) progress_finish()
   structure(out, class = "augp_engine")

@@ -351,21 +351,12 @@ engine_fit_gaussian_exact <- function(X, spec, likelihood, kernel, method, contr
              param_label = lik_params_label(likelihood), hyper_levels = fit$hyper_levels,
              ard = fit$ard, exact_gaussian = TRUE)
   if (isTRUE(control$integrate_hyper)) {
-    J <- 2L * ((control$hyper_points + 1L) %/% 2L)
     # (a fit without a seed integrates with the points of seed 1, as it predicts: the
     # same data give the same fit)
     mx <- gaussian_hyper_mixture(X, spec, fit, control, mean0,
-                                 new_seed(if (is.null(seed)) 1L else seed)[1], J)
-    vi$mean <- mx$mix_mean
-    vi$var <- mx$mix_var
-    mx$mix_mean <- mx$mix_var <- NULL
-    vi$mixture <- mx
-    if (mx$ess < LAPLACE_MIN_ESS_SHARE * J) {
-      warning(sprintf(paste0("integrate_hyper: the posterior of the hyperparameters is far from ",
-                             "the Laplace approximation (importance ESS %.1f of %d points); ",
-                             "method = \"gibbs\" with sample_hyper = TRUE samples it."), mx$ess, J),
-              call. = FALSE)
-    }
+                                 new_seed(if (is.null(seed)) 1L else seed)[1],
+                                 mixture_points(control))
+    vi <- mixture_attach(vi, mx, 1L)
   }
   vi <- structure(vi, class = "augp_engine")
   engine_finish_at(vi, method, X, control, seed, mean0, prior, own)

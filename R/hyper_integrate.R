@@ -42,51 +42,52 @@ LAPLACE_AT_BOUND <- 1e-6
 LAPLACE_STEP <- 1e-3
 LAPLACE_MIN_ESS_SHARE <- 0.1
 
-# The mixture of exact posteriors over the Laplace approximation of the hyperparameters
-# of the Gaussian exact fit `fit` (gaussian_exact_vi(): par, objective, lik), at J
-# points. X, spec, mean0: the fit's standardised inputs, engine likelihood list and prior
-# mean. Returns the engine field `mixture`: list(J, theta (J x kernel log parameters),
-# lik_names, lik_index (the likelihood parameters that vary between the points, here
-# sigma), lik_values (J x their number), mean, var, alpha, omega (n x J), mode and sd
-# (each log parameter's value at the mode and Laplace sd, 0 for those held: the kernel's,
-# then the logs of lik_values), ess (the importance ESS), log_ratio (J)).
-gaussian_hyper_mixture <- function(X, spec, fit, ctl, mean0, seed, J) {
-  ob <- fit$objective
-  n <- nrow(X)
-  mu0 <- rep_len(as.double(mean0), n)
-  model <- .gauss_exact_new(X, as.double(spec$y), as.double(spec$trials), mu0, ctl$jitter,
-                            kernel_flatten(fit$kernel), as.integer(ctl$threads))
-  mode <- fit$par
+# The mixture over the Laplace approximation of the log-parameter posterior of a fit,
+# for any engine: `problem` says how to evaluate the fit's hyperparameter objective L and
+# how to fit q(f) at given log parameters, and hyper_mixture() does the rest (Hessian,
+# safeguards, points, importance ratios). problem: list(
+#   mode: the log parameters at the fit (the kernel's first, nk of them, then any
+#     likelihood parameters the mixture moves);
+#   nk: the number of kernel log parameters;
+#   learned, lower, upper: which entries the search learned, and its bounds;
+#   gradient(par): the gradient of L at par (all entries; non-finite when L cannot be
+#     evaluated there);
+#   fit(par): the posterior or variational q(f) at par, list(value = L(par), m, v,
+#     alpha, omega: vectors of the n q values, latent column after column);
+#   lik_names, lik_index: the likelihood parameters (engine spec fields and elements)
+#     taken from the entries after the kernel's, exp() of them; none: character(0)).
+# `what`: how the error messages name the objective. Returns the engine field
+# `mixture`: list(J, theta (J x nk), lik_names, lik_index, lik_values (J x their
+# number), mean, var, alpha, omega ((n q) x J), mix_mean, mix_var (the mixture's
+# moments at the training rows), mode and sd (each log parameter's value at the mode and
+# Laplace sd, 0 for those held), ess (the importance ESS), log_ratio (J)).
+hyper_mixture <- function(problem, seed, J, what) {
+  mode <- problem$mode
   np <- length(mode)
-  nk <- np - 1L
-  # the search's objective L(phi) and its gradient at the full vector of log parameters
-  objective <- function(par, grad = TRUE) {
-    o <- .gauss_exact_eval(model, par, grad)
-    a <- ob$shrink_idx
-    if (length(a) && is.finite(o$value)) {
-      dv <- par[a] - ob$shrink_to
-      o$value <- o$value - sum(dv^2) / (2 * GAUSS_ARD_SD^2)
-      if (grad) o$gradient[a] <- o$gradient[a] - dv / GAUSS_ARD_SD^2
-    }
-    o
-  }
-  free <- which(ob$learned & mode > ob$lower + LAPLACE_AT_BOUND &
-                  mode < ob$upper - LAPLACE_AT_BOUND)
+  nk <- problem$nk
+  free <- which(problem$learned & mode > problem$lower + LAPLACE_AT_BOUND &
+                  mode < problem$upper - LAPLACE_AT_BOUND)
   p <- length(free)
   R <- matrix(0, np, max(p, 1L))
   sd <- rep(0, np)
-  if (p > 0) {
+  newton <- as.integer(Sys.getenv("AUGP_IH_NEWTON", "0"))
+  for (it in seq_len(newton + 1L)) if (p > 0) {
+    if (it > 1L) {
+      g <- problem$gradient(mode)[free]
+      Sig <- R[free, seq_len(p), drop = FALSE] %*% t(R[free, seq_len(p), drop = FALSE])
+      mode[free] <- pmin(pmax(mode[free] + drop(Sig %*% g), problem$lower[free]), problem$upper[free])
+    }
     H <- matrix(0, p, p)
     for (k in seq_len(p)) {
       up <- dn <- mode
       up[free[k]] <- up[free[k]] + LAPLACE_STEP
       dn[free[k]] <- dn[free[k]] - LAPLACE_STEP
-      gu <- objective(up)$gradient[free]
-      gd <- objective(dn)$gradient[free]
+      gu <- problem$gradient(up)[free]
+      gd <- problem$gradient(dn)[free]
       if (!all(is.finite(c(gu, gd)))) {
-        stop(paste0("`control`: integrate_hyper = TRUE could not evaluate the marginal ",
-                    "likelihood around the learned hyperparameters (a kernel matrix without ",
-                    "Cholesky factor); fit with integrate_hyper = FALSE."), call. = FALSE)
+        stop(sprintf(paste0("`control`: integrate_hyper = TRUE could not evaluate %s around ",
+                            "the learned hyperparameters; fit with integrate_hyper = FALSE."),
+                     what), call. = FALSE)
       }
       H[, k] <- (gu - gd) / (2 * LAPLACE_STEP)
     }
@@ -105,42 +106,97 @@ gaussian_hyper_mixture <- function(X, spec, fit, ctl, mean0, seed, J) {
   if (p == 0) Z[] <- 0
   Z <- rbind(Z, -Z)
   pts <- sweep(Z %*% t(R), 2, mode, "+")
-  pts <- sweep(sweep(pts, 2, ob$lower, pmax), 2, ob$upper, pmin)
-  posts <- lapply(seq_len(J), function(j) .gauss_exact_posterior(model, pts[j, ]))
-  value <- vapply(posts, function(o) o$value, 0)
+  pts <- sweep(sweep(pts, 2, problem$lower, pmax), 2, problem$upper, pmin)
+  posts <- lapply(seq_len(J), function(j) problem$fit(pts[j, ]))
+  value <- vapply(posts, function(o) as.numeric(o$value), 0)
   if (!all(is.finite(value))) {
-    stop(paste0("`control`: integrate_hyper = TRUE met hyperparameters without a Cholesky ",
-                "factor of the kernel matrix near the learned ones; fit with ",
-                "integrate_hyper = FALSE."), call. = FALSE)
+    stop(sprintf(paste0("`control`: integrate_hyper = TRUE could not evaluate %s at ",
+                        "hyperparameters near the learned ones; fit with ",
+                        "integrate_hyper = FALSE."), what), call. = FALSE)
   }
-  # L at the points (the ARD term added to the exact log marginal likelihood), against the
-  # log density of the Gaussian they were drawn from (up to constants)
-  a <- ob$shrink_idx
-  lv <- value - if (length(a)) rowSums(sweep(pts[, a, drop = FALSE], 2, ob$shrink_to)^2) /
-    (2 * GAUSS_ARD_SD^2) else 0
-  log_ratio <- lv + 0.5 * rowSums(Z^2)
+  # L at the points against the log density of the Gaussian they were drawn from (up to
+  # constants)
+  log_ratio <- value + 0.5 * rowSums(Z^2)
   w <- exp(log_ratio - max(log_ratio))
-  col <- function(nm) vapply(posts, function(o) as.numeric(o[[nm]]), numeric(n))
+  nq <- length(posts[[1]]$m)
+  col <- function(nm) vapply(posts, function(o) as.numeric(o[[nm]]), numeric(nq))
   M <- col("m")
   V <- pmax(col("v"), 0)
   mean <- rowMeans(M)
-  list(J = as.integer(J), theta = pts[, seq_len(nk), drop = FALSE], lik_names = "sigma",
-       lik_index = 1L, lik_values = matrix(exp(pts[, np]), J, 1L),
+  nl <- length(problem$lik_names)
+  list(J = as.integer(J), theta = pts[, seq_len(nk), drop = FALSE],
+       lik_names = as.character(problem$lik_names), lik_index = as.integer(problem$lik_index),
+       lik_values = exp(pts[, nk + seq_len(nl), drop = FALSE]),
        mean = M, var = V, alpha = col("alpha"), omega = col("omega"),
        mix_mean = mean, mix_var = pmax(rowMeans(V + M^2) - mean^2, 0),
        mode = mode, sd = sd, ess = sum(w)^2 / sum(w^2), log_ratio = log_ratio)
+}
+
+# The engine fit `vi` (a list in the engine's shape, q latent columns) with the mixture
+# `mx` (hyper_mixture()) attached: its mean and var become the mixture's moments at the
+# training rows (in the engine's shape), the other fields stay the mode's. Warns when the
+# importance ESS is below LAPLACE_MIN_ESS_SHARE of the points.
+mixture_attach <- function(vi, mx, q) {
+  n <- length(mx$mix_mean) %/% q
+  vi$mean <- engine_shape(matrix(mx$mix_mean, n, q), q)
+  vi$var <- engine_shape(matrix(mx$mix_var, n, q), q)
+  mx$mix_mean <- mx$mix_var <- NULL
+  vi$mixture <- mx
+  if (mx$ess < LAPLACE_MIN_ESS_SHARE * mx$J) {
+    warning(sprintf(paste0("integrate_hyper: the posterior of the hyperparameters is far from ",
+                           "the Laplace approximation (importance ESS %.1f of %d points); ",
+                           "method = \"gibbs\" with sample_hyper = TRUE samples it."), mx$ess, mx$J),
+            call. = FALSE)
+  }
+  vi
+}
+
+# The number of mixture points of control `ctl`: hyper_points rounded up to pairs.
+mixture_points <- function(ctl) 2L * ((ctl$hyper_points + 1L) %/% 2L)
+
+# The mixture of exact posteriors over the Laplace approximation of the hyperparameters
+# of the Gaussian exact fit `fit` (gaussian_exact_vi(): par, objective, lik), at J
+# points: L is the exact log marginal likelihood plus the ARD term, and sigma the one
+# likelihood parameter that varies between the points. X, spec, mean0: the fit's
+# standardised inputs, engine likelihood list and prior mean. Returns hyper_mixture()'s
+# list.
+gaussian_hyper_mixture <- function(X, spec, fit, ctl, mean0, seed, J) {
+  ob <- fit$objective
+  n <- nrow(X)
+  mu0 <- rep_len(as.double(mean0), n)
+  model <- .gauss_exact_new(X, as.double(spec$y), as.double(spec$trials), mu0, ctl$jitter,
+                            kernel_flatten(fit$kernel), as.integer(ctl$threads))
+  a <- ob$shrink_idx
+  ard <- function(par) if (length(a)) sum((par[a] - ob$shrink_to)^2) / (2 * GAUSS_ARD_SD^2) else 0
+  problem <- list(
+    mode = fit$par, nk = length(fit$par) - 1L, learned = ob$learned, lower = ob$lower,
+    upper = ob$upper, lik_names = "sigma", lik_index = 1L,
+    gradient = function(par) {
+      g <- .gauss_exact_eval(model, par, TRUE)$gradient
+      if (length(a)) g[a] <- g[a] - (par[a] - ob$shrink_to) / GAUSS_ARD_SD^2
+      g
+    },
+    fit = function(par) {
+      o <- .gauss_exact_posterior(model, par)
+      list(value = o$value - ard(par), m = o$m, v = o$v, alpha = o$alpha, omega = o$omega)
+    })
+  hyper_mixture(problem, seed, J,
+                "the marginal likelihood (a kernel matrix without Cholesky factor)")
 }
 
 # The point of the mixture that draw `ids` (1, 2, ...) belongs to: the J points in turn,
 # so that any run of J consecutive draws holds each point once.
 mixture_component <- function(ids, J) ((as.integer(ids) - 1L) %% as.integer(J)) + 1L
 
-# The engine of point j of a mixture: the plain exact posterior at that point's
-# hyperparameters.
+# The engine of point j of a mixture: the plain exact posterior or variational q(f) at
+# that point's hyperparameters, its fields in the engine's shape (engine_shape()).
 mixture_member <- function(eng, j) {
   mx <- eng$mixture
   eng$kernel <- engine_set_params(eng$kernel, mx$theta[j, ])
-  for (nm in c("alpha", "omega", "mean", "var")) eng[[nm]] <- mx[[nm]][, j]
+  q <- if (is.null(eng$q)) 1L else eng$q
+  for (nm in c("alpha", "omega", "mean", "var")) {
+    eng[[nm]] <- engine_shape(matrix(mx[[nm]][, j], ncol = q), q)
+  }
   for (k in seq_along(mx$lik_names)) eng$lik[[mx$lik_names[k]]][mx$lik_index[k]] <- mx$lik_values[j, k]
   eng$mixture <- NULL
   eng
@@ -264,4 +320,73 @@ print_mixture_hyper_summary <- function(hs, digits) {
   cat("Hyperparameter posterior (Laplace approximation at the learned values; data units):\n")
   print(format(hs, digits = digits), quote = FALSE)
   invisible()
+}
+
+# Variational fits (every likelihood but the conjugate Gaussian one, on the exact GP):
+# L is the objective the kernel search maximised, the profiled augmented ELBO
+#   L(theta) = max_q ELBO(q, theta)
+# at the fit's likelihood parameters (the ones it learned, such as the dispersion of
+# negative_binomial(), stay at their learned values: the mixture varies the kernel's log
+# parameters only), flat on the log scale. Its gradient comes from the persistent model
+# of the search (engine_model(), .model_dense_eval(): CAVI to convergence, warm-started
+# from the best state so far, then the gradient of the collapsed bound), here with CAVI
+# converged to IH_CAVI_TOL so that the central differences of the gradient are not
+# noise. Point j's q(f) is CAVI at fixed theta_j to the fit's tol, started from the
+# q(aux) that is optimal under the fit's own q(f); with a fit refined by the direct ELBO
+# (augp_control(refine)), each point's q(f) gets the same refinement. The mode is the
+# fit's kernel; the bounds are those of the search (engine_hyper_learn()). Returns
+# hyper_mixture()'s list, its (n q) x J columns holding the n x q values column after
+# column.
+IH_CAVI_TOL <- 1e-10
+vi_hyper_mixture <- function(eng, ctl, seed, J) {
+  X <- eng$X
+  q <- eng$q
+  n <- nrow(X)
+  lik <- eng$lik
+  kernel <- eng$kernel
+  jitter <- eng$jitter
+  mean0 <- engine_mean0_matrix(eng$mean0, n, q)
+  storage.mode(mean0) <- "double"
+  mode <- unname(engine_get_params(kernel))
+  model <- .model_dense_new(X, lik, mean0, jitter, engine_specs(kernel),
+                            as.integer(max(ctl$maxit, 10L * ctl$maxit)), IH_CAVI_TOL,
+                            as.integer(ctl$threads))
+  m <- matrix(as.double(eng$mean), n, q)
+  ev <- .gp_lik_eval_cpp(lik, m, matrix(as.double(eng$var), n, q), m)
+  # (the model's warm start: its first evaluation, at the mode)
+  .model_dense_eval(model, mode)
+  rounds <- if (!is.null(eng$refine) && Sys.getenv("AUGP_IH_NOREFINE") != "1") eng$refine$cap else 0L
+  b <- eng$hyper_bounds
+  problem <- list(
+    mode = mode, nk = length(mode), learned = rep(!is.null(b), length(mode)),
+    lower = if (is.null(b)) mode else b$lower, upper = if (is.null(b)) mode else b$upper,
+    lik_names = character(0), lik_index = integer(0),
+    gradient = function(par) {
+      o <- .model_dense_eval(model, unname(engine_get_params(engine_set_params(kernel, par))))
+      if (is.finite(o$value)) o$gradient else rep(NaN, length(par))
+    },
+    fit = function(par) {
+      k <- engine_set_params(kernel, par)
+      res <- tryCatch(engine_cavi_kernel(k, X, jitter, lik, mean0, ev$kappa, ev$omega,
+                                         as.integer(ctl$maxit), ctl$tol, ctl$threads),
+                      error = function(e) NULL)
+      if (is.null(res) || !length(res$elbo)) return(list(value = NaN))
+      value <- res$elbo[length(res$elbo)]
+      omega <- res$omega_q
+      if (rounds > 0L) {
+        res <- refine_exact(k, X, jitter, lik, mean0, res$m, res$alpha, res$omega_q, rounds, ctl)
+        omega <- res$omega
+      }
+      list(value = value, m = res$m, v = res$v, alpha = res$alpha, omega = omega)
+    })
+  hyper_mixture(problem, seed, J, "the profiled ELBO (CAVI failed)")
+}
+
+# The variational exact-GP engine fit `eng` (augp_engine(), its likelihood parameters
+# learned and q(f) refined as the fit asks) averaged over its kernel hyperparameters:
+# vi_hyper_mixture() attached by mixture_attach(). `seed`: the fit's (NULL: seed 1).
+engine_integrate_hyper <- function(eng, ctl, seed) {
+  mx <- vi_hyper_mixture(eng, ctl, new_seed(if (is.null(seed)) 1L else seed)[1],
+                         mixture_points(ctl))
+  mixture_attach(eng, mx, eng$q)
 }

@@ -462,6 +462,23 @@ lik_exact_marginal <- function(likelihood) UseMethod("lik_exact_marginal")
 #' @export
 lik_exact_marginal.augp_likelihood <- function(likelihood) FALSE
 
+#' The largest n q (observations times latent columns) at which augp_control(integrate_hyper
+#' = "auto") averages a fit with this likelihood over its hyperparameters (internal
+#' generic)
+#'
+#' The Laplace mixture costs 2 p + J fits at fixed hyperparameters (R/hyper_integrate.R):
+#' Cholesky factorisations for the conjugate Gaussian fit, CAVI runs otherwise. Default:
+#' IH_AUTO_N for the Gaussian exact fit (lik_exact_marginal()), 0 (off) for variational
+#' fits; a likelihood on which the averaging was measured to raise the held-out log
+#' predictive density says so by its own method.
+#' @noRd
+lik_integrate_auto_n <- function(likelihood) UseMethod("lik_integrate_auto_n")
+
+#' @export
+lik_integrate_auto_n.augp_likelihood <- function(likelihood) {
+  if (lik_exact_marginal(likelihood)) IH_AUTO_N else 0
+}
+
 #' @export
 lik_accepts_offset.augp_likelihood <- function(likelihood) FALSE
 

@@ -12,7 +12,11 @@
 # q(f) for VI) and the plug-in NB density at the fitted mean and dispersion for the
 # peers. Fit time in seconds (elapsed). Ratios are augp / peer. augp_fb (full Bayes):
 # Gibbs that samples the kernel hyperparameters and r too (augp_control(sample_hyper =
-# TRUE), 4 chains x 2000 iterations, 1000 warm-up; LPD over all 4000 draws).
+# TRUE), 4 chains x 2000 iterations, 1000 warm-up; LPD over all 4000 draws). augp_ih: VI
+# averaged over the kernel hyperparameters (augp_control(integrate_hyper = TRUE)); augp_vi
+# is the type-II fit (integrate_hyper = FALSE).
+# Environment: AUGP_BENCH_FB=0 skips the full-Bayes and Gibbs fits; AUGP_BENCH_CSV names
+# the output file (default results_nb.csv); AUGP_BENCH_BRMS=0 skips brms.
 args <- commandArgs(trailingOnly = TRUE)
 threads <- if (length(args) >= 1) as.integer(args[1]) else 2L
 n_splits <- if (length(args) >= 2) as.integer(args[2]) else 5L
@@ -21,6 +25,8 @@ stopifnot(requireNamespace("MASS", quietly = TRUE), requireNamespace("mgcv", qui
 suppressPackageStartupMessages(library(augmentedGP))
 options(augmentedGP.threads = threads)
 out_dir <- file.path("bench", "counts")
+with_fb <- !identical(Sys.getenv("AUGP_BENCH_FB"), "0")
+out_csv <- Sys.getenv("AUGP_BENCH_CSV", "results_nb.csv")
 
 elapsed <- function(expr) {
   t0 <- proc.time()[["elapsed"]]
@@ -64,12 +70,14 @@ sets <- list(
 # parameters (hyper_draws()).
 fit_augp <- function(s, train, test, method = "vi") {
   ctl <- switch(method,
-    vi = augp_control(threads = threads),
+    vi = augp_control(threads = threads, integrate_hyper = FALSE),
+    ih = augp_control(threads = threads, integrate_hyper = TRUE),
     gibbs = augp_control(threads = threads, iter = 600, warmup = 200, chains = 2),
     fb = augp_control(threads = threads, sample_hyper = TRUE, iter = 2000, warmup = 1000, chains = 4))
   f <- elapsed(quiet(augp(s$augp, train, likelihood = negative_binomial(),
-                          method = if (method == "fb") "gibbs" else method, seed = 1, control = ctl)))
-  ll <- log_lik(f$value, newdata = test, ndraws = if (method == "vi") 1000 else NULL, seed = 1)
+                          method = switch(method, fb = , gibbs = "gibbs", "vi"), seed = 1,
+                          control = ctl)))
+  ll <- log_lik(f$value, newdata = test, ndraws = if (method %in% c("vi", "ih")) 1000, seed = 1)
   out <- list(lpd = apply(ll, 2, log_mean_exp), time = f$time, r = f$value$r)
   if (method == "fb") {
     h <- hyper_draws(f$value, "standardised")
@@ -115,9 +123,10 @@ for (nm in names(sets)) {
     tr <- make_split(d, 1000 + sp)
     train <- d[tr, , drop = FALSE]
     test <- d[-tr, , drop = FALSE]
-    res <- list(augp_vi = fit_augp(s, train, test), augp_fb = fit_augp(s, train, test, "fb"),
+    res <- list(augp_vi = fit_augp(s, train, test), augp_ih = fit_augp(s, train, test, "ih"),
                 gam_nb = fit_gam(s, train, test), glm_nb = fit_glm(s, train, test))
-    if (nm == "quine") res$augp_gibbs <- fit_augp(s, train, test, "gibbs")
+    if (with_fb) res$augp_fb <- fit_augp(s, train, test, "fb")
+    if (with_fb && nm == "quine") res$augp_gibbs <- fit_augp(s, train, test, "gibbs")
     for (m in names(res)) {
       rows[[length(rows) + 1]] <- data.frame(data = nm, n = nrow(d), split = sp, method = m,
                                              lpd = mean(res[[m]]$lpd), time = res[[m]]$time,
@@ -157,13 +166,13 @@ if (requireNamespace("brms", quietly = TRUE) && !identical(Sys.getenv("AUGP_BENC
   }
 }
 
-utils::write.csv(tab, file.path(out_dir, "results_nb.csv"), row.names = FALSE)
+utils::write.csv(tab, file.path(out_dir, out_csv), row.names = FALSE)
 
 # ---- summary: mean LPD (sd over splits) and time per set and method; ratios ----
 agg <- stats::aggregate(cbind(lpd, time, r) ~ data + method, tab, mean)
 agg$lpd_sd <- stats::aggregate(lpd ~ data + method, tab, stats::sd)$lpd
 print(agg[order(agg$data, agg$method), ], digits = 4, row.names = FALSE)
-for (am in c("augp_vi", "augp_fb")) {
+for (am in intersect(c("augp_vi", "augp_ih", "augp_fb"), tab$method)) {
 cat(sprintf("\nPer split, %s minus peer (LPD, nats per test point), and time ratios %s / peer:\n",
             am, am))
 for (nm in names(sets)) {
@@ -177,6 +186,17 @@ for (nm in names(sets)) {
   }
 }
 }
+cat("\nLPD minus the best peer's per split (mean, se, splits at least as good), mean time:\n")
+for (am in intersect(c("augp_vi", "augp_ih", "augp_fb"), tab$method)) for (nm in names(sets)) {
+  a <- tab[tab$data == nm & tab$method == am, ]
+  best <- pmax(tab$lpd[tab$data == nm & tab$method == "gam_nb"],
+               tab$lpd[tab$data == nm & tab$method == "glm_nb"])
+  dl <- a$lpd - best
+  cat(sprintf("%-8s %-10s LPD %.3f, dLPD %+.3f (se %.3f; %d of %d), time %.2f s\n", am, nm,
+              mean(a$lpd), mean(dl), stats::sd(dl) / sqrt(length(dl)), sum(dl >= 0), length(dl),
+              mean(a$time)))
+}
+if (with_fb) {
 cat("\nFull Bayes: LPD minus the best peer's per split (mean, se, splits at least as good),",
     "largest R-hat and smallest bulk ESS over the sampled parameters (worst split):\n")
 for (nm in names(sets)) {
@@ -187,4 +207,5 @@ for (nm in names(sets)) {
   cat(sprintf("%-10s dLPD %+.3f (se %.3f; %d of %d), R-hat %.3f, ESS %.0f, time %.1f s\n", nm,
               mean(dl), stats::sd(dl) / sqrt(length(dl)), sum(dl >= 0), length(dl), max(a$rhat),
               min(a$ess), mean(a$time)))
+}
 }

@@ -17,7 +17,12 @@
 # (augp_control(sample_hyper = TRUE), 4 chains x 2000 iterations, 1000 warm-up), all
 # 4000 draws. glm(family = poisson) and
 # mgcv::gam(family = poisson): plug-in Poisson(y | fitted mean), their usual predictive.
-# Ratios are augp / peer (time); LPD differences are augp - peer.
+# Ratios are augp / peer (time); LPD differences are augp - peer. augp_ih: VI averaged over
+# the kernel hyperparameters (augp_control(integrate_hyper = TRUE)), its LPD the log of the
+# mean over the mixture's points of each point's quadrature; augp_vi is the type-II fit
+# (integrate_hyper = FALSE).
+# Environment: AUGP_BENCH_FB=0 skips the full-Bayes and Gibbs fits; AUGP_BENCH_CSV names
+# the output file (default results_poisson.csv).
 args <- commandArgs(trailingOnly = TRUE)
 threads <- if (length(args) >= 1) as.integer(args[1]) else 2L
 n_splits <- if (length(args) >= 2) as.integer(args[2]) else 3L
@@ -28,6 +33,8 @@ suppressPackageStartupMessages({
 })
 options(augmentedGP.threads = threads)
 out_dir <- file.path("bench", "counts")
+with_fb <- !identical(Sys.getenv("AUGP_BENCH_FB"), "0")
+out_csv <- Sys.getenv("AUGP_BENCH_CSV", "results_poisson.csv")
 
 # elapsed and CPU (user + system, all threads) seconds
 elapsed <- function(expr) {
@@ -72,6 +79,18 @@ lpd_vi <- function(y, m, s, lambda) {
   }, 0)
 }
 
+# the same for a fit averaged over its hyperparameters: log of the mean over the mixture's
+# points (a type-II fit: one point)
+lpd_mix <- function(fit, newdata) {
+  ns <- asNamespace("augmentedGP")
+  X <- ns$new_design(fit, newdata)
+  mg <- ns$vi_marginals(fit, X, attr(X, "ok"))
+  L <- vapply(seq_len(ncol(mg$M)), function(j) lpd_vi(newdata$y, mg$M[, j], sqrt(mg$V[, j]),
+                                                        fit$lambda), numeric(nrow(newdata)))
+  L <- matrix(L, nrow(newdata))
+  apply(L, 1, function(l) { top <- max(l); top + log(mean(exp(l - top))) })
+}
+
 log_mean_exp_cols <- function(L) apply(L, 2, function(l) { top <- max(l); top + log(mean(exp(l - top))) })
 
 rows <- list()
@@ -91,12 +110,15 @@ for (nm in names(sets)) {
                                                lpd = mean(lpd), time = tm$time, cpu = tm$cpu,
                                                lambda = extra, rhat = rhat, ess = ess)
     }
-    # augp, variational
-    a <- elapsed(quiet(augp(st$augp, dtr, likelihood = poisson_logistic(), seed = sp)))
-    pl <- predict(a$value, dte, type = "link", se.fit = TRUE)
-    add("augp_vi", lpd_vi(dte$y, pl$fit, pl$se.fit, a$value$lambda), a, a$value$lambda)
+    # augp, variational: type-II, and averaged over the kernel hyperparameters
+    a <- elapsed(quiet(augp(st$augp, dtr, likelihood = poisson_logistic(), seed = sp,
+                            control = augp_control(integrate_hyper = FALSE))))
+    add("augp_vi", lpd_mix(a$value, dte), a, a$value$lambda)
+    a <- elapsed(quiet(augp(st$augp, dtr, likelihood = poisson_logistic(), seed = sp,
+                            control = augp_control(integrate_hyper = TRUE))))
+    add("augp_ih", lpd_mix(a$value, dte), a, a$value$lambda)
     # augp, Gibbs (lambda held at its ELBO value)
-    if (nm == gibbs_set) {
+    if (with_fb && nm == gibbs_set) {
       g <- elapsed(quiet(augp(st$augp, dtr, likelihood = poisson_logistic(), method = "gibbs",
                               seed = sp)))
       ll <- log_lik(g$value, newdata = dte, ndraws = 1000, seed = sp)
@@ -105,6 +127,7 @@ for (nm in names(sets)) {
     # augp, full Bayes: Gibbs with the kernel hyperparameters and lambda sampled under their
     # default priors; lambda: posterior mean; rhat / ess: largest split R-hat and smallest
     # bulk ESS over the sampled parameters
+    if (with_fb) {
     fb <- elapsed(quiet(augp(st$augp, dtr, likelihood = poisson_logistic(), method = "gibbs",
                              seed = sp, control = augp_control(sample_hyper = TRUE, iter = 2000,
                                                                warmup = 1000, chains = 4))))
@@ -113,6 +136,7 @@ for (nm in names(sets)) {
     dg <- posterior::summarise_draws(h, "rhat", "ess_bulk")
     add("augp_fb", log_mean_exp_cols(ll), fb, mean(h[, , "lambda"]), max(dg$rhat, na.rm = TRUE),
         min(dg$ess_bulk, na.rm = TRUE))
+    }
     # glm(poisson)
     gl <- elapsed(quiet(stats::glm(st$glm, family = stats::poisson(), data = dtr)))
     mu <- stats::predict(gl$value, dte, type = "response")
@@ -125,13 +149,13 @@ for (nm in names(sets)) {
   cat(sprintf("%s done\n", nm))
 }
 res <- do.call(rbind, rows)
-utils::write.csv(res, file.path(out_dir, "results_poisson.csv"), row.names = FALSE)
+utils::write.csv(res, file.path(out_dir, out_csv), row.names = FALSE)
 
 # ---- summary: mean over splits; differences and ratios from the same splits ----
 summ <- do.call(rbind, lapply(names(sets), function(nm) {
   r <- res[res$set == nm, ]
   get <- function(m, col) r[r$method == m, col]
-  aug <- c("augp_vi", if (nm == gibbs_set) "augp_gibbs", "augp_fb")
+  aug <- intersect(c("augp_vi", "augp_ih", "augp_gibbs", "augp_fb"), r$method)
   do.call(rbind, lapply(aug, function(a) {
     data.frame(set = nm, method = a, n = sprintf("%d / %d", r$n_train[1], r$n_test[1]),
                lpd = mean(get(a, "lpd")), lpd_glm = mean(get("glm", "lpd")),
@@ -150,5 +174,6 @@ summ <- do.call(rbind, lapply(names(sets), function(nm) {
   }))
 }))
 print(summ, digits = 4)
+print(summ[, c("set", "method", "lpd", "d_best", "time")], digits = 4)
 cat(sprintf("R %s, augmentedGP %s, mgcv %s, threads %d, splits %d\n", getRversion(),
             utils::packageVersion("augmentedGP"), utils::packageVersion("mgcv"), threads, n_splits))
