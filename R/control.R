@@ -78,25 +78,36 @@
 #'   given the latent functions, under the priors of [priors]; each
 #'   likelihood's help page says which of its parameters are.
 #' @param integrate_hyper `"auto"` (the default), `TRUE` or `FALSE`.
-#'   Variational fits of [gaussian_noise()] on the exact
-#'   GP: average the predictions over the posterior of the hyperparameters
-#'   (the kernel's and the noise scale) instead of conditioning on the values
+#'   Variational fits on the exact GP: average the predictions over the
+#'   posterior of the hyperparameters instead of conditioning on the values
 #'   the search learned. The posterior of their logarithms is approximated
-#'   by a Gaussian at the search's optimum (the Laplace approximation: its
-#'   covariance is the inverse of the negative Hessian of the log marginal
-#'   likelihood, by finite differences of the exact gradient), and the fit
-#'   keeps the exact GP posterior at `hyper_points` values drawn from it in
-#'   antithetic pairs. Predictions, fitted values, [log_lik()][augp-posterior],
-#'   [simulate()][simulate.augp] and the draws average over them; `summary()`
-#'   shows the approximate posterior of each hyperparameter and
-#'   [hyper_draws()] returns the points. Each point costs one Cholesky
-#'   factorisation when fitting and one per prediction. The fit warns when
+#'   by a Gaussian at the learned values (the Laplace approximation: its
+#'   covariance is the inverse of the negative Hessian of the search's
+#'   objective, by finite differences of its gradient), and the fit keeps
+#'   the posterior at `hyper_points` values drawn from it in antithetic
+#'   pairs. For [gaussian_noise()] the hyperparameters are the kernel's and
+#'   the noise scale, the objective is the exact log marginal likelihood and
+#'   each point is the exact GP posterior (one Cholesky factorisation). For
+#'   the other likelihoods they are the kernel's, the objective is the
+#'   profiled ELBO the kernel search maximises (each evaluation a CAVI fit),
+#'   and each point is the variational posterior at its kernel (refined as
+#'   the fit is, see `refine`); parameters the likelihood learns (such as
+#'   `r` of [negative_binomial()], `lambda` of [poisson_logistic()] or the
+#'   class weights of [logistic_softmax()]) stay at their learned values.
+#'   Predictions, fitted values, [log_lik()][augp-posterior],
+#'   [simulate()][simulate.augp] and the draws average over the points;
+#'   `summary()` shows the approximate posterior of each hyperparameter and
+#'   [hyper_draws()] returns the points. Each point costs one fit when
+#'   fitting and one prediction per prediction. The fit warns when
 #'   importance weights show that the posterior is far from the Gaussian;
 #'   full Bayes (`method = "gibbs"`, `sample_hyper = TRUE`) samples it
-#'   instead. Small data sets, where the hyperparameters are uncertain, gain
-#'   the most: `"auto"` integrates for such fits with at most 500 observations
-#'   and learned hyperparameters, and conditions on the learned values
-#'   otherwise; `TRUE` for any other fit is an error.
+#'   instead. `"auto"` integrates where it was measured to raise the
+#'   held-out log predictive density: [gaussian_noise()] and
+#'   [poisson_logistic()] fits with at most 500 observations and learned
+#'   hyperparameters; it conditions on the learned values otherwise
+#'   (negative-binomial, binary and multi-class fits gained nothing
+#'   measurable). `TRUE` for a sparse or Gibbs fit, or one without
+#'   hyperparameters to learn, is an error.
 #' @param hyper_points Number of hyperparameter values of `integrate_hyper`
 #'   (a whole number >= 2; odd numbers are rounded up to even).
 #' @param iter Number of Gibbs iterations per chain, warm-up included. Each

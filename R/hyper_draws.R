@@ -40,8 +40,8 @@ hyper_draws <- function(x, units = c("data", "standardised")) {
   if (is.null(x$engine$theta) && is.null(x$engine$mixture)) {
     stop(paste0("`x` has no hyperparameter draws: its kernel hyperparameters are point ",
                 "estimates. Refit with method = \"gibbs\" and ",
-                "control = augp_control(sample_hyper = TRUE), or (gaussian_noise()) with ",
-                "control = augp_control(integrate_hyper = TRUE)."), call. = FALSE)
+                "control = augp_control(sample_hyper = TRUE), or (a variational fit on the exact GP) ",
+                "with control = augp_control(integrate_hyper = TRUE)."), call. = FALSE)
   }
   posterior::as_draws_array(hyper_draws_raw(x, units))
 }

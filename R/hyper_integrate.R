@@ -1,22 +1,35 @@
-# Predictions integrated over the hyperparameters of an exact Gaussian-likelihood fit
-# (augp_control(integrate_hyper = TRUE), gaussian_noise() on the exact GP).
+# Predictions integrated over the hyperparameters of a fit on the exact GP
+# (augp_control(integrate_hyper = TRUE)): the conjugate Gaussian fit (gaussian_noise())
+# and the variational fits of the other likelihoods.
 #
-# The type-II fit conditions on one value of phi, the log parameters the search learned
-# (the kernel's, log sigma): the mode phi* of the search's objective
-#   L(phi) = log p(y | phi) + log p_ARD(phi)
-# (the ARD term, the search's log-normal shrinkage of per-input lengthscales, is there
-# only when the search expanded the kernel; L is flat in every other log parameter).
-# Integrating over phi replaces p(f | y, phi*) by
+# The type-II fit conditions on one value of phi, the log parameters the search learned:
+# the mode phi* of the search's objective L(phi). Integrating over phi replaces
+# p(f | y, phi*) by
 #   p(f | y) ~= (1 / J) sum_j p(f | y, phi_j),   phi_j ~ N(phi*, Sigma),
 # the Laplace approximation of the posterior of phi under the flat prior on the log
-# scale: Sigma = (-H)^-1, H the Hessian of L at phi* by central differences of the exact
-# gradient (2 p evaluations, one Cholesky factorisation each). The J points come in
-# antithetic pairs phi* +- R z_j (R R' = Sigma), so the mixture's spread is centred on
-# phi*; the z_j are a Latin hypercube sample of J / 2 standard normal vectors (seeded from
-# the fit's seed), which covers each direction more evenly than independent draws. Each
-# p(f | y, phi_j) is the exact
-# Gaussian posterior at phi_j (one factorisation), so a prediction at new inputs is the
-# average of J exact GP predictions.
+# scale: Sigma = (-H)^-1, H the Hessian of L at phi* by central differences of its
+# gradient (2 p gradient evaluations). The J points come in antithetic pairs
+# phi* +- R z_j (R R' = Sigma), so the mixture's spread is centred on phi*; the z_j are a
+# Latin hypercube sample of J / 2 standard normal vectors (seeded from the fit's seed),
+# which covers each direction more evenly than independent draws. A prediction at new
+# inputs is the average of the J points' predictions.
+#
+# One builder, hyper_mixture(), does this for any engine; the engine supplies L's
+# gradient and the fit at given log parameters (its `problem`):
+# * gaussian_noise() (gaussian_hyper_mixture()): phi = the kernel's log parameters and
+#   log sigma; L(phi) = log p(y | phi) + log p_ARD(phi) (the ARD term, the search's
+#   log-normal shrinkage of per-input lengthscales, is there only when the search
+#   expanded the kernel); each point is the exact posterior at phi_j (one Cholesky
+#   factorisation), and sigma varies between the points.
+# * other likelihoods (vi_hyper_mixture()): phi = the kernel's log parameters;
+#   L(phi) = the profiled ELBO max_q ELBO(q, phi) that the kernel search maximises, at
+#   the likelihood parameters the fit learned (held at their values); its gradient by
+#   CAVI to convergence and the envelope theorem; each point is the variational q(f) at
+#   phi_j (CAVI, refined as the fit was). phi* is the fit's kernel: for a likelihood
+#   whose parameters were learned after the kernel search (negative_binomial(),
+#   poisson_logistic()) it is the search's optimum at the starting parameters, where the
+#   gradient at the learned ones need not vanish; the mixture stays centred on the
+#   kernel the fit predicts with.
 #
 # Safeguards: an eigen-direction of -H with curvature below 1 / LAPLACE_MAX_SD^2 (L flat
 # or curving upwards along it) gets the variance LAPLACE_MAX_SD^2 (LAPLACE_MAX_SD on the
@@ -25,18 +38,20 @@
 # the bounds.
 #
 # Diagnostic: the importance ratios exp(L(phi_j)) / N(phi_j; phi*, Sigma) (L(phi_j) comes
-# with the posterior at phi_j) and their effective number (sum w)^2 / sum w^2 out of J.
+# with the fit at phi_j; along floored directions the floor's Gaussian counts as a prior
+# on both sides and cancels) and their effective number (sum w)^2 / sum w^2 out of J.
 # Near J the posterior of phi is close to the Gaussian; a small share means it is not,
 # and augp() warns (full Bayes, method = "gibbs" with sample_hyper = TRUE, samples it
 # instead).
 #
-# The fit keeps the J posteriors as engine$mixture (gaussian_hyper_mixture()); the
-# engine's own fields stay those of the mode phi* (kernel, alpha, omega, lik), except
-# `mean` and `var`, the mixture's moments at the training rows. Predictions, draws and
-# simulations go through vi_marginals(): draw s belongs to point mixture_component(s),
-# and lik_with_draws() gives each draw its point's likelihood parameters.
+# The fit keeps the J fits as engine$mixture; the engine's own fields stay those of the
+# mode phi* (kernel, alpha, omega, lik), except `mean` and `var`, the mixture's moments
+# at the training rows. Predictions, draws and simulations go through vi_marginals():
+# draw s belongs to point mixture_component(s), and lik_with_draws() gives each draw
+# its point's likelihood parameters.
 LAPLACE_MAX_SD <- 1
-# integrate_hyper = "auto" integrates the fits it applies to up to this many observations
+# integrate_hyper = "auto" integrates the fits it applies to (lik_integrate_auto_n()) up
+# to this many observations times latent columns
 IH_AUTO_N <- 500
 LAPLACE_AT_BOUND <- 1e-6
 LAPLACE_STEP <- 1e-3
@@ -70,13 +85,8 @@ hyper_mixture <- function(problem, seed, J, what) {
   p <- length(free)
   R <- matrix(0, np, max(p, 1L))
   sd <- rep(0, np)
-  newton <- as.integer(Sys.getenv("AUGP_IH_NEWTON", "0"))
-  for (it in seq_len(newton + 1L)) if (p > 0) {
-    if (it > 1L) {
-      g <- problem$gradient(mode)[free]
-      Sig <- R[free, seq_len(p), drop = FALSE] %*% t(R[free, seq_len(p), drop = FALSE])
-      mode[free] <- pmin(pmax(mode[free] + drop(Sig %*% g), problem$lower[free]), problem$upper[free])
-    }
+  floored <- rep(FALSE, max(p, 1L))
+  if (p > 0) {
     H <- matrix(0, p, p)
     for (k in seq_len(p)) {
       up <- dn <- mode
@@ -92,6 +102,7 @@ hyper_mixture <- function(problem, seed, J, what) {
       H[, k] <- (gu - gd) / (2 * LAPLACE_STEP)
     }
     e <- eigen(-(H + t(H)) / 2, symmetric = TRUE)
+    floored <- e$values < 1 / LAPLACE_MAX_SD^2
     lam <- pmax(e$values, 1 / LAPLACE_MAX_SD^2)
     R[free, seq_len(p)] <- e$vectors %*% diag(1 / sqrt(lam), p)
     sd[free] <- sqrt(rowSums(R[free, seq_len(p), drop = FALSE]^2))
@@ -115,8 +126,10 @@ hyper_mixture <- function(problem, seed, J, what) {
                         "integrate_hyper = FALSE."), what), call. = FALSE)
   }
   # L at the points against the log density of the Gaussian they were drawn from (up to
-  # constants)
-  log_ratio <- value + 0.5 * rowSums(Z^2)
+  # constants). Along a floored eigen-direction the Gaussian is not an approximation of L
+  # but a prior N(0, LAPLACE_MAX_SD^2) put there: the target is L times that prior, and
+  # the direction drops out of the ratio.
+  log_ratio <- value + 0.5 * rowSums(Z[, !floored, drop = FALSE]^2)
   w <- exp(log_ratio - max(log_ratio))
   nq <- length(posts[[1]]$m)
   col <- function(nm) vapply(posts, function(o) as.numeric(o[[nm]]), numeric(nq))

@@ -241,7 +241,9 @@ test_that("poisson_logistic() fits through augp(): methods, Gibbs, sparse, offse
   expect_true(all(cr$lwr < cr$fit & cr$fit < cr$upr))
   expect_true(all(pr$lwr <= cr$lwr & pr$upr >= cr$upr))
   expect_true(all(pr$lwr == round(pr$lwr) & pr$upr == round(pr$upr)))
-  expect_equal(cr$lwr, fit$lambda * stats::plogis(ln$lwr), tolerance = 1e-10)
+  # (quantiles of the same draws; the default averages this fit over its kernel
+  # hyperparameters, and the quantiles interpolate between draws on each scale)
+  expect_equal(cr$lwr, fit$lambda * stats::plogis(ln$lwr), tolerance = 1e-6)
   expect_error(predict(fit, nd, type = "class"), "count response")
   # simulate, posterior_predict, log_lik, loo
   sims <- simulate(fit, nsim = 3, seed = 1)

@@ -187,3 +187,15 @@ test_that("integrate_hyper = TRUE refuses sparse and Gibbs fits and fixed kernel
                     control = augp_control(threads = 1, integrate_hyper = TRUE, learn_hyper = FALSE)),
                "integrate_hyper")
 })
+
+test_that("integrate_hyper = \"auto\" averages small Poisson-logistic fits only", {
+  dc <- ihv_counts()
+  ctl <- augp_control(threads = 1)
+  fp <- augp(y ~ x, dc, likelihood = poisson_logistic(), control = ctl)
+  expect_false(is.null(fp$engine$mixture))
+  expect_true(isTRUE(fp$control$integrate_hyper))
+  expect_null(augp(y ~ x, dc, likelihood = negative_binomial(), control = ctl)$engine$mixture)
+  expect_null(augp(y ~ x, ihv_binary(), control = ctl)$engine$mixture)
+  expect_null(augp(y ~ x, dc, likelihood = poisson_logistic(), inducing = 10,
+                   control = ctl)$engine$mixture)
+})
