@@ -368,7 +368,7 @@ vi_hyper_mixture <- function(eng, ctl, seed, J) {
   ev <- .gp_lik_eval_cpp(lik, m, matrix(as.double(eng$var), n, q), m)
   # (the model's warm start: its first evaluation, at the mode)
   .model_dense_eval(model, mode)
-  rounds <- if (!is.null(eng$refine) && Sys.getenv("AUGP_IH_NOREFINE") != "1") eng$refine$cap else 0L
+  rounds <- if (!is.null(eng$refine)) eng$refine$cap else 0L
   b <- eng$hyper_bounds
   problem <- list(
     mode = mode, nk = length(mode), learned = rep(!is.null(b), length(mode)),

@@ -10,6 +10,8 @@
 # "iris|fgl|Vehicle"). Prints per set the mean test error and log loss (probabilities
 # clipped at 1e-9) of each method, the ratios to ranger's (issue 19 targets: error at most
 # 1.25x, log loss at most 1.10x), the importance ESS of the mixtures and the median fit times.
+# Environment: AUGP_BENCH_REFINE=0 fits both with refine = FALSE (no direct-ELBO refinement
+# of q(f), neither of the fit nor of the mixture's points).
 args <- commandArgs(trailingOnly = TRUE)
 max_splits <- if (length(args) >= 1) as.integer(args[1]) else 1000L
 only <- if (length(args) >= 2) args[2] else "iris|fgl|Vehicle"
@@ -21,6 +23,7 @@ options(augmentedGP.threads = 1)
 source(file.path("bench", "multiclass", "common.R"))
 sets <- multiclass_sets(2000)
 sets <- sets[grepl(only, names(sets))]
+refine <- if (identical(Sys.getenv("AUGP_BENCH_REFINE"), "0")) FALSE else "auto"
 rows <- list()
 for (nm in names(sets)) for (split in seq_len(min(sets[[nm]]$splits, max_splits))) {
   s <- with(sets[[nm]], split_sets(d, n_train, n_test, split))
@@ -30,7 +33,8 @@ for (nm in names(sets)) for (split in seq_len(min(sets[[nm]]$splits, max_splits)
     ess <- NA
     t <- system.time(fit <- withCallingHandlers(
       suppressMessages(augp(y ~ ., data = dtr, seed = 1,
-                            control = augp_control(threads = 1, integrate_hyper = ih))),
+                            control = augp_control(threads = 1, integrate_hyper = ih,
+                                                   refine = refine))),
       warning = function(w) invokeRestart("muffleWarning")))
     if (!is.null(fit$engine$mixture)) ess <- fit$engine$mixture$ess
     c(scores(predict(fit, dte), s$yte), time = t[["elapsed"]], ess = ess)
@@ -62,4 +66,4 @@ for (nm in unique(res$set)) {
               mean(d), stats::sd(d) / sqrt(length(d)), stats::median(r$vi_time),
               stats::median(r$ih_time), stats::median(r$ih_ess)))
 }
-cat(sprintf("\nR %s, date %s\n", getRversion(), format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC")))
+cat(sprintf("\nR %s, %s\n", getRversion(), date()))
