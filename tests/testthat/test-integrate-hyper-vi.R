@@ -102,6 +102,27 @@ test_that("the Laplace sd is the inverse negative Hessian of the profiled ELBO o
   expect_gt(mx$ess, 1)
 })
 
+test_that("a direction along which the ELBO is flat is drawn from the floor and leaves the ratios", {
+  # all-zero counts: the kernel variance ends at its lower bound (held) and the ELBO is
+  # flat in the lengthscale, which gets the floor's sd LAPLACE_MAX_SD
+  set.seed(3)
+  d <- data.frame(x = sort(runif(10)), y = 0)
+  expect_silent(fit <- augp(y ~ x, d, likelihood = poisson_logistic(lambda = 3), kernel = kernel_se(),
+                            seed = 7, control = augp_control(threads = 1, integrate_hyper = TRUE,
+                                                             hyper_points = 6, tol = 1e-10)))
+  mx <- fit$engine$mixture
+  expect_equal(mx$sd, c(0, ihv_ns$LAPLACE_MAX_SD))
+  expect_equal(mx$theta[, 1], rep(mx$mode[1], 6))
+  # the ratios are the ELBO at the points alone (the floor's Gaussian is the prior there)
+  L <- vapply(seq_len(mx$J), function(j) {
+    e <- ihv_fixed(fit, mx$theta[j, ], 1e-12)
+    e$elbo[length(e$elbo)]
+  }, 0)
+  expect_equal(mx$log_ratio, L, tolerance = 1e-6)
+  w <- exp(L - max(L))
+  expect_equal(mx$ess, sum(w)^2 / sum(w^2), tolerance = 1e-6)
+})
+
 ihv_response_checks <- function(fit, df) {
   mx <- fit$engine$mixture
   expect_false(is.null(mx))
