@@ -343,14 +343,15 @@ print_mixture_hyper_summary <- function(hs, digits) {
 # parameters only), flat on the log scale. Its gradient comes from the persistent model
 # of the search (engine_model(), .model_dense_eval(): CAVI to convergence, warm-started
 # from the best state so far, then the gradient of the collapsed bound), here with CAVI
-# converged to IH_CAVI_TOL so that the central differences of the gradient are not
-# noise. Point j's q(f) is CAVI at fixed theta_j to the fit's tol, started from the
+# converged to IH_CAVI_TOL (within IH_CAVI_MAXIT_FACTOR times the fit's maxit sweeps) so
+# that the central differences of the gradient are not noise. Point j's q(f) is CAVI at fixed theta_j to the fit's tol, started from the
 # q(aux) that is optimal under the fit's own q(f); with a fit refined by the direct ELBO
 # (augp_control(refine)), each point's q(f) gets the same refinement. The mode is the
 # fit's kernel; the bounds are those of the search (engine_hyper_learn()). Returns
 # hyper_mixture()'s list, its (n q) x J columns holding the n x q values column after
 # column.
 IH_CAVI_TOL <- 1e-10
+IH_CAVI_MAXIT_FACTOR <- 10L
 vi_hyper_mixture <- function(eng, ctl, seed, J) {
   X <- eng$X
   q <- eng$q
@@ -362,7 +363,7 @@ vi_hyper_mixture <- function(eng, ctl, seed, J) {
   storage.mode(mean0) <- "double"
   mode <- unname(engine_get_params(kernel))
   model <- .model_dense_new(X, lik, mean0, jitter, engine_specs(kernel),
-                            as.integer(max(ctl$maxit, 10L * ctl$maxit)), IH_CAVI_TOL,
+                            as.integer(IH_CAVI_MAXIT_FACTOR * ctl$maxit), IH_CAVI_TOL,
                             as.integer(ctl$threads))
   m <- matrix(as.double(eng$mean), n, q)
   ev <- .gp_lik_eval_cpp(lik, m, matrix(as.double(eng$var), n, q), m)
@@ -387,12 +388,14 @@ vi_hyper_mixture <- function(eng, ctl, seed, J) {
       value <- res$elbo[length(res$elbo)]
       omega <- res$omega_q
       if (rounds > 0L) {
-        res <- refine_exact(k, X, jitter, lik, mean0, res$m, res$alpha, res$omega_q, rounds, ctl)
+        res <- tryCatch(refine_exact(k, X, jitter, lik, mean0, res$m, res$alpha, res$omega_q,
+                                     rounds, ctl), error = function(e) NULL)
+        if (is.null(res)) return(list(value = NaN))
         omega <- res$omega
       }
       list(value = value, m = res$m, v = res$v, alpha = res$alpha, omega = omega)
     })
-  hyper_mixture(problem, seed, J, "the profiled ELBO (CAVI failed)")
+  hyper_mixture(problem, seed, J, "the profiled ELBO (a variational fit failed)")
 }
 
 # The variational exact-GP engine fit `eng` (augp_engine(), its likelihood parameters
