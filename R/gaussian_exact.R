@@ -100,6 +100,13 @@ gaussian_param_roles <- function(kernel) {
   walk(kernel)
 }
 
+# The log prior of the ARD search (up to a constant) at the per-input log lengthscales
+# `th`, N(to, GAUSS_ARD_SD^2) each: list(value, gradient in th).
+gaussian_ard_prior <- function(th, to) {
+  dv <- th - to
+  list(value = -sum(dv^2) / (2 * GAUSS_ARD_SD^2), gradient = -dv / GAUSS_ARD_SD^2)
+}
+
 # The nested, evenly spaced subsets of 1..n the search runs on: their sizes, each about
 # half the next, the last n.
 gaussian_level_sizes <- function(n, level_min = GAUSS_LEVEL_MIN) {
@@ -190,9 +197,9 @@ gaussian_exact_search <- function(X, spec, kernel, ctl, mean0, learn_sigma, ard,
       if (!is.finite(o$value)) return(o)
       exact <- o$value
       if (!is.null(shrink_to) && length(a) && learn_kernel) {
-        dv <- u$th[a] - shrink_to
-        o$value <- o$value - sum(dv^2) / (2 * GAUSS_ARD_SD^2)
-        if (grad) o$gradient[a] <- o$gradient[a] - dv / GAUSS_ARD_SD^2
+        pr <- gaussian_ard_prior(u$th[a], shrink_to)
+        o$value <- o$value + pr$value
+        if (grad) o$gradient[a] <- o$gradient[a] + pr$gradient
       }
       if (o$value > rec$best && (!grad || all(is.finite(o$gradient)))) {
         rec$best <- o$value
@@ -353,8 +360,7 @@ engine_fit_gaussian_exact <- function(X, spec, likelihood, kernel, method, contr
   if (isTRUE(control$integrate_hyper)) {
     # (a fit without a seed integrates with the points of seed 1, as it predicts: the
     # same data give the same fit)
-    mx <- gaussian_hyper_mixture(X, spec, fit, control, mean0,
-                                 new_seed(if (is.null(seed)) 1L else seed)[1],
+    mx <- gaussian_hyper_mixture(X, spec, fit, control, mean0, mixture_seed(seed),
                                  mixture_points(control))
     vi <- mixture_attach(vi, mx, 1L)
   }

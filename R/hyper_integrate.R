@@ -164,6 +164,10 @@ mixture_attach <- function(vi, mx, q) {
   vi
 }
 
+# The seed of the mixture's points: from the fit's seed, or from seed 1 for a fit without
+# one (as it predicts), so that the same data give the same fit.
+mixture_seed <- function(seed) new_seed(if (is.null(seed)) 1L else seed)[1]
+
 # The number of mixture points of control `ctl`: hyper_points rounded up to pairs.
 mixture_points <- function(ctl) 2L * ((ctl$hyper_points + 1L) %/% 2L)
 
@@ -180,18 +184,18 @@ gaussian_hyper_mixture <- function(X, spec, fit, ctl, mean0, seed, J) {
   model <- .gauss_exact_new(X, as.double(spec$y), as.double(spec$trials), mu0, ctl$jitter,
                             kernel_flatten(fit$kernel), as.integer(ctl$threads))
   a <- ob$shrink_idx
-  ard <- function(par) if (length(a)) sum((par[a] - ob$shrink_to)^2) / (2 * GAUSS_ARD_SD^2) else 0
   problem <- list(
     mode = fit$par, nk = length(fit$par) - 1L, learned = ob$learned, lower = ob$lower,
     upper = ob$upper, lik_names = "sigma", lik_index = 1L,
     gradient = function(par) {
       g <- .gauss_exact_eval(model, par, TRUE)$gradient
-      if (length(a)) g[a] <- g[a] - (par[a] - ob$shrink_to) / GAUSS_ARD_SD^2
+      if (length(a)) g[a] <- g[a] + gaussian_ard_prior(par[a], ob$shrink_to)$gradient
       g
     },
     fit = function(par) {
       o <- .gauss_exact_posterior(model, par)
-      list(value = o$value - ard(par), m = o$m, v = o$v, alpha = o$alpha, omega = o$omega)
+      prior <- if (length(a)) gaussian_ard_prior(par[a], ob$shrink_to)$value else 0
+      list(value = o$value + prior, m = o$m, v = o$v, alpha = o$alpha, omega = o$omega)
     })
   hyper_mixture(problem, seed, J,
                 "the marginal likelihood (a kernel matrix without Cholesky factor)")
@@ -260,8 +264,7 @@ mixture_latent_posterior <- function(object, X, ok, rn) {
   mg <- vi_marginals(object, X, ok)
   mean <- rowMeans(mg$M)
   var <- pmax(rowMeans(mg$V + mg$M^2) - mean^2, 0)
-  S <- object$control$pred_draws
-  if (is.null(S)) S <- 1000L
+  S <- pred_draw_count(object)
   draws <- withr::with_seed(pred_seed(object), vi_marginal_draws(mg, S, q))
   list(mean = matrix(mean, r, q), var = matrix(var, r, q), draws = draws, ok = ok,
        rownames = rn, ids = seq_len(S), parts = mg)
@@ -273,11 +276,9 @@ mixture_latent_posterior <- function(object, X, ok, rn) {
 mixture_response_summary <- function(object, lp, level, sd) {
   eng <- object$engine
   J <- eng$mixture$J
-  S <- object$control$pred_draws
-  if (is.null(S)) S <- 1000L
   q <- object$q
   r <- sum(lp$ok)
-  Z <- withr::with_seed(pred_seed(object), matrix(stats::rnorm(S * q), S, q))
+  Z <- pred_normals(object)
   thr <- resolve_threads(object$control$threads)
   first <- second <- 0
   for (j in seq_len(J)) {
@@ -402,7 +403,6 @@ vi_hyper_mixture <- function(eng, ctl, seed, J) {
 # learned and q(f) refined as the fit asks) averaged over its kernel hyperparameters:
 # vi_hyper_mixture() attached by mixture_attach(). `seed`: the fit's (NULL: seed 1).
 engine_integrate_hyper <- function(eng, ctl, seed) {
-  mx <- vi_hyper_mixture(eng, ctl, new_seed(if (is.null(seed)) 1L else seed)[1],
-                         mixture_points(ctl))
+  mx <- vi_hyper_mixture(eng, ctl, mixture_seed(seed), mixture_points(ctl))
   mixture_attach(eng, mx, eng$q)
 }

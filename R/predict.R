@@ -254,11 +254,7 @@ response_summary <- function(object, lp, level = 0, sd = TRUE) {
   lik <- object$engine$lik
   if (!is.null(lp$parts)) return(mixture_response_summary(object, lp, level, sd))
   if (!is.null(lp$draws)) return(.lik_response_draws_cpp(lik_with_draws(object$engine), lp$draws, level))
-  S <- object$control$pred_draws
-  if (is.null(S)) S <- 1000L
-  q <- object$q
-
-  Z <- withr::with_seed(pred_seed(object), matrix(stats::rnorm(S * q), S, q))
+  Z <- pred_normals(object)
   # the summary reads the likelihood's parameters, not its data: one row of it is passed
   # (so that a large fit's response is not converted again)
   .lik_response_cpp(sparse_lik_subset(lik, 1L), lp$mean, lp$var, Z, level,
@@ -283,6 +279,19 @@ prediction_interval <- function(object, lp, level) {
 # Seed of the Monte Carlo draws behind predictions: the fit's seed, so repeated
 # predictions agree and the user's random number stream is left alone.
 pred_seed <- function(object) if (is.null(object$seed)) 1L else object$seed
+
+# The number of Monte Carlo draws behind predictions (control$pred_draws, 1000 by default).
+pred_draw_count <- function(object) {
+  S <- object$control$pred_draws
+  if (is.null(S)) 1000L else S
+}
+
+# The pred_draw_count() x q standard normals of the likelihood's Monte Carlo rule for the
+# response summary, seeded from the fit.
+pred_normals <- function(object) {
+  S <- pred_draw_count(object)
+  withr::with_seed(pred_seed(object), matrix(stats::rnorm(S * object$q), S, object$q))
+}
 
 # Rebuild the standardised design for new data exactly as in training. Attributes:
 # "ok", the rows with complete inputs (and offsets), and for fits with an offset
