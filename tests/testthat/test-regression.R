@@ -257,8 +257,8 @@ test_that("regression fits do not depend on the units of the response", {
     ref <- one(1, lik)
     for (s in c(1e-5, 1e4)) expect_equal(one(s, lik), ref, tolerance = 1e-4, info = paste(lik$name, s))
   }
-  # without the averaging over hyperparameters too (a response on the scale of 1e-5 once
-  # had a jitter as large as its noise, and its fit interpolated the data)
+  # without the averaging over hyperparameters too (an absolute jitter would be as large
+  # as the noise of a response on the scale of 1e-5, and the fit would interpolate it)
   expect_equal(one(1e-5, gaussian_noise(), integrate_hyper = FALSE),
                one(1, gaussian_noise(), integrate_hyper = FALSE), tolerance = 1e-4)
 })
