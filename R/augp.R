@@ -140,8 +140,13 @@ augp <- function(formula, data, likelihood = NULL, kernel = NULL,
   attr(mt, "intercept") <- 1L
   x <- stats::model.matrix(mt, mf)
   contr <- attr(x, "contrasts")
-  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
+  not_icpt <- colnames(x) != "(Intercept)"
+  # the design columns of each variable of the formula, for kernels on some of them
+  term_cols <- split(seq_len(sum(not_icpt)),
+                     factor(attr(mt, "term.labels")[attr(x, "assign")[not_icpt]]))
+  x <- x[, not_icpt, drop = FALSE]
   check_design(x, "data")
+  kernel <- kernel_resolve_dims(kernel, colnames(x), ncol(x), term_cols)
 
   off <- stats::model.offset(mf)
   fit <- augp_fit(x, y, likelihood = likelihood, kernel = kernel, method = method,

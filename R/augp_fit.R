@@ -59,6 +59,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = NULL,
   # kernel = NULL: the likelihood's default kernel (print() and summary() name it)
   kernel_default <- is.null(kernel)
   if (kernel_default) kernel <- lik_default_kernel(likelihood)
+  kernel <- kernel_resolve_dims(kernel, x_names, ncol(x))
   if (is.null(control$hyper_objective)) control$hyper_objective <- lik_hyper_objective(likelihood)
   if (!is.null(offset) && !lik_accepts_offset(likelihood)) {
     stop(sprintf(paste0("`offset`: the %s likelihood takes no offset (its latent functions ",

@@ -78,11 +78,11 @@ engine_find_jitter <- function(kernel, X, jitter) {
 }
 
 # A data-driven alternative start for the lengthscales: the median pairwise
-# distance (per column for ARD kernels), used when it gives a better bound.
+# distance in the leaf's inputs (per input for ARD kernels), used when it gives a better
+# bound.
 kernel_median_start <- function(kernel, X) {
   idx <- if (nrow(X) > 500) round(seq(1, nrow(X), length.out = 500)) else seq_len(nrow(X))
   Xs <- X[idx, , drop = FALSE]
-  med_all <- stats::median(as.numeric(stats::dist(Xs)))
   med_col <- apply(Xs, 2, function(col) stats::median(as.numeric(stats::dist(col))))
   fix <- function(v, fallback) ifelse(is.finite(v) & v > 0, v, fallback)
   set <- function(k) {
@@ -90,8 +90,12 @@ kernel_median_start <- function(kernel, X) {
       k$k1 <- set(k$k1)
       k$k2 <- set(k$k2)
     } else if (k$type %in% c("se", "matern")) {
-      k$lengthscale <- if (length(k$lengthscale) == 1) fix(med_all, k$lengthscale) else
-        fix(med_col, k$lengthscale)
+      cols <- kernel_leaf_cols(k, ncol(Xs))
+      k$lengthscale <- if (length(k$lengthscale) == 1) {
+        fix(stats::median(as.numeric(stats::dist(Xs[, cols, drop = FALSE]))), k$lengthscale)
+      } else {
+        fix(med_col[cols], k$lengthscale)
+      }
     }
     k
   }

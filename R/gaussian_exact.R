@@ -54,7 +54,7 @@ gaussian_ard_leaves <- function(kernel) {
     return(c(gaussian_ard_leaves(kernel$k1), gaussian_ard_leaves(kernel$k2)))
   }
   kernel$type %in% c("se", "matern") && length(kernel$lengthscale) == 1L &&
-    "lengthscale" %in% kernel$sd_units
+    "lengthscale" %in% kernel$sd_units && length(kernel$dims) != 1L
 }
 
 # The kernel with the leaves marked in `leaves` (left to right) given one lengthscale
@@ -68,7 +68,9 @@ kernel_expand_ard <- function(kernel, d, leaves) {
       return(k)
     }
     pos <<- pos + 1L
-    if (isTRUE(leaves[pos]) && length(k$lengthscale) == 1L) k$lengthscale <- rep(k$lengthscale, d)
+    if (isTRUE(leaves[pos]) && length(k$lengthscale) == 1L) {
+      k$lengthscale <- rep(k$lengthscale, length(kernel_leaf_cols(k, d)))
+    }
     k
   }
   expand(kernel)
@@ -92,9 +94,14 @@ gaussian_param_roles <- function(kernel) {
     leaf <<- leaf + 1L
     nl <- length(k$lengthscale)
     per <- k$type == "periodic"
+    # the input column of each ARD lengthscale (the leaf's active inputs, or all)
+    cols <- if (nl > 1L) {
+      idx <- kernel_leaf_idx(k)
+      if (length(idx)) idx else seq_len(nl)
+    } else NA_integer_
     data.frame(role = c("variance", rep("lengthscale", nl), if (per) "period"),
                leaf = leaf,
-               col = c(NA_integer_, if (nl > 1L) seq_len(nl) else NA_integer_, if (per) NA_integer_),
+               col = c(NA_integer_, cols, if (per) NA_integer_),
                stringsAsFactors = FALSE)
   }
   walk(kernel)

@@ -19,14 +19,37 @@ kernel_check_lengthscale <- function(x) {
 # and 1 for kernel_matrix(), which takes the inputs as they are), and a variance of
 # one squared latent scale (lik_latent_scale(): 1 on the log-odds scale of the
 # classification likelihoods, var(y) for regression; 1 for kernel_matrix()).
+# `dims`: the leaf's active inputs as given (NULL: all of them); a fit resolves them
+# (kernel_resolve_dims()) into `dims_idx`, their column numbers in the design.
 new_kernel_leaf <- function(type, variance, lengthscale, period = NULL, nu = NULL,
-                            sd_units = character(0)) {
+                            sd_units = character(0), dims = NULL) {
   structure(
     list(type = type, variance = kernel_check_scalar(variance, "variance"),
          lengthscale = kernel_check_lengthscale(lengthscale),
-         period = period, nu = nu, sd_units = sd_units),
+         period = period, nu = nu, sd_units = sd_units, dims = kernel_check_dims_arg(dims)),
     class = "augp_kernel"
   )
+}
+
+# The `dims` argument of a constructor: NULL, input names, or column numbers.
+kernel_check_dims_arg <- function(dims) {
+  if (is.null(dims)) return(NULL)
+  bad <- function(what) stop(sprintf("`dims` %s.", what), call. = FALSE)
+  if (is.factor(dims)) dims <- as.character(dims)
+  if (!length(dims)) bad("must name at least one input (or be NULL for all of them)")
+  if (anyNA(dims)) bad("must not contain NA")
+  if (is.character(dims)) {
+    if (any(!nzchar(dims))) bad("must not contain empty names")
+  } else if (is.numeric(dims)) {
+    if (any(!is.finite(dims)) || any(dims < 1) || any(dims != round(dims))) {
+      bad("must be input names or column numbers (whole numbers >= 1)")
+    }
+    dims <- as.integer(dims)
+  } else {
+    bad("must be input names (a character vector) or column numbers")
+  }
+  if (anyDuplicated(dims)) bad("must not repeat an input")
+  dims
 }
 
 # The lengthscale argument of a constructor: NULL is one standard deviation.
@@ -55,6 +78,19 @@ kernel_default_units <- function(variance, lengthscale, scale_name = "lengthscal
 #'
 #' Hyperparameters are learned (on the log scale) when the model is fitted with
 #' hyperparameter learning switched on; the values given here are starting values.
+#'
+#' @section Active inputs and additive kernels: By default a kernel uses every
+#'   input column. `dims` restricts it to some of them: the kernel then
+#'   depends on those inputs only, and ARD lengthscales are one per input it
+#'   uses. Sums of kernels on different inputs give additive GPs, the GP
+#'   analogue of a generalised additive model, for example
+#'   `kernel_se(dims = "base") + kernel_se(dims = "age") + kernel_linear(dims = "trt")`
+#'   for `y ~ base + age + trt` (as `y ~ gp(base) + gp(age) + trt` in brms, or
+#'   `s(base) + s(age) + trt` in mgcv). In [augp()] a name in `dims` is a
+#'   variable of the formula (a factor stands for all its dummy columns) or a
+#'   column of the design matrix (such as `"trtprogabide"`); in [augp_fit()]
+#'   and [kernel_matrix()] a column name of `x`. Numbers are column positions of
+#'   the design matrix. A fitted kernel lists its inputs by their column names.
 #'
 #' @section Units: Lengthscales and periods are in the units of the inputs (the
 #'   predictors after dummy coding). [augp()] and [augp_fit()] standardise the
@@ -93,6 +129,8 @@ kernel_default_units <- function(variance, lengthscale, scale_name = "lengthscal
 #' @param period Period of the periodic kernel, a single number > 0 in the
 #'   units of the input; `NULL` (the default) is one standard deviation of the
 #'   input.
+#' @param dims The inputs the kernel uses: names (see Active inputs) or column
+#'   numbers; `NULL` (the default) uses every input.
 #' @return An object of class `augp_kernel`.
 #' @seealso [kernel_matrix()] to evaluate a kernel.
 #' @examples
@@ -101,40 +139,42 @@ kernel_default_units <- function(variance, lengthscale, scale_name = "lengthscal
 #' kernel_matern(nu = 2.5, lengthscale = c(1, 3))
 #' kernel_se() + kernel_linear()
 #' kernel_se() * kernel_periodic(period = 2)
+#' # an additive kernel: one smooth function of each input
+#' kernel_se(dims = "x1") + kernel_se(dims = "x2")
 #' @name kernels
 NULL
 
 #' @rdname kernels
 #' @export
-kernel_se <- function(variance = NULL, lengthscale = NULL) {
+kernel_se <- function(variance = NULL, lengthscale = NULL, dims = NULL) {
   new_kernel_leaf("se", kernel_default_ls(variance), kernel_default_ls(lengthscale),
-                  sd_units = kernel_default_units(variance, lengthscale))
+                  sd_units = kernel_default_units(variance, lengthscale), dims = dims)
 }
 
 #' @rdname kernels
 #' @export
-kernel_matern <- function(nu = 1.5, variance = NULL, lengthscale = NULL) {
+kernel_matern <- function(nu = 1.5, variance = NULL, lengthscale = NULL, dims = NULL) {
   if (!is.numeric(nu) || length(nu) != 1 || is.na(nu) ||
       !any(abs(nu - c(0.5, 1.5, 2.5)) < 1e-12)) {
     stop("`nu` must be one of 0.5, 1.5 or 2.5.", call. = FALSE)
   }
   new_kernel_leaf("matern", kernel_default_ls(variance), kernel_default_ls(lengthscale), nu = nu,
-                  sd_units = kernel_default_units(variance, lengthscale))
+                  sd_units = kernel_default_units(variance, lengthscale), dims = dims)
 }
 
 #' @rdname kernels
 #' @export
-kernel_linear <- function(variance = NULL, lengthscale = NULL) {
+kernel_linear <- function(variance = NULL, lengthscale = NULL, dims = NULL) {
   new_kernel_leaf("linear", kernel_default_ls(variance), kernel_default_ls(lengthscale),
-                  sd_units = kernel_default_units(variance, lengthscale))
+                  sd_units = kernel_default_units(variance, lengthscale), dims = dims)
 }
 
 #' @rdname kernels
 #' @export
-kernel_periodic <- function(variance = NULL, lengthscale = 1, period = NULL) {
+kernel_periodic <- function(variance = NULL, lengthscale = 1, period = NULL, dims = NULL) {
   new_kernel_leaf("periodic", kernel_default_ls(variance), lengthscale,
                   period = kernel_check_scalar(kernel_default_ls(period), "period"),
-                  sd_units = kernel_default_units(variance, period, "period"))
+                  sd_units = kernel_default_units(variance, period, "period"), dims = dims)
 }
 
 is_kernel <- function(x) inherits(x, "augp_kernel")
@@ -163,7 +203,12 @@ format.augp_kernel <- function(x, digits = 3, ...) {
     v <- if (length(l) > 1) sprintf("c(%s)", f(l)) else f(l)
     if (nm %in% x$sd_units) paste(v, "sd") else v
   }
-  switch(x$type,
+  # the active inputs, as the last argument of a leaf
+  dm <- if (!is.null(x$dims)) {
+    v <- if (is.character(x$dims)) paste0('"', x$dims, '"') else x$dims
+    sprintf(", dims = %s", if (length(v) > 1L) sprintf("c(%s)", paste(v, collapse = ", ")) else v)
+  } else ""
+  out <- switch(x$type,
     sum = sprintf("%s + %s", format(x$k1, digits = digits), format(x$k2, digits = digits)),
     prod = {
       wrap <- function(k) {
@@ -181,6 +226,7 @@ format.augp_kernel <- function(x, digits = 3, ...) {
     periodic = sprintf("kernel_periodic(variance = %s, lengthscale = %s, period = %s)",
                        vr(x$variance), lsc(x$lengthscale, ""), lsc(x$period, "period"))
   )
+  if (x$type %in% c("sum", "prod")) out else sub(")$", paste0(dm, ")"), out)
 }
 
 #' @export
@@ -208,22 +254,94 @@ kernel_code <- function(k) {
     linear = 5L, periodic = 6L, sum = 10L, prod = 11L)
 }
 
-# Postfix representation for C++: node codes, number of lengthscales per node and
-# the log parameters of the leaves (named).
+# Postfix representation for C++: node codes, number of lengthscales per node, the log
+# parameters of the leaves (named) and, when a leaf has active inputs, the number of
+# inputs of every node (0: all) and their 0-based column numbers.
 kernel_flatten <- function(k) {
   if (!is_kernel(k)) stop("`kernel` must be an augp_kernel object.", call. = FALSE)
+  out <- kernel_flatten_nodes(k)
+  if (all(out$ndims == 0L)) out$ndims <- out$dims <- NULL
+  out
+}
+
+kernel_flatten_nodes <- function(k) {
   if (k$type %in% c("sum", "prod")) {
-    a <- kernel_flatten(k$k1)
-    b <- kernel_flatten(k$k2)
+    a <- kernel_flatten_nodes(k$k1)
+    b <- kernel_flatten_nodes(k$k2)
     return(list(code = c(a$code, b$code, kernel_code(k)), nls = c(a$nls, b$nls, 0L),
-                theta = c(a$theta, b$theta)))
+                theta = c(a$theta, b$theta), ndims = c(a$ndims, b$ndims, 0L),
+                dims = c(a$dims, b$dims)))
   }
   nl <- length(k$lengthscale)
   th <- c(log(k$variance), log(k$lengthscale), if (k$type == "periodic") log(k$period))
   nm <- c("variance", if (nl == 1) "lengthscale" else paste0("lengthscale", seq_len(nl)),
           if (k$type == "periodic") "period")
-  names(th) <- paste0(k$type, ".", nm)
-  list(code = kernel_code(k), nls = nl, theta = th)
+  names(th) <- paste0(kernel_leaf_label(k), ".", nm)
+  cols <- kernel_leaf_idx(k)
+  list(code = kernel_code(k), nls = nl, theta = th, ndims = length(cols),
+       dims = as.integer(cols) - 1L)
+}
+
+# The prefix of a leaf's parameter names: its type, and the inputs of a kernel on some
+# of them (se(base).variance).
+kernel_leaf_label <- function(k) {
+  if (is.null(k$dims)) k$type else sprintf("%s(%s)", k$type, paste(k$dims, collapse = ","))
+}
+
+# The column numbers a leaf uses (integer(0): all of them). Names must have been
+# resolved against the columns (kernel_resolve_dims()).
+kernel_leaf_idx <- function(k) {
+  if (is.null(k$dims)) return(integer(0))
+  if (!is.null(k$dims_idx)) return(k$dims_idx)
+  if (is.numeric(k$dims)) return(k$dims)
+  stop(sprintf(paste0("`kernel`: the inputs named in dims (%s) must be matched to columns ",
+                      "(a fit or kernel_matrix() with named columns does this)."),
+               paste0('"', k$dims, '"', collapse = ", ")), call. = FALSE)
+}
+
+# The column numbers among d that a leaf uses.
+kernel_leaf_cols <- function(k, d) {
+  idx <- kernel_leaf_idx(k)
+  if (length(idx)) idx else seq_len(d)
+}
+
+# The kernel (or list of kernels) with every leaf's `dims` matched to the columns
+# `xnames` of the design (p columns; NULL names: numbers only): `dims_idx` their column
+# numbers, `dims` their names. `term_cols`: for a formula, the design columns of each
+# variable (a factor is one variable, several dummy columns).
+kernel_resolve_dims <- function(kernel, xnames, p, term_cols = NULL, arg = "kernel") {
+  # (anything but a kernel is left to the callers' checks)
+  if (!is_kernel(kernel) && !is_kernel_list(kernel)) return(kernel)
+  if (is_kernel_list(kernel)) {
+    return(new_kernel_list(lapply(kernel, kernel_resolve_dims, xnames, p, term_cols, arg)))
+  }
+  if (kernel$type %in% c("sum", "prod")) {
+    kernel$k1 <- kernel_resolve_dims(kernel$k1, xnames, p, term_cols, arg)
+    kernel$k2 <- kernel_resolve_dims(kernel$k2, xnames, p, term_cols, arg)
+    return(kernel)
+  }
+  d <- kernel$dims
+  if (is.null(d)) return(kernel)
+  if (is.numeric(d)) {
+    if (any(d > p)) {
+      stop(sprintf("`%s`: dims = %d selects a column beyond the %d input column(s).",
+                   arg, max(d), p), call. = FALSE)
+    }
+    idx <- d
+  } else {
+    one <- function(nm) {
+      if (!is.null(xnames) && nm %in% xnames) return(match(nm, xnames))
+      if (!is.null(term_cols) && nm %in% names(term_cols)) return(term_cols[[nm]])
+      stop(sprintf("`%s`: dims names \"%s\", which is not an input (the inputs are %s).", arg,
+                   nm, if (is.null(xnames)) "unnamed" else
+                     paste0('"', union(names(term_cols), xnames), '"', collapse = ", ")),
+           call. = FALSE)
+    }
+    idx <- unique(unlist(lapply(d, one)))
+  }
+  kernel$dims_idx <- as.integer(idx)
+  kernel$dims <- if (!is.null(xnames)) xnames[idx] else as.integer(idx)
+  kernel
 }
 
 # Log parameters of a kernel (named numeric vector, leaves left to right).
@@ -267,9 +385,15 @@ kernel_check_dims <- function(k, d) {
     return(invisible(TRUE))
   }
   nl <- length(k$lengthscale)
-  if (nl != 1 && nl != d) {
-    stop(sprintf("`kernel` has %d lengthscales (ARD) but the inputs have %d columns.",
-                 nl, d), call. = FALSE)
+  idx <- kernel_leaf_idx(k)
+  if (length(idx) && max(idx) > d) {
+    stop(sprintf("`kernel` uses input column %d (dims) but the inputs have %d columns.",
+                 max(idx), d), call. = FALSE)
+  }
+  nd <- if (length(idx)) length(idx) else d
+  if (nl != 1 && nl != nd) {
+    stop(sprintf("`kernel` has %d lengthscales (ARD) but %s %d columns.", nl,
+                 if (length(idx)) "its dims select" else "the inputs have", nd), call. = FALSE)
   }
   invisible(TRUE)
 }
@@ -307,6 +431,7 @@ kernel_matrix <- function(kernel, x, y = x) {
   if (ncol(x) != ncol(y)) {
     stop("`x` and `y` must have the same number of columns.", call. = FALSE)
   }
+  kernel <- kernel_resolve_dims(kernel, colnames(x), ncol(x))
   kernel_check_dims(kernel, ncol(x))
   .gp_kernel_matrix_cpp(kernel_flatten(kernel), x, y)
 }
@@ -343,29 +468,45 @@ scales_equal <- function(scale) {
 # names of parameters given as one value on several inputs of different scales, read
 # in units of each input's standard deviation).
 kernel_to_std <- function(kernel, scale, keep = rep(TRUE, length(scale)), latent_scale = 1) {
-  p <- length(scale)
-  same <- scales_equal(scale)
   inexact <- character(0)
+  # the kept columns' new numbers (0 for dropped ones)
+  renum <- cumsum(keep) * keep
   conv <- function(k) {
     if (k$type %in% c("sum", "prod")) {
       k$k1 <- conv(k$k1)
       k$k2 <- conv(k$k2)
       return(k)
     }
+    # the leaf's inputs among the user's columns, and which of them the fit keeps
+    idx <- kernel_leaf_idx(k)
+    if (!length(idx)) idx <- seq_along(keep)
+    kk <- keep[idx]
+    if (!any(kk)) {
+      stop(sprintf(paste0("`kernel`: every input of a kernel with dims = %s is constant ",
+                          "in the data, so the fit drops it; leave that kernel out."),
+                   paste(format(k$dims), collapse = ", ")), call. = FALSE)
+    }
+    if (!is.null(k$dims)) {
+      k$dims <- k$dims[kk]
+      k$dims_idx <- as.integer(renum[idx[kk]])
+    }
+    sc <- scale[renum[idx[kk]]]
+    p <- length(sc)
+    same <- scales_equal(sc)
     l <- k$lengthscale
-    if (length(l) == length(keep) && length(keep) != p) l <- l[keep]
+    if (length(l) == length(kk) && length(kk) != p) l <- l[kk]
     k$lengthscale <- l
     if (k$type != "periodic" && !"lengthscale" %in% k$sd_units) {
       if (length(l) == p) {
-        k$lengthscale <- l / scale
+        k$lengthscale <- l / sc
       } else if (length(l) == 1L && same) {
-        k$lengthscale <- l / scale[1]
+        k$lengthscale <- l / sc[1]
       } else if (length(l) == 1L) {
         inexact <<- c(inexact, "lengthscale")
       }
     }
     if (k$type == "periodic" && !"period" %in% k$sd_units) {
-      if (same) k$period <- k$period / scale[1] else inexact <<- c(inexact, "period")
+      if (same) k$period <- k$period / sc[1] else inexact <<- c(inexact, "period")
     }
     if ("variance" %in% k$sd_units) k$variance <- k$variance * latent_scale^2
     k$sd_units <- character(0)
@@ -395,18 +536,19 @@ kernel_in_sd_units <- function(kernel) {
 # become a vector.
 kernel_to_data <- function(kernel, scale) {
   if (is_kernel_list(kernel)) return(new_kernel_list(lapply(kernel, kernel_to_data, scale)))
-  p <- length(scale)
-  same <- scales_equal(scale)
-  per_input <- function(v) {
-    out <- if (length(v) == p) v * scale else if (same) v * scale[1] else v * scale
-    if (length(out) > 1L) names(out) <- names(scale)
-    out
-  }
   conv <- function(k) {
     if (k$type %in% c("sum", "prod")) {
       k$k1 <- conv(k$k1)
       k$k2 <- conv(k$k2)
       return(k)
+    }
+    sc <- scale[kernel_leaf_cols(k, length(scale))]
+    p <- length(sc)
+    same <- scales_equal(sc)
+    per_input <- function(v) {
+      out <- if (length(v) == p) v * sc else if (same) v * sc[1] else v * sc
+      if (length(out) > 1L) names(out) <- names(sc)
+      out
     }
     if (k$type != "periodic") k$lengthscale <- per_input(k$lengthscale)
     if (k$type == "periodic") k$period <- per_input(k$period)
@@ -428,12 +570,13 @@ kernel_hyper_data <- function(kernel, scale) {
       walk(k$k2)
       return(invisible())
     }
+    type <- kernel_leaf_label(k)
     nm <- function(par, v) {
-      if (length(v) == 1L) return(paste0(k$type, ".", par))
+      if (length(v) == 1L) return(paste0(type, ".", par))
       suffix <- if (!is.null(names(v)) && all(nzchar(names(v)))) names(v) else seq_along(v)
-      paste0(k$type, ".", par, ".", suffix)
+      paste0(type, ".", par, ".", suffix)
     }
-    vals[[length(vals) + 1L]] <<- stats::setNames(k$variance, paste0(k$type, ".variance"))
+    vals[[length(vals) + 1L]] <<- stats::setNames(k$variance, paste0(type, ".variance"))
     vals[[length(vals) + 1L]] <<- stats::setNames(unname(k$lengthscale), nm("lengthscale", k$lengthscale))
     if (k$type == "periodic") {
       vals[[length(vals) + 1L]] <<- stats::setNames(unname(k$period), nm("period", k$period))

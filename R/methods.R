@@ -165,18 +165,21 @@ hyper_heading <- function(object, what) {
   notes <- c(if (isTRUE(object$kernel_default)) sprintf("%s, the likelihood's default kernel", kernel_form(k)),
              "data units", if (is_kernel_list(object$kernel)) "one row per latent function")
   head <- sprintf("%s (%s):\n", what, paste(notes, collapse = "; "))
-  if (kernel_shared_scale(k) && !scales_equal(object$scale)) {
+  if (kernel_shared_scale(k, object$scale)) {
     head <- paste0(head, "  (isotropic on the standardised inputs: one lengthscale l is ",
                    "l x sd of each input, listed per input)\n")
   }
   head
 }
 
-# Does a kernel have a lengthscale or period shared by several input columns?
-kernel_shared_scale <- function(k) {
-  if (k$type %in% c("sum", "prod")) return(kernel_shared_scale(k$k1) || kernel_shared_scale(k$k2))
-  if (k$type == "periodic") return(TRUE)
-  length(k$lengthscale) == 1L
+# Does a kernel have a lengthscale or period shared by several input columns of
+# different scales?
+kernel_shared_scale <- function(k, scale) {
+  if (k$type %in% c("sum", "prod")) {
+    return(kernel_shared_scale(k$k1, scale) || kernel_shared_scale(k$k2, scale))
+  }
+  (k$type == "periodic" || length(k$lengthscale) == 1L) &&
+    !scales_equal(scale[kernel_leaf_cols(k, length(scale))])
 }
 
 # A line on the inducing points of a sparse fit (NULL for exact GPs): m, how they were

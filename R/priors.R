@@ -238,8 +238,9 @@ default_lengthscale_prior <- function(X, cols) {
 }
 
 # The role of every log parameter of a kernel (kernel_flatten() order): "variance",
-# "lengthscale" (with the input it serves for ARD, else NA), "period", and whether it is
-# held fixed (variances of later factors of a product; lengthscales of linear kernels).
+# "lengthscale", "period", whether it is held fixed (variances of later factors of a
+# product; lengthscales of linear kernels), and its leaf's active inputs (`cols`, a
+# list column: integer(0) for all of them).
 kernel_param_roles <- function(k, later_factor = FALSE) {
   if (k$type %in% c("sum", "prod")) {
     a <- kernel_param_roles(k$k1, later_factor)
@@ -248,13 +249,14 @@ kernel_param_roles <- function(k, later_factor = FALSE) {
   }
   nl <- length(k$lengthscale)
   per <- k$type == "periodic"
-  data.frame(type = k$type,
-             role = c("variance", rep("lengthscale", nl), if (per) "period"),
-             input = c(NA_integer_, if (nl > 1) seq_len(nl) else NA_integer_,
-                       if (per) NA_integer_),
-             fixed = c(later_factor, rep(k$type == "linear", nl), if (per) FALSE),
-             start = c(k$variance, k$lengthscale, if (per) k$period),
-             stringsAsFactors = FALSE)
+  np <- 1L + nl + per
+  out <- data.frame(type = rep(k$type, np),
+                    role = c("variance", rep("lengthscale", nl), if (per) "period"),
+                    fixed = c(later_factor, rep(k$type == "linear", nl), if (per) FALSE),
+                    start = c(k$variance, k$lengthscale, if (per) k$period),
+                    stringsAsFactors = FALSE)
+  out$cols <- rep(list(kernel_leaf_idx(k)), np)
+  out
 }
 
 # One prior per log parameter of `kernel` (one kernel, or per-column kernels, on the
@@ -272,7 +274,8 @@ hyper_prior_table <- function(kernel, prior, X, latent_scale = 1) {
              variance = if (!is.null(prior$sd)) prior$sd else
                new_prior_dist("half_t", 3, 2.5 * ls),
              lengthscale = if (!is.null(prior$lengthscale)) prior$lengthscale else
-               default_lengthscale_prior(X, seq_len(ncol(X))),
+               default_lengthscale_prior(X, if (length(roles$cols[[i]])) roles$cols[[i]] else
+                                           seq_len(ncol(X))),
              period = if (!is.null(prior$period)) prior$period else
                new_prior_dist("lognormal", log(roles$start[i]), 0.5))
     })

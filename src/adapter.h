@@ -21,6 +21,11 @@ inline KernelSpec kernel_spec_from_list(const Rcpp::List& k) {
   s.code = Rcpp::as<std::vector<int>>(k["code"]);
   s.nls = Rcpp::as<std::vector<int>>(k["nls"]);
   s.theta = Rcpp::as<std::vector<double>>(k["theta"]);
+  // active inputs (optional: absent, every leaf uses every column)
+  if (k.containsElementNamed("ndims")) {
+    s.ndims = Rcpp::as<std::vector<int>>(k["ndims"]);
+    s.dims = Rcpp::as<std::vector<int>>(k["dims"]);
+  }
   return s;
 }
 

@@ -170,7 +170,7 @@ HyperBlock::HyperBlock(const KernelSpec& spec, const std::vector<HyperPrior>& pr
       priors_[0].on_sd)
     scale_index_ = 0;
   const long n = X_.rows(), d = X_.cols(), pairs = n * (n + 1) / 2;
-  if (spec_.code.size() == 1 && spec_.code[0] == K_SE &&
+  if (spec_.code.size() == 1 && spec_.code[0] == K_SE && spec_.all_inputs() &&
       (spec_.nls[0] == 1 || spec_.nls[0] == d) && pairs * spec_.nls[0] <= kMaxCachedPairs) {
     // one block of pairs per lengthscale: the squared distance, or the squared
     // difference in each input for one lengthscale per input
@@ -293,7 +293,7 @@ Eigen::VectorXd HyperBlock::marginal_grad(const std::vector<double>& theta,
     M -= sw.asDiagonal() * Bi * sw.asDiagonal();
   }
   const std::vector<double> g =
-      kernel_grad_contract(KernelSpec{spec_.code, spec_.nls, theta}, X_, M);
+      kernel_grad_contract(spec_.with_theta(theta), X_, M);
   const int p = static_cast<int>(free_.size());
   Eigen::VectorXd out(p);
   for (int k = 0; k < p; ++k) {
@@ -610,7 +610,7 @@ void HyperBlock::spectrum(const Eigen::MatrixXd** U, const Eigen::VectorXd** lam
 
 bool HyperBlock::kernel_at(const std::vector<double>& theta, Eigen::MatrixXd& K) const {
   if (d2_.size() == 0) {
-    K = kernel_matrix_jitter(KernelSpec{spec_.code, spec_.nls, theta}, X_, jitter_);
+    K = kernel_matrix_jitter(spec_.with_theta(theta), X_, jitter_);
     return K.allFinite();
   }
   const long n = X_.rows(), pairs = n * (n + 1) / 2, nb = spec_.nls[0];

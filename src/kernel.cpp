@@ -55,12 +55,28 @@ inline Profile prof_matern52(double r2) {
 // ---- shared pieces -----------------------------------------------------------
 
 // One leaf of the program: its code, number of lengthscales, the offset of its first
-// parameter in theta and a pointer to its parameters (log variance, log lengthscale(s),
-// then the family's extra parameters).
+// parameter in theta, a pointer to its parameters (log variance, log lengthscale(s),
+// then the family's extra parameters) and its active inputs (ndims 0-based columns at
+// dims; ndims = 0: every column).
 struct Leaf {
   int code, nls, pos;
   const double* th;
+  int ndims;
+  const int* dims;
 };
+
+// The inputs a leaf sees: x itself, or its active columns copied into buf.
+const Eigen::MatrixXd& leaf_inputs(const Leaf& L, const Eigen::MatrixXd& x, Eigen::MatrixXd& buf) {
+  if (L.ndims == 0) return x;
+  buf.resize(x.rows(), L.ndims);
+  for (int c = 0; c < L.ndims; ++c) {
+    if (L.dims[c] < 0 || L.dims[c] >= x.cols())
+      throw std::invalid_argument("the kernel uses input column " + std::to_string(L.dims[c] + 1) +
+                                  " but the inputs have " + std::to_string(x.cols()) + " columns");
+    buf.col(c) = x.col(L.dims[c]);
+  }
+  return buf;
+}
 
 // A value (matrix or vector) and a list of derivatives of it.
 template <class T>
@@ -412,12 +428,17 @@ void with_leaf(int code, F&& f) {
 template <class LeafFn, class CombineFn>
 void walk(const KernelSpec& spec, LeafFn&& leaf, CombineFn&& combine) {
   if (spec.code.size() != spec.nls.size()) throw std::invalid_argument("malformed kernel spec");
-  std::size_t pos = 0;
+  const bool sub = !spec.ndims.empty();
+  if (sub && spec.ndims.size() != spec.code.size())
+    throw std::invalid_argument("malformed kernel spec");
+  std::size_t pos = 0, dpos = 0;
   int depth = 0;
   for (std::size_t node = 0; node < spec.code.size(); ++node) {
     const int code = spec.code[node];
+    const int nd = sub ? spec.ndims[node] : 0;
+    if (nd < 0 || dpos + nd > spec.dims.size()) throw std::invalid_argument("malformed kernel spec");
     if (code == K_SUM || code == K_PROD) {
-      if (depth < 2) throw std::invalid_argument("malformed kernel spec");
+      if (depth < 2 || nd != 0) throw std::invalid_argument("malformed kernel spec");
       combine(code == K_SUM);
       --depth;
       continue;
@@ -427,11 +448,18 @@ void walk(const KernelSpec& spec, LeafFn&& leaf, CombineFn&& combine) {
     with_leaf(code, [&](auto fam) { extra = decltype(fam)::extra; });
     const std::size_t np = 1 + nls + extra;
     if (nls < 1 || pos + np > spec.theta.size()) throw std::invalid_argument("malformed kernel spec");
-    leaf(Leaf{code, nls, static_cast<int>(pos), spec.theta.data() + pos});
+    if (nd > 0 && nls != 1 && nls != nd) {
+      throw std::invalid_argument("a kernel has " + std::to_string(nls) +
+                                  " lengthscales but uses " + std::to_string(nd) + " inputs");
+    }
+    leaf(Leaf{code, nls, static_cast<int>(pos), spec.theta.data() + pos, nd,
+              spec.dims.data() + dpos});
     pos += np;
+    dpos += nd;
     ++depth;
   }
-  if (depth != 1 || pos != spec.theta.size()) throw std::invalid_argument("malformed kernel spec");
+  if (depth != 1 || pos != spec.theta.size() || dpos != spec.dims.size())
+    throw std::invalid_argument("malformed kernel spec");
 }
 
 // Evaluates the program on a stack of values: leaf(const Leaf&, Val<T>&) fills a leaf's
@@ -510,7 +538,8 @@ std::vector<Node> build_tree(const KernelSpec& spec, int* root) {
         stack.pop_back();
         const int left = stack.back();
         stack.pop_back();
-        nodes.push_back(Node{is_sum ? K_SUM : K_PROD, left, right, Leaf{0, 0, 0, nullptr}});
+        nodes.push_back(
+            Node{is_sum ? K_SUM : K_PROD, left, right, Leaf{0, 0, 0, nullptr, 0, nullptr}});
         stack.push_back(static_cast<int>(nodes.size()) - 1);
       });
   *root = stack.back();
@@ -523,7 +552,9 @@ Eigen::MatrixXd tree_value(const std::vector<Node>& nodes, int k, const Eigen::M
   if (nd.code == K_PROD)
     return tree_value(nodes, nd.left, x).cwiseProduct(tree_value(nodes, nd.right, x));
   MatVal v;
-  with_leaf(nd.code, [&](auto fam) { decltype(fam)::eval(nd.leaf, x, x, true, false, v); });
+  Eigen::MatrixXd buf;
+  const Eigen::MatrixXd& xs = leaf_inputs(nd.leaf, x, buf);
+  with_leaf(nd.code, [&](auto fam) { decltype(fam)::eval(nd.leaf, xs, xs, true, false, v); });
   return std::move(v.K);
 }
 
@@ -542,8 +573,10 @@ void contract_rec(const std::vector<Node>& nodes, int k, const Eigen::MatrixXd& 
     contract_rec(nodes, nd.right, x, M.cwiseProduct(Ka), g);
     return;
   }
+  Eigen::MatrixXd buf;
+  const Eigen::MatrixXd& xs = leaf_inputs(nd.leaf, x, buf);
   with_leaf(nd.code,
-            [&](auto fam) { decltype(fam)::contract(nd.leaf, x, M, g.data() + nd.leaf.pos); });
+            [&](auto fam) { decltype(fam)::contract(nd.leaf, xs, M, g.data() + nd.leaf.pos); });
 }
 
 }  // namespace
@@ -556,7 +589,10 @@ Eigen::MatrixXd kernel_eval(const KernelSpec& spec, const Eigen::MatrixXd& x,
   MatVal v = fold<Eigen::MatrixXd>(
       spec,
       [&](const Leaf& L, MatVal& out) {
-        with_leaf(L.code, [&](auto fam) { decltype(fam)::eval(L, x, y, sym, want, out); });
+        Eigen::MatrixXd bx, by;
+        const Eigen::MatrixXd& xs = leaf_inputs(L, x, bx);
+        const Eigen::MatrixXd& ys = sym ? xs : leaf_inputs(L, y, by);
+        with_leaf(L.code, [&](auto fam) { decltype(fam)::eval(L, xs, ys, sym, want, out); });
       },
       combine_params<Eigen::MatrixXd>);
   if (grads) *grads = std::move(v.G);
@@ -580,7 +616,9 @@ Eigen::VectorXd kernel_diag(const KernelSpec& spec, const Eigen::MatrixXd& x,
   VecVal v = fold<Eigen::VectorXd>(
       spec,
       [&](const Leaf& L, VecVal& out) {
-        with_leaf(L.code, [&](auto fam) { decltype(fam)::diag(L, x, want, out); });
+        Eigen::MatrixXd buf;
+        const Eigen::MatrixXd& xs = leaf_inputs(L, x, buf);
+        with_leaf(L.code, [&](auto fam) { decltype(fam)::diag(L, xs, want, out); });
       },
       combine_params<Eigen::VectorXd>);
   if (grads) *grads = std::move(v.G);
@@ -594,7 +632,16 @@ Eigen::MatrixXd kernel_input_grad(const KernelSpec& spec, const Eigen::MatrixXd&
   MatVal v = fold<Eigen::MatrixXd>(
       spec,
       [&](const Leaf& L, MatVal& out) {
-        with_leaf(L.code, [&](auto fam) { decltype(fam)::input(L, x, z, want, out); });
+        Eigen::MatrixXd bx, bz;
+        const Eigen::MatrixXd& xs = leaf_inputs(L, x, bx);
+        const Eigen::MatrixXd& zs = leaf_inputs(L, z, bz);
+        with_leaf(L.code, [&](auto fam) { decltype(fam)::input(L, xs, zs, want, out); });
+        if (want && L.ndims > 0) {
+          // derivatives in the active inputs only: zero in the other columns
+          std::vector<Eigen::MatrixXd> G(x.cols(), Eigen::MatrixXd::Zero(x.rows(), z.rows()));
+          for (int c = 0; c < L.ndims; ++c) G[L.dims[c]] = std::move(out.G[c]);
+          out.G = std::move(G);
+        }
       },
       combine_inputs);
   if (dz) *dz = std::move(v.G);

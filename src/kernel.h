@@ -4,7 +4,10 @@
 // A kernel arrives as a postfix program: each node has a code, and leaves carry
 // their parameters on the log scale (log variance, log lengthscale(s) and, for the
 // periodic kernel, log period). Sums and products combine the two previous values
-// on the stack. Every stationary kernel is v kappa(r) with one profile kappa of the
+// on the stack. A leaf may act on a subset of the input columns (its active inputs,
+// `ndims` > 0 of them listed in `dims`); it then sees only those columns, its ARD
+// lengthscales are one per active input, and its derivatives in the other inputs are
+// zero. Sums of leaves on different inputs are additive GPs. Every stationary kernel is v kappa(r) with one profile kappa of the
 // scaled distance r = sqrt(sum_d ((x_d - y_d) / l_d)^2); kernel.cpp holds the
 // profiles and a registry of the leaf kernels keyed by KernelCode.
 //
@@ -37,7 +40,24 @@ struct KernelSpec {
   std::vector<int> code;   // postfix order
   std::vector<int> nls;    // number of lengthscales for leaves (0 for operators)
   std::vector<double> theta;  // log parameters of the leaves, in postfix order
+  // Active inputs: per node the number of columns the leaf uses (0: all of them; always
+  // 0 for operators), and their 0-based indices, leaves in postfix order. Both empty:
+  // every leaf uses every column.
+  std::vector<int> ndims;
+  std::vector<int> dims;
   int n_params() const { return static_cast<int>(theta.size()); }
+  // Does every leaf use every input column?
+  bool all_inputs() const {
+    for (int k : ndims)
+      if (k != 0) return false;
+    return true;
+  }
+  // The same program with other log parameters.
+  KernelSpec with_theta(std::vector<double> th) const {
+    KernelSpec s = *this;
+    s.theta = std::move(th);
+    return s;
+  }
 };
 
 // K(x, y); if grads != nullptr, also dK/dtheta_j for every log parameter j.

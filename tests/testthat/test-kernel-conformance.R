@@ -110,6 +110,22 @@ test_that("nested, deeper", {
                  (kernel_matern(2.5, 0.6, 1.4) + kernel_se(0.5, c(0.8, 1.6, 1.2)) * kernel_linear(0.4)))
 })
 
+# kernels on some of the inputs (active inputs); the input derivatives in the other
+# columns are zero, and the finite differences check that too
+test_that("SE on one input", { check_kernel(kernel_se(1.3, 0.7, dims = 2)) })
+test_that("Matern 3/2 on two inputs, ARD, out of order", {
+  check_kernel(kernel_matern(1.5, 1.2, c(0.6, 2), dims = c(3, 1)))
+})
+test_that("periodic on one input", { check_kernel(kernel_periodic(1, 0.8, 2.3, dims = 1)) })
+test_that("additive: a sum of kernels on different inputs", {
+  check_kernel(kernel_se(1, 0.8, dims = 1) + kernel_matern(2.5, 0.5, 1.2, dims = 2) +
+                 kernel_linear(0.3, 2, dims = 3))
+})
+test_that("product of kernels on different inputs, with a kernel on all of them", {
+  check_kernel((kernel_se(1, c(1, 2), dims = c(1, 3)) * kernel_matern(0.5, 0.7, 1.1, dims = 2)) +
+                 kernel_se(0.5, 1.5))
+})
+
 test_that("the finite-difference comparison rejects a derivative off by 0.1%", {
   fl <- kc_ns$kernel_flatten(kernel_matern(1.5, 1.2, c(1, 2, 0.5)))
   g <- kc_ns$.gp_kernel_grad_cpp(fl, kc_x)$grad
