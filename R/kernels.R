@@ -283,9 +283,11 @@ kernel_flatten_nodes <- function(k) {
 }
 
 # The prefix of a leaf's parameter names: its type, and the inputs of a kernel on some
-# of them (se(base).variance).
+# of them as the user named them (se(base).variance, linear(subject).variance).
 kernel_leaf_label <- function(k) {
-  if (is.null(k$dims)) k$type else sprintf("%s(%s)", k$type, paste(k$dims, collapse = ","))
+  if (is.null(k$dims)) return(k$type)
+  lab <- if (!is.null(k$dims_label)) k$dims_label else k$dims
+  sprintf("%s(%s)", k$type, paste(lab, collapse = ","))
 }
 
 # The column numbers a leaf uses (integer(0): all of them). Names must have been
@@ -340,6 +342,9 @@ kernel_resolve_dims <- function(kernel, xnames, p, term_cols = NULL, arg = "kern
     idx <- unique(unlist(lapply(d, one)))
   }
   kernel$dims_idx <- as.integer(idx)
+  # the inputs as the user named them label the kernel's parameters (a factor's name,
+  # not its dummy columns); `dims` becomes the columns
+  if (is.null(kernel$dims_label)) kernel$dims_label <- as.character(kernel$dims)
   kernel$dims <- if (!is.null(xnames)) xnames[idx] else as.integer(idx)
   kernel
 }
@@ -488,6 +493,8 @@ kernel_to_std <- function(kernel, scale, keep = rep(TRUE, length(scale)), latent
     }
     if (!is.null(k$dims)) {
       k$dims <- k$dims[kk]
+      # a label of one name per column loses the dropped ones too
+      if (length(k$dims_label) == length(kk)) k$dims_label <- k$dims_label[kk]
       k$dims_idx <- as.integer(renum[idx[kk]])
     }
     sc <- scale[renum[idx[kk]]]

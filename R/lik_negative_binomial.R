@@ -30,6 +30,11 @@
 #' value, a moment estimate from the counts and their exposures (each row's
 #' mean taken as a common rate times its exposure, half of the excess
 #' variance left to the latent function), and kept while \eqn{r} is learned.
+#' An exact GP whose kernel is learned is fitted a second time from
+#' \eqn{r = 100} (nearly Poisson: the latent function carries the variation
+#' of the counts) and keeps the fit with the higher ELBO; the two can differ
+#' when the kernel can explain grouped counts, such as a random effect
+#' (`kernel_linear(dims = "group")`) or an input that identifies the groups.
 #' The augmented ELBO is looser for
 #' large \eqn{r} when the latent function is uncertain, so the learned value
 #' leans towards more overdispersion in that case. With `method = "gibbs"` the
@@ -131,6 +136,19 @@ lik_r_start <- function(likelihood, resp) {
   excess <- 0.5 * sum(w * ((resp$y - m)^2 - m))
   if (!(excess > 0)) return(1000)
   min(max(sum(w * m^2) / excess, 0.1), 1000)
+}
+
+# A second start of a learned dispersion: counts nearly Poisson given f, so that the
+# kernel is first learned with the latent function carrying the variation of the counts
+# (a moment start leaves half of it to the dispersion; with grouped or clustered counts
+# the kernel learned there can miss structure that a larger r would show).
+NB_RESTART_R <- 100
+
+#' @export
+lik_restarts.augp_negative_binomial <- function(likelihood, spec) {
+  if (!isTRUE(spec$learn_r) || !(spec$r < NB_RESTART_R)) return(list())
+  spec$r <- NB_RESTART_R
+  list(spec)
 }
 
 #' @export

@@ -70,6 +70,19 @@ lik_hyper_passes <- function(likelihood) UseMethod("lik_hyper_passes")
 #' @export
 lik_hyper_passes.augp_likelihood <- function(likelihood) 1L
 
+#' Other starting values of the learned likelihood parameters (internal generic)
+#'
+#' A list of engine likelihood specs, each `spec` with other starting values of the
+#' parameters the fit learns (none by default). The kernel and the parameters are
+#' learned by alternating searches, which can stop at a local optimum that depends on
+#' the start: an exact variational fit runs again from each of these starts and keeps
+#' the one with the highest final ELBO.
+#' @noRd
+lik_restarts <- function(likelihood, spec) UseMethod("lik_restarts")
+
+#' @export
+lik_restarts.augp_likelihood <- function(likelihood, spec) list()
+
 # Alternate the likelihood's parameter step and warm-started CAVI sweeps on a
 # converged variational engine fit `eng` (R/engine.R engine_vi). X: the engine's
 # (standardised) inputs; spec: the engine likelihood list; mean0: the prior mean. Each
@@ -238,26 +251,48 @@ engine_fit_lik_params <- function(X, spec, likelihood, kernel, method, control, 
                                   prior = NULL) {
   own <- progress_begin(control$verbose, progress_header(method, X))
   if (own) on.exit(progress_close(), add = TRUE)
-  sec <- progress_section(0, if (method == "vi") 0.9 else 0.25)
+  # the starts of the parameters (lik_restarts(); with the kernel learned only: a fixed
+  # kernel leaves one optimum in the parameters), each a share of the progress
+  starts <- c(list(spec), if (isTRUE(control$learn_hyper)) lik_restarts(likelihood, spec))
+  span <- if (method == "vi") 1 else 0.3
+  best <- NULL
+  start_elbo <- numeric(length(starts))
+  for (i in seq_along(starts)) {
+    sec <- progress_section((i - 1) * span / length(starts), i * span / length(starts))
+    vi <- fit_lik_params_from(X, starts[[i]], likelihood, kernel, control, seed, mean0)
+    progress_restore(sec)
+    start_elbo[i] <- last_elbo(vi)
+    if (is.null(best) || start_elbo[i] > last_elbo(best)) best <- vi
+  }
+  best$param_label <- lik_params_label(likelihood)
+  # the final ELBO reached from each start (the first: the likelihood's own start)
+  best$param_start_elbo <- start_elbo
+  engine_finish_at(best, method, X, control, seed, mean0, prior, own)
+}
+
+# The last value of an engine fit's ELBO trace.
+last_elbo <- function(fit) fit$elbo[length(fit$elbo)]
+
+# One variational fit of engine_fit_lik_params() from the parameters in `spec`: the
+# kernel learned at them (if asked), then engine_learn_lik_params(), then the further
+# passes (lik_hyper_passes()): the kernel searched again from its starting value at the
+# learned parameters, then the parameters again; a pass is kept only if the ELBO rises.
+fit_lik_params_from <- function(X, spec, likelihood, kernel, control, seed, mean0) {
+  sec <- progress_section(0, 0.9)
   vi <- run_engine(X, spec, kernel, "vi", control, seed, mean0, check = FALSE)
   progress_restore(sec)
-  sec <- progress_section(if (method == "vi") 0.9 else 0.25, if (method == "vi") 1 else 0.3,
-                          "likelihood parameters", announce = TRUE)
+  sec <- progress_section(0.9, 1, "likelihood parameters", announce = TRUE)
   vi <- engine_learn_lik_params(vi, X, spec, mean0, location = lik_location_params(likelihood))
-  # further passes (lik_hyper_passes()): the kernel searched again from its starting
-  # value at the learned parameters, then the parameters again; a pass is kept only if
-  # the ELBO rises
   for (pass in seq_len(lik_hyper_passes(likelihood) - 1L)) {
     if (!isTRUE(control$learn_hyper)) break
     nxt <- run_engine(X, vi$lik, kernel, "vi", control, seed, mean0, check = FALSE)
     nxt <- engine_learn_lik_params(nxt, X, vi$lik, mean0, location = lik_location_params(likelihood))
-    e_old <- vi$elbo[length(vi$elbo)]
-    if (!(nxt$elbo[length(nxt$elbo)] > e_old + control$tol * abs(e_old))) break
+    e_old <- last_elbo(vi)
+    if (!(last_elbo(nxt) > e_old + control$tol * abs(e_old))) break
     vi <- nxt
   }
   progress_restore(sec)
-  vi$param_label <- lik_params_label(likelihood)
-  engine_finish_at(vi, method, X, control, seed, mean0, prior, own)
+  vi
 }
 
 # The end of a fit that learned its parameters variationally: the variational engine fit

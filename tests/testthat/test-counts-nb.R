@@ -274,3 +274,29 @@ test_that("the front end works for negative-binomial fits", {
   expect_true(all(gp$lwr <= gp$fit & gp$fit <= gp$upr))
   expect_s3_class(plot(g), "ggplot")
 })
+
+test_that("a learned dispersion is fitted from two starts and the higher ELBO is kept", {
+  ep <- MASS::epil
+  ep$subject <- factor(ep$subject)
+  ctl <- augp_control(threads = 1, integrate_hyper = FALSE)
+  # a patient random intercept (a linear kernel on the patient's dummy columns): from the
+  # moment start (r about 1) the kernel is learned with the patient variation left to the
+  # dispersion; from r = 100 the kernel takes it, a far higher ELBO
+  k <- kernel_linear(dims = "subject") + kernel_se(dims = "lbase") + kernel_linear(dims = "trt")
+  f <- augp(y ~ lbase + trt + subject, ep, likelihood = negative_binomial(), kernel = k,
+            seed = 1, control = ctl)
+  se <- f$engine$param_start_elbo
+  expect_length(se, 2L)
+  expect_equal(elbo(f), max(se))
+  expect_gt(abs(se[2] - se[1]), 1)
+  # the kept fit is the one its own start gives: refitting with the learned kernel and r
+  # fixed changes the ELBO by CAVI noise only
+  f_fix <- augp(y ~ lbase + trt + subject, ep, likelihood = negative_binomial(r = f$r),
+                kernel = f$kernel, seed = 1,
+                control = augp_control(threads = 1, integrate_hyper = FALSE, learn_hyper = FALSE))
+  expect_equal(elbo(f_fix), elbo(f), tolerance = 1e-4)
+  # one start when the dispersion is fixed or the kernel is not learned
+  g <- augp(y ~ lbase + trt, ep, likelihood = negative_binomial(), seed = 1,
+            control = augp_control(threads = 1, integrate_hyper = FALSE, learn_hyper = FALSE))
+  expect_length(g$engine$param_start_elbo, 1L)
+})

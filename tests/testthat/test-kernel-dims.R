@@ -85,6 +85,10 @@ test_that("names in dims are formula variables or design columns; ARD per select
             kernel = kernel_se(dims = "a") + kernel_linear(dims = "g"))
   expect_equal(f$kernel$k2$dims, c("gv", "gw"))
   expect_equal(f$kernel$k2$dims_idx, 3:4)
+  # its parameters are named by the variable as given
+  # (one lengthscale on the two columns of different sds is listed per column)
+  expect_equal(names(coef(f))[3:5], c("linear(g).variance", "linear(g).lengthscale.gv",
+                                      "linear(g).lengthscale.gw"))
   # a design column by name
   f2 <- augp(count ~ a + b + g, d, likelihood = poisson_logistic(), seed = 1, control = ctl,
              kernel = kernel_se(dims = "a") + kernel_linear(dims = c("gv", "gw")))
