@@ -163,3 +163,32 @@ test_that("full-Bayes default lengthscale priors are set from each kernel's own 
   expect_equal(tab$prior[[ls_rows[2]]], ns$default_lengthscale_prior(X, 2))
   expect_false(isTRUE(all.equal(tab$prior[[ls_rows[1]]], tab$prior[[ls_rows[2]]])))
 })
+
+test_that("every kind of fit takes a kernel on some inputs", {
+  k <- kernel_se(dims = "Sepal.Length") + kernel_se(dims = c("Petal.Length", "Petal.Width"))
+  nms <- c("se(Sepal.Length).variance", "se(Sepal.Length).lengthscale",
+           "se(Petal.Length,Petal.Width).variance")
+  fixed <- augp_control(threads = 1, learn_hyper = FALSE, integrate_hyper = FALSE)
+  probs_ok <- function(p) {
+    expect_true(all(is.finite(as.matrix(p))))
+    expect_equal(unname(rowSums(as.matrix(p))), rep(1, nrow(p)), tolerance = 1e-8)
+  }
+  # multi-class: shared kernel, one kernel per class, stick-breaking, sparse
+  for (ctl in list(fixed, utils::modifyList(fixed, list(shared_hyper = FALSE)))) {
+    f <- augp(Species ~ ., iris, kernel = k, seed = 1, control = ctl)
+    probs_ok(predict(f, iris[c(1, 60, 120), ]))
+    expect_true(all(nms %in% colnames(rbind(coef(f)))))
+  }
+  probs_ok(predict(augp(Species ~ ., iris, kernel = k, likelihood = stick_breaking(), seed = 1,
+                        control = fixed), iris[c(1, 60, 120), ]))
+  probs_ok(predict(augp(Species ~ ., iris, kernel = k, inducing = 12, seed = 1, control = fixed),
+                   iris[c(1, 60, 120), ]))
+  # ordinal (cut points learned), robust regression with a factor's linear kernel
+  d <- data.frame(y = cut(iris$Sepal.Width, 3, ordered_result = TRUE), iris[c(1, 3, 4)])
+  fo <- augp(y ~ ., d, kernel = k, seed = 1, control = fixed)
+  probs_ok(predict(fo, d[1:3, ]))
+  ft <- augp(Sepal.Width ~ ., iris, kernel = k + kernel_linear(dims = "Species"),
+             likelihood = student_t(), seed = 1, control = fixed)
+  expect_true("linear(Species).variance" %in% names(coef(ft)))
+  expect_true(all(is.finite(predict(ft, iris[1:5, ]))))
+})
