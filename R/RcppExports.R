@@ -257,6 +257,14 @@
     .Call(`_augmentedGP_gp_lik_sample_cpp`, lik, f, seed)
 }
 
+.lik_loglik_gradient_cpp <- function(lik, f, names, index) {
+    .Call(`_augmentedGP_lik_loglik_gradient_cpp`, lik, f, names, index)
+}
+
+.digamma_cpp <- function(x, y, r) {
+    .Call(`_augmentedGP_digamma_cpp`, x, y, r)
+}
+
 .softmax_poisson_cpp <- function(mu, n, seed) {
     .Call(`_augmentedGP_softmax_poisson_cpp`, mu, n, seed)
 }

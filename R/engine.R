@@ -671,7 +671,8 @@ FLOW_VARIANCE <- FALSE
 
 # Leapfrog steps per sweep of the joint gradient move (HMC) of the whitened latent values and
 # the likelihood's sampled positive parameters, of the un-augmented posterior at the current
-# kernel (src/latent_hmc.h), when the likelihood gives the gradients (poisson_logistic());
+# kernel (src/latent_hmc.h), when the likelihood gives the gradients (poisson_logistic(),
+# negative_binomial());
 # 0: off. The option augmentedGP.hmc_steps sets it. Cost per step: two products with the
 # factor of K and two with the adapted metric (O(n^2)), no factorisation.
 HMC_STEPS <- 32L

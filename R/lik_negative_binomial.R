@@ -39,8 +39,10 @@
 #' large \eqn{r} when the latent function is uncertain, so the learned value
 #' leans towards more overdispersion in that case. With `method = "gibbs"` the
 #' dispersion is learned by the variational fit and then held fixed or, with
-#' `augp_control(sample_hyper = TRUE)`, sampled given \eqn{f} under a gamma(0.01,
-#' 0.01) prior (brms's default for the shape; see [priors]). Sparse
+#' `augp_control(sample_hyper = TRUE)`, sampled under a gamma(0.01, 0.01) prior
+#' (brms's default for the shape; see [priors]): given \eqn{f}, and jointly with
+#' \eqn{f} by a Hamiltonian Monte Carlo move of the un-augmented posterior at the
+#' current kernel. Sparse
 #' (`inducing`) fits learn \eqn{r} too (see `inducing` in [augp_fit()]).
 #'
 #' `predict(type = "response")` gives the mean count \eqn{E[e^f]} (closed form

@@ -1001,6 +1001,33 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// lik_loglik_gradient_cpp
+List lik_loglik_gradient_cpp(List lik, Eigen::MatrixXd f, std::vector<std::string> names, std::vector<int> index);
+RcppExport SEXP _augmentedGP_lik_loglik_gradient_cpp(SEXP likSEXP, SEXP fSEXP, SEXP namesSEXP, SEXP indexSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< List >::type lik(likSEXP);
+    Rcpp::traits::input_parameter< Eigen::MatrixXd >::type f(fSEXP);
+    Rcpp::traits::input_parameter< std::vector<std::string> >::type names(namesSEXP);
+    Rcpp::traits::input_parameter< std::vector<int> >::type index(indexSEXP);
+    rcpp_result_gen = Rcpp::wrap(lik_loglik_gradient_cpp(lik, f, names, index));
+    return rcpp_result_gen;
+END_RCPP
+}
+// digamma_cpp
+List digamma_cpp(NumericVector x, NumericVector y, NumericVector r);
+RcppExport SEXP _augmentedGP_digamma_cpp(SEXP xSEXP, SEXP ySEXP, SEXP rSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< NumericVector >::type r(rSEXP);
+    rcpp_result_gen = Rcpp::wrap(digamma_cpp(x, y, r));
+    return rcpp_result_gen;
+END_RCPP
+}
 // softmax_poisson_cpp
 NumericVector softmax_poisson_cpp(double mu, int n, NumericVector seed);
 RcppExport SEXP _augmentedGP_softmax_poisson_cpp(SEXP muSEXP, SEXP nSEXP, SEXP seedSEXP) {
@@ -1221,6 +1248,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_augmentedGP_gp_kernel_contract_cpp", (DL_FUNC) &_augmentedGP_gp_kernel_contract_cpp, 3},
     {"_augmentedGP_gp_gaussian_step_cpp", (DL_FUNC) &_augmentedGP_gp_gaussian_step_cpp, 6},
     {"_augmentedGP_gp_lik_sample_cpp", (DL_FUNC) &_augmentedGP_gp_lik_sample_cpp, 3},
+    {"_augmentedGP_lik_loglik_gradient_cpp", (DL_FUNC) &_augmentedGP_lik_loglik_gradient_cpp, 4},
+    {"_augmentedGP_digamma_cpp", (DL_FUNC) &_augmentedGP_digamma_cpp, 3},
     {"_augmentedGP_softmax_poisson_cpp", (DL_FUNC) &_augmentedGP_softmax_poisson_cpp, 3},
     {"_augmentedGP_softmax_nm_cpp", (DL_FUNC) &_augmentedGP_softmax_nm_cpp, 4},
     {"_augmentedGP_gp_bench_cpp", (DL_FUNC) &_augmentedGP_gp_bench_cpp, 4},

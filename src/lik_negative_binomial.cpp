@@ -106,6 +106,34 @@ class NegativeBinomial : public Likelihood {
     return out;
   }
 
+  // Full-Bayes Gibbs: per row, with psi = f - log r,
+  //   d/df     = t (y sigma(-psi) - r sigma(psi)),
+  //   d/dlog r = t (r (psi(y + r) - psi(r)) - y sigma(-psi) + r log sigma(-psi) + r sigma(psi))
+  // (at fixed f a change of r moves psi by -dlog r; psi() the digamma function).
+  bool loglik_gradient(const Eigen::MatrixXd& f, const std::vector<std::string>& names,
+                       const std::vector<int>& index, double* ll, Eigen::MatrixXd& grad_f,
+                       Eigen::VectorXd& grad_t) const override {
+    for (std::size_t k = 0; k < names.size(); ++k)
+      if (names[k] != "r" || index[k] != 0) return false;
+    const int n = n_obs();
+    grad_f.resize(n, 1);
+    const double c = std::log(r_);
+    double s = 0.0, dt = 0.0;
+    for (int i = 0; i < n; ++i) {
+      if (!(t_[i] > 0)) {
+        grad_f(i, 0) = 0.0;
+        continue;
+      }
+      const double psi = f(i, 0) - c, sp = sigmoid(psi), sm = sigmoid(-psi), lsm = log_sigmoid(-psi);
+      s += t_[i] * (logc(i, r_) + y_[i] * log_sigmoid(psi) + r_ * lsm);
+      grad_f(i, 0) = t_[i] * (y_[i] * sm - r_ * sp);
+      dt += t_[i] * (r_ * digamma_diff(y_[i], r_) - y_[i] * sm + r_ * lsm + r_ * sp);
+    }
+    *ll = s;
+    grad_t = Eigen::VectorXd::Constant(static_cast<Eigen::Index>(names.size()), dt);
+    return true;
+  }
+
   Eigen::VectorXd expected_loglik(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v,
                                   const Eigen::MatrixXd&) const override {
     const int n = n_obs();

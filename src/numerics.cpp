@@ -67,6 +67,29 @@ Argmax1D maximise_grid_golden(const std::function<double(double)>& f, double lo,
   return out;
 }
 
+double digamma(double x) {
+  if (!(x > 0) || !std::isfinite(x)) return x == HUGE_VAL ? HUGE_VAL : std::nan("");
+  double acc = 0.0;
+  while (x < 10.0) {
+    acc -= 1.0 / x;
+    x += 1.0;
+  }
+  const double z = 1.0 / (x * x);
+  // B_2k / (2k): 1/12, -1/120, 1/252, -1/240, 1/132, -691/32760
+  const double series =
+      z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * 691.0 / 32760)))));
+  return acc + std::log(x) - 0.5 / x - series;
+}
+
+double digamma_diff(double y, double r) {
+  if (y <= 64 && y == std::floor(y)) {
+    double s = 0.0;
+    for (int k = static_cast<int>(y) - 1; k >= 0; --k) s += 1.0 / (r + k);
+    return s;
+  }
+  return digamma(y + r) - digamma(r);
+}
+
 double normal_quantile(double p) {
   if (!(p > 0 && p < 1)) throw std::invalid_argument("normal_quantile: need 0 < p < 1");
   // The lower tail only (1 - p is exact for p >= 1/2): a start from a rational

@@ -76,6 +76,15 @@ Argmax1D maximise_grid_golden(const std::function<double(double)>& f, double lo,
 // Phi^-1(p) for 0 < p < 1, to about machine precision.
 double normal_quantile(double p);
 
+// The digamma function psi(x) = d log Gamma(x) / dx for x > 0 (NaN otherwise): the
+// recurrence psi(x) = psi(x + 1) - 1 / x up to x >= 10, then the asymptotic series
+// log x - 1 / (2x) - sum_k B_2k / (2k x^2k) to x^-12 (error below 1e-14 there).
+double digamma(double x);
+
+// psi(y + r) - psi(r) for y >= 0, r > 0: sum_{k < y} 1 / (r + k) for a whole y up to 64
+// (exact, and free of the cancellation of the difference at large r), else the difference.
+double digamma_diff(double y, double r);
+
 }  // namespace augp
 
 #endif

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "adapter.h"
@@ -172,6 +173,34 @@ List gp_lik_sample_cpp(List lik, Eigen::MatrixXd f, NumericVector seed) {
   } catch (std::exception& e) {
     Rcpp::stop(e.what());
   }
+}
+
+// Likelihood::loglik_gradient at f for the named positive parameter elements (1-based
+// indices): list(ok, ll, grad_f, grad_t); ok FALSE when the likelihood does not give them.
+// [[Rcpp::export(name = ".lik_loglik_gradient_cpp")]]
+List lik_loglik_gradient_cpp(List lik, Eigen::MatrixXd f, std::vector<std::string> names,
+                             std::vector<int> index) {
+  try {
+    std::unique_ptr<augp::Likelihood> L = augp::likelihood_from_list(lik);
+    for (int& k : index) --k;
+    double ll = 0.0;
+    Eigen::MatrixXd gf;
+    Eigen::VectorXd gt;
+    const bool ok = L->loglik_gradient(f, names, index, &ll, gf, gt);
+    return List::create(Rcpp::Named("ok") = ok, Rcpp::Named("ll") = ll, Rcpp::Named("grad_f") = gf,
+                        Rcpp::Named("grad_t") = gt);
+  } catch (std::exception& e) {
+    Rcpp::stop(e.what());
+  }
+}
+
+// The core's digamma function and psi(y + r) - psi(r), elementwise.
+// [[Rcpp::export(name = ".digamma_cpp")]]
+List digamma_cpp(NumericVector x, NumericVector y, NumericVector r) {
+  NumericVector d(x.size()), dd(y.size());
+  for (R_xlen_t i = 0; i < x.size(); ++i) d[i] = augp::digamma(x[i]);
+  for (R_xlen_t i = 0; i < y.size(); ++i) dd[i] = augp::digamma_diff(y[i], r[i]);
+  return List::create(Rcpp::Named("digamma") = d, Rcpp::Named("diff") = dd);
 }
 
 // n Poisson(mu) draws from the engine's generator.
