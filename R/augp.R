@@ -37,7 +37,8 @@
 #' the rows with missing values, so that their results line up with `data`.
 #'
 #' @param formula A model formula, e.g. `type ~ glu + bmi`, or
-#'   `cbind(successes, failures) ~ x` for binomial counts; `offset()` terms
+#'   `cbind(successes, failures) ~ x` for binomial counts; [gp()] terms,
+#'   `y ~ gp(x1) + gp(x2) + z`, make an additive GP; `offset()` terms
 #'   are allowed.
 #' @param data A data frame holding the variables of `formula`.
 #' @param likelihood `NULL` (choose from the response), `bernoulli_logit()`
@@ -120,9 +121,20 @@ augp <- function(formula, data, likelihood = NULL, kernel = NULL,
   if (!missing(data) && is.data.frame(data) && nrow(data) == 0L) {
     stop("`data` has no rows.", call. = FALSE)
   }
+  # gp() terms: the formula rewritten without them, the kernel built from them below
+  formula_user <- formula
+  gpt <- formula_gp_terms(formula, if (!missing(data) && is.data.frame(data)) data)
+  if (!is.null(gpt)) {
+    if (!is.null(kernel)) {
+      stop(paste0("`kernel`: the formula's gp() terms set the kernel; give a term its own ",
+                  "kernel as gp(x, kernel = ...) instead."), call. = FALSE)
+    }
+    formula <- gpt$formula
+  }
   mf <- match.call(expand.dots = FALSE)
   keep <- match(c("formula", "data", "subset", "weights", "na.action", "offset"), names(mf), 0L)
   mf <- mf[c(1L, keep)]
+  mf$formula <- formula
   mf$drop.unused.levels <- TRUE
   mf[[1L]] <- quote(stats::model.frame)
   mf <- eval(mf, parent.frame())
@@ -146,6 +158,10 @@ augp <- function(formula, data, likelihood = NULL, kernel = NULL,
                      factor(attr(mt, "term.labels")[attr(x, "assign")[not_icpt]]))
   x <- x[, not_icpt, drop = FALSE]
   check_design(x, "data")
+  if (!is.null(gpt)) {
+    likelihood <- check_likelihood(likelihood, y)
+    kernel <- formula_gp_kernel(gpt, likelihood)
+  }
   kernel <- kernel_resolve_dims(kernel, colnames(x), ncol(x), term_cols)
 
   off <- stats::model.offset(mf)
@@ -153,7 +169,9 @@ augp <- function(formula, data, likelihood = NULL, kernel = NULL,
                   inducing = inducing, weights = w, offset = off, prior = prior,
                   control = control, seed = seed)
   fit$call <- cl
-  fit$formula <- formula
+  fit$formula <- formula_user
+  # (a formula with gp() terms is the model's own description: formula() returns it)
+  fit$gp_terms <- !is.null(gpt)
   fit$terms <- mt
   fit$xlevels <- stats::.getXlevels(mt, mf)
   fit$contrasts <- contr

@@ -331,6 +331,7 @@ coef.augp <- function(object, units = c("data", "standardised"), ...) {
 #' @export
 formula.augp <- function(x, ...) {
   if (is.null(x$terms)) stop_no_formula("formula")
+  if (isTRUE(x$gp_terms)) return(x$formula)
   f <- stats::formula(x$terms)
   if (!is.null(x$formula)) environment(f) <- environment(x$formula)
   f
