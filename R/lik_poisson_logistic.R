@@ -113,6 +113,16 @@ lik_lambda_start <- function(likelihood, resp) {
   2 * max(1, resp$y[resp$trials > 0])
 }
 
+# A second start of a learned lambda: the largest count itself (the kernel learned at a
+# rate ceiling close to the counts, where plogis(f) must use its upper range; from the
+# first start, twice that, the kernel and lambda can settle at a lower ELBO).
+#' @export
+lik_restarts.augp_poisson_logistic <- function(likelihood, spec) {
+  if (!isTRUE(spec$learn_lambda)) return(list())
+  spec$lambda <- spec$lambda / 2
+  list(spec)
+}
+
 #' @export
 engine_lik_spec.augp_poisson_logistic <- function(likelihood, resp) {
   list(type = "poisson_logistic", q = 1L, y = as.double(resp$y), trials = as.double(resp$trials),
