@@ -23,7 +23,7 @@
 #' log of the (weighted) mean count (at the geometric-mean exposure with an
 #' offset). Frequency `weights` count repeated observations.
 #'
-#' With `r = NULL` the dispersion is learned by maximising the ELBO over
+#' With `negative_binomial(r = NULL)` the dispersion is learned by maximising the ELBO over
 #' \eqn{\log r} (a one-dimensional search in \eqn{[10^{-3}, 10^5]} with
 #' \eqn{q(f)} fixed, alternating with CAVI as for [gaussian_noise()]'s
 #' \eqn{\sigma}); the kernel hyperparameters are learned at the starting
