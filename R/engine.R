@@ -83,23 +83,23 @@ engine_find_jitter <- function(kernel, X, jitter) {
 kernel_median_start <- function(kernel, X) {
   idx <- if (nrow(X) > 500) round(seq(1, nrow(X), length.out = 500)) else seq_len(nrow(X))
   Xs <- X[idx, , drop = FALSE]
-  med_col <- apply(Xs, 2, function(col) stats::median(as.numeric(stats::dist(col))))
+  med <- function(cols) stats::median(as.numeric(stats::dist(Xs[, cols, drop = FALSE])))
+  med_all <- med(seq_len(ncol(Xs)))
+  med_col <- vapply(seq_len(ncol(Xs)), med, 0)
   fix <- function(v, fallback) ifelse(is.finite(v) & v > 0, v, fallback)
-  set <- function(k) {
-    if (k$type %in% c("sum", "prod")) {
-      k$k1 <- set(k$k1)
-      k$k2 <- set(k$k2)
-    } else if (k$type %in% c("se", "matern")) {
+  kernel_map_leaves(kernel, function(k) {
+    if (k$type %in% c("se", "matern")) {
       cols <- kernel_leaf_cols(k, ncol(Xs))
-      k$lengthscale <- if (length(k$lengthscale) == 1) {
-        fix(stats::median(as.numeric(stats::dist(Xs[, cols, drop = FALSE]))), k$lengthscale)
-      } else {
+      k$lengthscale <- if (length(k$lengthscale) > 1) {
         fix(med_col[cols], k$lengthscale)
+      } else if (length(cols) == ncol(Xs)) {
+        fix(med_all, k$lengthscale)
+      } else {
+        fix(med(cols), k$lengthscale)
       }
     }
     k
-  }
-  set(kernel)
+  })
 }
 
 # Hyperparameter objective for fixed q(omega) (the ELBO maximised over q(f), up to

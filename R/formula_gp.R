@@ -58,7 +58,7 @@ formula_gp_terms <- function(formula, data = NULL, env = environment(formula)) {
   gp_labels <- character(0)
   terms <- lapply(idx, function(i) {
     call <- vars[[i]]
-    lab <- paste(deparse(call, width.cutoff = 500L), collapse = " ")
+    lab <- deparse1(call)
     used_in <- colnames(fac)[fac[lab, ] > 0]
     if (!identical(used_in, lab)) {
       stop(sprintf(paste0("`formula`: the gp() term %s appears in an interaction (%s); a gp() ",
@@ -85,11 +85,10 @@ formula_gp_terms <- function(formula, data = NULL, env = environment(formula)) {
       stop(sprintf("`formula`: the kernel of %s sets `dims`; gp() sets them to its variables.",
                    lab), call. = FALSE)
     }
-    list(vars = unique(vapply(v, function(e) paste(deparse(e, width.cutoff = 500L), collapse = " "), "")),
-         kernel = k)
+    list(vars = unique(vapply(v, deparse1, "")), kernel = k)
   })
   linear <- setdiff(labels, gp_labels)
-  offsets <- vapply(vars[attr(tt, "offset")], function(e) paste(deparse(e, width.cutoff = 500L), collapse = " "), "")
+  offsets <- vapply(vars[attr(tt, "offset")], deparse1, "")
   rhs <- c(linear, unique(unlist(lapply(terms, `[[`, "vars"))), offsets)
   lhs <- if (attr(tt, "response") > 0) vars[[attr(tt, "response")]]
   f <- stats::reformulate(rhs, response = lhs, intercept = attr(tt, "intercept") > 0)
@@ -105,13 +104,11 @@ kernel_has_dims <- function(k) {
 
 # Every leaf of k on the inputs `dims`.
 kernel_set_dims <- function(k, dims) {
-  if (k$type %in% c("sum", "prod")) {
-    k$k1 <- kernel_set_dims(k$k1, dims)
-    k$k2 <- kernel_set_dims(k$k2, dims)
-    return(k)
-  }
-  k$dims <- kernel_check_dims_arg(dims)
-  k
+  dims <- kernel_check_dims_arg(dims)
+  kernel_map_leaves(k, function(leaf) {
+    leaf$dims <- dims
+    leaf
+  })
 }
 
 # The kernel of a formula's gp() terms (formula_gp_terms()): the gp() terms' kernels (the

@@ -179,6 +179,16 @@ kernel_periodic <- function(variance = NULL, lengthscale = 1, period = NULL, dim
 
 is_kernel <- function(x) inherits(x, "augp_kernel")
 
+# The kernel with f applied to every leaf, left to right (sums and products kept).
+kernel_map_leaves <- function(k, f) {
+  if (k$type %in% c("sum", "prod")) {
+    k$k1 <- kernel_map_leaves(k$k1, f)
+    k$k2 <- kernel_map_leaves(k$k2, f)
+    return(k)
+  }
+  f(k)
+}
+
 #' @export
 Ops.augp_kernel <- function(e1, e2) {
   if (!.Generic %in% c("+", "*")) {
@@ -317,36 +327,33 @@ kernel_resolve_dims <- function(kernel, xnames, p, term_cols = NULL, arg = "kern
   if (is_kernel_list(kernel)) {
     return(new_kernel_list(lapply(kernel, kernel_resolve_dims, xnames, p, term_cols, arg)))
   }
-  if (kernel$type %in% c("sum", "prod")) {
-    kernel$k1 <- kernel_resolve_dims(kernel$k1, xnames, p, term_cols, arg)
-    kernel$k2 <- kernel_resolve_dims(kernel$k2, xnames, p, term_cols, arg)
-    return(kernel)
-  }
-  d <- kernel$dims
-  if (is.null(d)) return(kernel)
-  if (is.numeric(d)) {
-    if (any(d > p)) {
-      stop(sprintf("`%s`: dims = %d selects a column beyond the %d input column(s).",
-                   arg, max(d), p), call. = FALSE)
+  kernel_map_leaves(kernel, function(k) {
+    d <- k$dims
+    if (is.null(d)) return(k)
+    if (is.numeric(d)) {
+      if (any(d > p)) {
+        stop(sprintf("`%s`: dims = %d selects a column beyond the %d input column(s).",
+                     arg, max(d), p), call. = FALSE)
+      }
+      idx <- d
+    } else {
+      one <- function(nm) {
+        if (!is.null(xnames) && nm %in% xnames) return(match(nm, xnames))
+        if (!is.null(term_cols) && nm %in% names(term_cols)) return(term_cols[[nm]])
+        stop(sprintf("`%s`: dims names \"%s\", which is not an input (the inputs are %s).", arg,
+                     nm, if (is.null(xnames)) "unnamed" else
+                       paste0('"', union(names(term_cols), xnames), '"', collapse = ", ")),
+             call. = FALSE)
+      }
+      idx <- unique(unlist(lapply(d, one)))
     }
-    idx <- d
-  } else {
-    one <- function(nm) {
-      if (!is.null(xnames) && nm %in% xnames) return(match(nm, xnames))
-      if (!is.null(term_cols) && nm %in% names(term_cols)) return(term_cols[[nm]])
-      stop(sprintf("`%s`: dims names \"%s\", which is not an input (the inputs are %s).", arg,
-                   nm, if (is.null(xnames)) "unnamed" else
-                     paste0('"', union(names(term_cols), xnames), '"', collapse = ", ")),
-           call. = FALSE)
-    }
-    idx <- unique(unlist(lapply(d, one)))
-  }
-  kernel$dims_idx <- as.integer(idx)
-  # the inputs as the user named them label the kernel's parameters (a factor's name,
-  # not its dummy columns); `dims` becomes the columns
-  if (is.null(kernel$dims_label)) kernel$dims_label <- as.character(kernel$dims)
-  kernel$dims <- if (!is.null(xnames)) xnames[idx] else as.integer(idx)
-  kernel
+    k$dims_idx <- as.integer(idx)
+    # the inputs as the user named them label the kernel's parameters (a factor's name,
+    # not its dummy columns); `dims` becomes the columns
+    if (is.null(k$dims_label)) k$dims_label <- as.character(k$dims)
+    k$dims <- if (!is.null(xnames)) xnames[idx] else as.integer(idx)
+    k
+  })
 }
 
 # Log parameters of a kernel (named numeric vector, leaves left to right).
@@ -477,11 +484,6 @@ kernel_to_std <- function(kernel, scale, keep = rep(TRUE, length(scale)), latent
   # the kept columns' new numbers (0 for dropped ones)
   renum <- cumsum(keep) * keep
   conv <- function(k) {
-    if (k$type %in% c("sum", "prod")) {
-      k$k1 <- conv(k$k1)
-      k$k2 <- conv(k$k2)
-      return(k)
-    }
     # the leaf's inputs among the user's columns, and which of them the fit keeps
     idx <- kernel_leaf_idx(k)
     if (!length(idx)) idx <- seq_along(keep)
@@ -519,7 +521,7 @@ kernel_to_std <- function(kernel, scale, keep = rep(TRUE, length(scale)), latent
     k$sd_units <- character(0)
     k
   }
-  list(kernel = conv(kernel), inexact = unique(inexact))
+  list(kernel = kernel_map_leaves(kernel, conv), inexact = unique(inexact))
 }
 
 # A kernel on the standardised inputs with every lengthscale and period marked as being
@@ -543,12 +545,7 @@ kernel_in_sd_units <- function(kernel) {
 # become a vector.
 kernel_to_data <- function(kernel, scale) {
   if (is_kernel_list(kernel)) return(new_kernel_list(lapply(kernel, kernel_to_data, scale)))
-  conv <- function(k) {
-    if (k$type %in% c("sum", "prod")) {
-      k$k1 <- conv(k$k1)
-      k$k2 <- conv(k$k2)
-      return(k)
-    }
+  kernel_map_leaves(kernel, function(k) {
     sc <- scale[kernel_leaf_cols(k, length(scale))]
     p <- length(sc)
     same <- scales_equal(sc)
@@ -561,8 +558,7 @@ kernel_to_data <- function(kernel, scale) {
     if (k$type == "periodic") k$period <- per_input(k$period)
     k$sd_units <- character(0)
     k
-  }
-  conv(kernel)
+  })
 }
 
 # The hyperparameters of a kernel in data units (kernel_to_data()) as a named vector:

@@ -207,8 +207,7 @@ class PoissonLogistic : public Likelihood {
   bool loglik_gradient(const Eigen::MatrixXd& f, const std::vector<std::string>& names,
                        const std::vector<int>& index, double* ll, Eigen::MatrixXd& grad_f,
                        Eigen::VectorXd& grad_t) const override {
-    for (std::size_t k = 0; k < names.size(); ++k)
-      if (names[k] != "lambda" || index[k] != 0) return false;
+    if (!only_scalar_param(names, index, "lambda")) return false;
     const int n = n_obs();
     grad_f.resize(n, 1);
     const double llam = std::log(lambda_);

@@ -318,6 +318,15 @@ void check_regression_data(const std::vector<double>& y, const std::vector<doubl
 // std::invalid_argument unless m and v are both n x q.
 void check_moment_shapes(const Eigen::MatrixXd& m, const Eigen::MatrixXd& v, int n, int q);
 
+// loglik_gradient of a likelihood with one positive scalar parameter: are all the asked
+// elements element 0 of `name`?
+inline bool only_scalar_param(const std::vector<std::string>& names, const std::vector<int>& index,
+                              const std::string& name) {
+  for (std::size_t k = 0; k < names.size(); ++k)
+    if (names[k] != name || index[k] != 0) return false;
+  return true;
+}
+
 // For set_params(): throws std::invalid_argument unless every name in p is in `names`.
 void check_param_names(const std::map<std::string, Eigen::MatrixXd>& p,
                        const std::vector<std::string>& names);
