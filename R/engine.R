@@ -789,7 +789,12 @@ engine_gibbs <- function(X, lik, kernel, ctl, seed, mean0, prior = NULL) {
        jitter = max(res$jitter, if (is.null(vi)) 0 else vi$jitter), seed = seeds,
        theta = theta, accept = res$accept, chol_per_sweep = res$chol_per_sweep,
        eig_per_sweep = res$eig_per_sweep,
-       prior_table = ptab, lik = lik, lik_draws = lik_draws, lik_prior = lik_prior)
+       prior_table = ptab, lik = lik, lik_draws = lik_draws, lik_prior = lik_prior,
+       gradient_move = if (!is.null(res$grad_eps)) {
+         # per chain: the gradient move's final step size, mean acceptance and adapted
+         # metric's variances (src/gradient_move.h; step size 0 and no variances without it)
+         list(step_size = res$grad_eps, accept = res$grad_accept, metric = res$grad_metric)
+       })
 }
 
 # Fit the latent GP(s). `lik`: an engine likelihood list (type, q, data); without
@@ -827,7 +832,8 @@ augp_engine <- function(X, y = NULL, trials = NULL, kernel, method = c("vi", "gi
               theta = fit$theta, accept = fit$accept, chol_per_sweep = fit$chol_per_sweep,
               eig_per_sweep = fit$eig_per_sweep,
               prior_table = fit$prior_table,
-              lik_draws = fit$lik_draws, lik_prior = fit$lik_prior, hyper_bounds = fit$hyper_bounds)
+              lik_draws = fit$lik_draws, lik_prior = fit$lik_prior, hyper_bounds = fit$hyper_bounds,
+              gradient_move = fit$gradient_move)
   if (!is.null(fit$lik_draws)) out$lik <- fit$lik
   if (own) progress_finish()
   structure(out, class = "augp_engine")

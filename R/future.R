@@ -46,6 +46,9 @@ future_gibbs_chains <- function(run, chains, parallel) {
   out <- list(draws = bind("draws"), jitter = max(vapply(parts, function(p) p$jitter, 0)),
               theta = bind("theta"), lik_params = bind("lik_params"))
   if (!is.null(parts[[1]]$accept)) out$accept <- do.call(rbind, lapply(parts, `[[`, "accept"))
+  for (nm in c("grad_eps", "grad_accept", "grad_metric")) {
+    if (!is.null(parts[[1]][[nm]])) out[[nm]] <- do.call(c, lapply(parts, `[[`, nm))
+  }
   out
 }
 

@@ -219,6 +219,7 @@ engine_lik_spec.augp_logistic_softmax <- function(likelihood, resp) {
   spec$ref_avg <- softmax_ref_avg(likelihood)
   spec$hmc_steps <- softmax_hmc_steps(likelihood)
   spec$hmc_moves <- softmax_hmc_moves(likelihood)
+  spec$hmc_rank <- softmax_hmc_rank(likelihood)
   # The non-bijective model's Gibbs moves (the contrast moves and the gradient move) take
   # the variational fit as their reference: engine_gibbs() refines that fit first
   # (engine_reference_q()).
@@ -286,6 +287,16 @@ softmax_hmc_moves <- function(likelihood) {
   if (is.null(s)) SOFTMAX_HMC_MOVES else as.double(s)
 }
 SOFTMAX_HMC_MOVES <- 1
+
+# Leading kernel eigenvectors per latent column along which the gradient move adapts its
+# metric to the warm-up draws (GradientMove::set_adaptation() in src/gradient_move.h); 0:
+# the reference's metric throughout. Not a user setting: bench/multiclass/mixing.R sets
+# `likelihood$hmc_rank` to compare.
+softmax_hmc_rank <- function(likelihood) {
+  s <- likelihood$hmc_rank
+  if (is.null(s)) SOFTMAX_HMC_RANK else as.double(s)
+}
+SOFTMAX_HMC_RANK <- 0
 
 softmax_n_latent <- function(likelihood, K) if (isTRUE(likelihood$bijective)) K - 1L else K
 

@@ -202,6 +202,7 @@ bool GibbsChain::run(int count) {
     // the f it leaves
     if (blocks_.empty() && ref_ && LK_.shared() && lik_->gradient_leapfrog() > 0) {
       const RotatedGaussian g = ref_->gaussian();
+      if (g.Q != nullptr && it_ == 0) grad_.set_adaptation(warmup_, lik_->gradient_metric_rank());
       if (g.Q != nullptr)
         for (int t = 0; t < lik_->gradient_trajectories(); ++t)
           grad_.step(*lik_, f_, mu0_, LK_[0], g, lik_->gradient_leapfrog(), rng_,

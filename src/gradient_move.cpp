@@ -5,12 +5,77 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <vector>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/QR>
 
 namespace augp {
 
 GradientMove::GradientMove(double eps0, double target) : log_eps_(std::log(eps0)) {
   da_.target = target;
   da_.restart(eps0);
+}
+
+void GradientMove::set_adaptation(int warmup, int rank) {
+  if (rank < 0) throw std::invalid_argument("the metric's rank must be >= 0");
+  rank_ = rank;
+  win_start_ = static_cast<int>(std::floor(0.3 * warmup)) + 1;
+  win_end_ = static_cast<int>(std::floor(0.8 * warmup));
+  // too short a window estimates nothing: keep the approximation's metric
+  if (win_end_ - win_start_ + 1 < 20) rank_ = 0;
+}
+
+void GradientMove::make_basis(const Eigen::MatrixXd& LK, const RotatedGaussian& g, int n, int q) {
+  const int r = std::min(rank_, n);
+  Eigen::MatrixXd K = LK.triangularView<Eigen::Lower>() * LK.transpose();
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(K);
+  if (es.info() != Eigen::Success) return;  // no adaptation
+  const Eigen::MatrixXd U = es.eigenvectors().rightCols(r);  // the r largest
+  B_.assign(q, Eigen::MatrixXd());
+  for (int c = 0; c < q; ++c) {
+    Eigen::MatrixXd W = (*g.L)[c].triangularView<Eigen::Lower>().transpose() * U;
+    Eigen::HouseholderQR<Eigen::MatrixXd> qr(W);
+    B_[c] = qr.householderQ() * Eigen::MatrixXd::Identity(n, r);
+  }
+}
+
+Eigen::VectorXd GradientMove::project(const Eigen::MatrixXd& x) const {
+  const int q = static_cast<int>(V_.size()), d = static_cast<int>(lam_.size());
+  Eigen::VectorXd a = Eigen::VectorXd::Zero(d);
+  for (int c = 0; c < q; ++c) a.noalias() += V_[c].transpose() * x.col(c);
+  return a;
+}
+
+void GradientMove::add_low_rank(Eigen::MatrixXd& x, const Eigen::VectorXd& a) const {
+  const Eigen::VectorXd s = project(x).cwiseProduct(a);
+  for (int c = 0; c < static_cast<int>(V_.size()); ++c) x.col(c).noalias() += V_[c] * s;
+}
+
+void GradientMove::adapt_metric() {
+  const int N = static_cast<int>(Y_.size());
+  if (N < 10 || B_.empty()) {
+    B_.clear();
+    Y_.clear();
+    return;
+  }
+  const int d = static_cast<int>(Y_[0].size()), q = static_cast<int>(B_.size()), r = d / q;
+  Eigen::VectorXd mean = Eigen::VectorXd::Zero(d);
+  for (const Eigen::VectorXd& y : Y_) mean += y;
+  mean /= N;
+  Eigen::MatrixXd C = Eigen::MatrixXd::Zero(d, d);
+  for (const Eigen::VectorXd& y : Y_) C.noalias() += (y - mean) * (y - mean).transpose();
+  C /= (N - 1);
+  // shrunk towards the approximation's metric (the identity in these coordinates)
+  C = (N * C + 5.0 * Eigen::MatrixXd::Identity(d, d)) / (N + 5.0);
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(C);
+  if (es.info() == Eigen::Success) {
+    lam_ = es.eigenvalues().cwiseMax(1e-4).cwiseMin(1e4);
+    V_.assign(q, Eigen::MatrixXd());
+    for (int c = 0; c < q; ++c) V_[c] = B_[c] * es.eigenvectors().middleRows(c * r, r);
+  }
+  B_.clear();
+  Y_.clear();
 }
 
 double GradientMove::step_size() const { return std::exp(frozen_ ? da_.log_eps_bar : log_eps_); }
@@ -59,25 +124,56 @@ double GradientMove::step(const Likelihood& lik, Eigen::MatrixXd& f, const Eigen
   // the current point in the approximation's coordinates
   Eigen::MatrixXd z = f * (*g.Q) - *g.mean;
   for (int c = 0; c < q; ++c) (*g.L)[c].triangularView<Eigen::Lower>().solveInPlace(z.col(c));
+  // the metric's adaptation window (warm-up only)
+  if (rank_ > 0 && warmup_it > 0 && !frozen_) {
+    if (warmup_it == win_start_) make_basis(LK, g, n, q);
+    if (warmup_it >= win_start_ && warmup_it <= win_end_ && !B_.empty()) {
+      const int r = static_cast<int>(B_[0].cols());
+      Eigen::VectorXd y(q * r);
+      for (int c = 0; c < q; ++c) y.segment(c * r, r).noalias() = B_[c].transpose() * z.col(c);
+      Y_.push_back(y);
+    }
+    if (warmup_it == win_end_) {
+      adapt_metric();
+      if (lam_.size() > 0) da_.restart(std::exp(log_eps_));
+    }
+  }
+  const bool metric = lam_.size() > 0;
   Eigen::MatrixXd p(n, q);
   for (int c = 0; c < q; ++c)
     for (int i = 0; i < n; ++i) p(i, c) = rng.norm();
+  if (metric) add_low_rank(p, (lam_.cwiseInverse().cwiseSqrt().array() - 1.0).matrix());
+  const Eigen::VectorXd lam1 = metric ? Eigen::VectorXd(lam_.array() - 1.0) : Eigen::VectorXd();
+  // p' M^-1 p and M^-1 p
+  auto kinetic = [&](const Eigen::MatrixXd& x) {
+    double k = x.squaredNorm();
+    if (metric) k += project(x).cwiseAbs2().dot(lam1);
+    return 0.5 * k;
+  };
+  auto velocity = [&](const Eigen::MatrixXd& x) {
+    Eigen::MatrixXd v = x;
+    if (metric) add_low_rank(v, lam1);
+    return v;
+  };
   const double eps = std::exp(log_eps_) * (0.9 + 0.2 * rng.unif());
   double U0, U;
   Eigen::MatrixXd grad;
   double alpha = 0.0;
   Eigen::MatrixXd fnew;
   if (energy(lik, z, m0, LK, g, &U0, grad, nullptr)) {
-    const double H0 = U0 + 0.5 * p.squaredNorm();
+    const double H0 = U0 + kinetic(p);
     bool ok = true;
     p.noalias() -= 0.5 * eps * grad;
     for (int s = 0; s < leapfrog && ok; ++s) {
-      z.noalias() += eps * p;
+      if (metric)
+        z.noalias() += eps * velocity(p);
+      else
+        z.noalias() += eps * p;
       ok = energy(lik, z, m0, LK, g, &U, grad, s + 1 == leapfrog ? &fnew : nullptr);
       if (ok) p.noalias() -= (s + 1 == leapfrog ? 0.5 : 1.0) * eps * grad;
     }
     if (ok) {
-      const double dH = U + 0.5 * p.squaredNorm() - H0;
+      const double dH = U + kinetic(p) - H0;
       alpha = std::isfinite(dH) ? (dH <= 0.0 ? 1.0 : std::exp(-dH)) : 0.0;
       if (alpha > 0.0 && rng.unif() < alpha) f.swap(fnew);
     }

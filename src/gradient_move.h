@@ -21,6 +21,7 @@
 #define AUGP_GRADIENT_MOVE_H
 
 #include <Eigen/Dense>
+#include <vector>
 
 #include "dual_averaging.h"
 #include "likelihood.h"
@@ -43,6 +44,12 @@ class GradientMove {
   double step_size() const;
   double mean_accept() const { return n_ ? acc_sum_ / n_ : 0.0; }
 
+  // Plans the low-rank metric adaptation for a warm-up of `warmup` sweeps with `rank`
+  // leading kernel eigenvectors per column (0: none). Call before the first step.
+  void set_adaptation(int warmup, int rank);
+  // The adapted metric's variances lambda (empty when none was adapted).
+  const Eigen::VectorXd& metric_variances() const { return lam_; }
+
  private:
   double log_eps_;
   DualAveraging da_;  // the step size's adaptation in warm-up
@@ -53,6 +60,18 @@ class GradientMove {
   bool energy(const Likelihood& lik, const Eigen::MatrixXd& z, const Eigen::MatrixXd& m0,
               const Eigen::MatrixXd& LK, const RotatedGaussian& g, double* U,
               Eigen::MatrixXd& grad, Eigen::MatrixXd* f_out) const;
+
+  // the metric adaptation (see the header comment)
+  int rank_ = 0, win_start_ = 0, win_end_ = 0;
+  std::vector<Eigen::MatrixXd> B_;  // per column: n x r orthonormal basis of the window's subspace
+  std::vector<Eigen::VectorXd> Y_;  // the window's projections B' z
+  std::vector<Eigen::MatrixXd> V_;  // per column: n x d rows of the metric's directions
+  Eigen::VectorXd lam_;             // their variances
+  void make_basis(const Eigen::MatrixXd& LK, const RotatedGaussian& g, int n, int q);
+  void adapt_metric();
+  // V' x and x + V diag(a) V' x for an n x q matrix x
+  Eigen::VectorXd project(const Eigen::MatrixXd& x) const;
+  void add_low_rank(Eigen::MatrixXd& x, const Eigen::VectorXd& a) const;
 };
 
 }  // namespace augp

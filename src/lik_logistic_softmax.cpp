@@ -41,7 +41,9 @@
 // reference means conditional on the other contrasts). hmc_steps (optional, default 0:
 // leapfrog steps per trajectory of the gradient move, gradient_move.h, whose metric is
 // the contrast moves' reference; it makes a reference also when ref_steps = 0) and
-// hmc_moves (optional, default 1: its trajectories per sweep).
+// hmc_moves (optional, default 1: its trajectories per sweep) and hmc_rank (optional,
+// default 0: the kernel eigenvectors per column of its low-rank metric adaptation in
+// warm-up, GradientMove::set_adaptation()).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -66,12 +68,13 @@ class LogisticSoftmax : public Likelihood {
   LogisticSoftmax(CountRows Y, bool bijective, const std::vector<double>& theta,
                   int slice_steps, int ref_steps, double ref_scale, bool ref_joint,
                   double ref_df, int ref_avg, bool ref_full, double ref_shift, int ref_newton,
-                  bool ref_cond, int hmc_steps, int hmc_moves)
+                  bool ref_cond, int hmc_steps, int hmc_moves, int hmc_rank)
       : Y_(std::move(Y)), bij_(bijective), slice_steps_(slice_steps), ref_steps_(ref_steps),
         ref_scale_(ref_scale), ref_joint_(ref_joint), ref_df_(ref_df), ref_avg_(ref_avg),
         ref_full_(ref_full), ref_shift_(ref_shift), ref_newton_(ref_newton),
-        ref_cond_(ref_cond), hmc_steps_(hmc_steps), hmc_moves_(hmc_moves) {
+        ref_cond_(ref_cond), hmc_steps_(hmc_steps), hmc_moves_(hmc_moves), hmc_rank_(hmc_rank) {
     if (hmc_steps < 0) throw std::invalid_argument("hmc_steps must be >= 0");
+    if (hmc_rank < 0) throw std::invalid_argument("hmc_rank must be >= 0");
     if (hmc_moves < 1) throw std::invalid_argument("hmc_moves must be >= 1");
     if (slice_steps < 0) throw std::invalid_argument("slice_steps must be >= 0");
     if (ref_steps < 0) throw std::invalid_argument("ref_steps must be >= 0");
@@ -179,7 +182,7 @@ class LogisticSoftmax : public Likelihood {
   }
 
   std::unique_ptr<Likelihood> subset(const std::vector<int>& rows) const override {
-    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y_.subset(rows), bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_, ref_newton_, ref_cond_, hmc_steps_, hmc_moves_));
+    return std::unique_ptr<Likelihood>(new LogisticSoftmax(Y_.subset(rows), bij_, theta_, slice_steps_, ref_steps_, ref_scale_, ref_joint_, ref_df_, ref_avg_, ref_full_, ref_shift_, ref_newton_, ref_cond_, hmc_steps_, hmc_moves_, hmc_rank_));
   }
 
   void sample_aux(const Eigen::MatrixXd& f, Rng& rng, Eigen::MatrixXd& kappa,
@@ -234,6 +237,7 @@ class LogisticSoftmax : public Likelihood {
   // (non-bijective model only: the bijective one makes no reference).
   int gradient_leapfrog() const override { return bij_ ? 0 : hmc_steps_; }
   int gradient_trajectories() const override { return hmc_moves_; }
+  int gradient_metric_rank() const override { return hmc_rank_; }
   bool gibbs_move(Eigen::MatrixXd& f, const Eigen::MatrixXd& mu0, const KernelSet& LK,
                   const MoveReference* ref, Rng& rng) const override {
     const int n = n_obs();
@@ -1075,6 +1079,7 @@ class LogisticSoftmax : public Likelihood {
   bool ref_cond_;     // per-contrast reference means conditional on the other contrasts
   int hmc_steps_;     // leapfrog steps per trajectory of the gradient move (0: none)
   int hmc_moves_;     // its trajectories per sweep
+  int hmc_rank_;      // kernel eigenvectors per column of its metric adaptation (0: none)
   std::vector<double> theta_;
   int q_;
   double T_, fixed_;
@@ -1097,7 +1102,8 @@ std::unique_ptr<Likelihood> make_logistic_softmax(const LikSpec& spec) {
                           spec.has("ref_newton") ? static_cast<int>(spec.scalar("ref_newton")) : 0,
                           spec.has("ref_cond") && spec.flag("ref_cond"),
                           spec.has("hmc_steps") ? static_cast<int>(spec.scalar("hmc_steps")) : 0,
-                          spec.has("hmc_moves") ? static_cast<int>(spec.scalar("hmc_moves")) : 1));
+                          spec.has("hmc_moves") ? static_cast<int>(spec.scalar("hmc_moves")) : 1,
+                          spec.has("hmc_rank") ? static_cast<int>(spec.scalar("hmc_rank")) : 0));
 }
 
 }  // namespace augp

@@ -96,6 +96,9 @@ class Likelihood {
   // expected_loglik_derivs() at zero variances. Default: 0 steps, no such move.
   virtual int gradient_leapfrog() const { return 0; }
   virtual int gradient_trajectories() const { return 1; }
+  // The rank per latent column of the gradient move's low-rank metric adaptation in
+  // warm-up (GradientMove::set_adaptation(); 0: the reference's metric throughout).
+  virtual int gradient_metric_rank() const { return 0; }
 
   // Full-Bayes Gibbs: a one-parameter group of maps of the latent values and one positive
   // parameter element x that leaves the likelihood exactly unchanged. Returns false (the

@@ -575,15 +575,20 @@ List gp_gibbs_cpp(List specs, Eigen::MatrixXd X, List lik, NumericVector mu0,
   out.attr("dim") = Rcpp::IntegerVector::create(iter, chains, n * q);
   param_out.attr("dim") = Rcpp::IntegerVector::create(iter, chains, n_lp);
   // the gradient move's final step size and mean acceptance probability, per chain
+  // and the variances of its adapted low-rank metric (empty when none)
   NumericVector grad_eps(chains), grad_accept(chains);
+  List grad_metric(chains);
   for (int c = 0; c < chains; ++c) {
     grad_eps[c] = ch[c].gradient_move().step_size();
     grad_accept[c] = ch[c].gradient_move().mean_accept();
+    const Eigen::VectorXd& lam = ch[c].gradient_move().metric_variances();
+    grad_metric[c] = NumericVector(lam.data(), lam.data() + lam.size());
   }
   if (!full_bayes)
     return List::create(Rcpp::Named("draws") = out, Rcpp::Named("jitter") = jit,
                         Rcpp::Named("lik_params") = param_out, Rcpp::Named("grad_eps") = grad_eps,
-                        Rcpp::Named("grad_accept") = grad_accept);
+                        Rcpp::Named("grad_accept") = grad_accept,
+                        Rcpp::Named("grad_metric") = grad_metric);
   theta_out.attr("dim") = Rcpp::IntegerVector::create(iter, chains, n_theta);
   const int nb = static_cast<int>(kspecs.size());
   Rcpp::NumericMatrix accept(chains, nb);

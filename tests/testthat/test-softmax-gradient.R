@@ -57,6 +57,21 @@ test_that("the gradient move alone samples the un-augmented posterior, whatever 
     expect_lt(max(abs(z)), 4.5, label = paste("max |z|", r))
     expect_lt(max(abs(m - cs$ex$mean)), 0.03, label = paste("max error", r))
   }
+  # with the metric adapted to the warm-up draws along the kernel's leading eigenvectors
+  # (fixed after warm-up, so still exact; the far reference's scales are off by far more)
+  lik_r <- utils::modifyList(lik, list(hmc_rank = 3))
+  for (r in names(refs)) {
+    res <- grad_chains(cs, lik_r, refs[[r]]$mean, refs[[r]]$prec, iter = 4000, warmup = 400)
+    expect_length(res$grad_metric, 2)
+    expect_true(all(lengths(res$grad_metric) == 9), label = paste("metric rank", r))
+    expect_true(all(unlist(res$grad_metric) > 0))
+    P <- eng_ns$mcmc_response_draws(res$draws, lik_r, max_vars = Inf)
+    m <- matrix(apply(P, 3, mean), n)
+    se <- matrix(apply(P, 3, posterior::mcse_mean), n)
+    z <- (m - cs$ex$mean) / sqrt(se^2 + cs$ex$se^2)
+    expect_lt(max(abs(z)), 4.5, label = paste("max |z| with the metric", r))
+    expect_lt(max(abs(m - cs$ex$mean)), 0.03, label = paste("max error with the metric", r))
+  }
   # with the other moves (the default arrangement) too
   lik$ref_steps <- 2
   res <- grad_chains(cs, lik, cs$mu0, matrix(0.5, n, 3), iter = 3000, warmup = 300)
@@ -83,6 +98,20 @@ test_that("the gradient move's step size adapts in warm-up only; draws follow th
   # chains on 1 or 2 threads give the same draws
   expect_identical(a$draws, grad_chains(cs, lik, cs$mu0, matrix(0.5, n, 3), iter = 40, warmup = 30,
                                         threads = 2)$draws)
+  # the adapted metric: the same on 1 or 2 threads; none without the setting or when the
+  # warm-up is too short for its window (fewer than 20 sweeps in it)
+  lik_r <- utils::modifyList(lik, list(hmc_rank = 2))
+  ra <- grad_chains(cs, lik_r, cs$mu0, matrix(0.5, n, 3), iter = 150, warmup = 100)
+  expect_identical(ra$draws, grad_chains(cs, lik_r, cs$mu0, matrix(0.5, n, 3), iter = 150,
+                                         warmup = 100, threads = 2)$draws)
+  expect_true(all(lengths(ra$grad_metric) == 6))
+  expect_false(identical(ra$draws, grad_chains(cs, lik, cs$mu0, matrix(0.5, n, 3), iter = 150,
+                                               warmup = 100)$draws))
+  expect_true(all(lengths(a$grad_metric) == 0))
+  expect_true(all(lengths(grad_chains(cs, lik_r, cs$mu0, matrix(0.5, n, 3), iter = 40,
+                                      warmup = 30)$grad_metric) == 0))
+  expect_error(grad_chains(cs, utils::modifyList(lik, list(hmc_rank = -1)), cs$mu0,
+                           matrix(0.5, n, 3), iter = 10, warmup = 5), "hmc_rank")
   # the move changes the draws; without it (hmc_steps = 0) no step size is adapted
   lik0 <- utils::modifyList(lik, list(hmc_steps = 0))
   d0 <- grad_chains(cs, lik0, cs$mu0, matrix(0.5, n, 3), iter = 40, warmup = 30)
