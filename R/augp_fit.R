@@ -187,7 +187,7 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = NULL,
     ks <- kernel_search_fit(cands, function(k) {
       k_std <- std_kernel(k)
       list(engine = fit_engine(k, k_std, "vi"), kernel_std = k_std)
-    })
+    }, verbose = control$verbose)
     kernel_default <- which(ks$table$chosen) == 1L
     kernel <- ks$kernel
     kernel_std <- ks$kernel_std
@@ -317,9 +317,12 @@ offset_prior_mean <- function(mean0, offset, n, q) {
 #' augp_fit() adds `prior_weights` (the frequency weights of the rows used; NULL without
 #' weights, when every row weighs 1), `offset` (per row used, or NULL) and `offset_centre` (its mean, NULL
 #' without offset), and `inducing_info` (sparse fits: list(placement = "kmeans",
-#' "random" or "user", learned = whether the locations were learned); NULL otherwise), and
+#' "random" or "user", learned = whether the locations were learned); NULL otherwise),
 #' `inference` (how the GP was chosen, choose_inference() in R/inference.R: choice "auto"
-#' or "given", engine "exact" or "sparse", m, n, q and, for "auto", the reason).
+#' or "given", engine "exact" or "sparse", m, n, q and, for "auto", the reason),
+#' `kernel_default` (whether the kernel is the likelihood's default) and `kernel_search`
+#' (when augp_control(kernel_search =) chose the kernel: a data frame of the candidates,
+#' kernel_search_table() in R/kernel_search.R; NULL otherwise).
 #' augp() adds the formula parts `formula`, `terms`, `xlevels`, `contrasts`,
 #' `na.action` and `model`.
 #' @noRd

@@ -77,34 +77,36 @@ kernel_search_use <- function(setting, likelihood, kernel_default, sparse, learn
 
 # The search. `cands`: kernel_search_candidates(); `fit_one(kernel)`: the variational
 # engine fit with a candidate kernel (data units), as list(engine, kernel_std). The
-# warnings and messages of each candidate's fit are held back, and those of the chosen
-# one given once the choice is made. A candidate other than the default whose fit fails
-# is left out (its ELBO NA in the table). Returns list(engine, kernel, kernel_std,
-# label, table) of the chosen candidate.
-kernel_search_fit <- function(cands, fit_one) {
+# warnings of each candidate's fit are held back, and those of the chosen one given once
+# the choice is made (messages, progress among them, pass; with `verbose`, a line names
+# each candidate before its fit). A candidate other than the default whose fit fails is
+# left out (its ELBO NA in the table). Returns list(engine, kernel, kernel_std, label,
+# table) of the chosen candidate.
+kernel_search_fit <- function(cands, fit_one, verbose = FALSE) {
   fits <- vector("list", length(cands))
-  conds <- vector("list", length(cands))
+  held <- vector("list", length(cands))
   for (i in seq_along(cands)) {
-    held <- list()
-    hold <- function(cnd) {
-      held[[length(held) + 1L]] <<- cnd
-      invokeRestart(if (inherits(cnd, "warning")) "muffleWarning" else "muffleMessage")
+    if (verbose) {
+      message(sprintf("Kernel search: candidate %d of %d, %s", i, length(cands),
+                      cands[[i]]$label))
     }
-    run <- function() withCallingHandlers(fit_one(cands[[i]]$kernel), warning = hold,
-                                          message = hold)
+    w <- list()
+    run <- function() {
+      withCallingHandlers(fit_one(cands[[i]]$kernel), warning = function(cnd) {
+        w[[length(w) + 1L]] <<- cnd
+        invokeRestart("muffleWarning")
+      })
+    }
     fits[i] <- list(if (i == 1L) run() else tryCatch(run(), error = function(e) NULL))
-    conds[[i]] <- held
+    held[[i]] <- w
   }
   elbo <- vapply(fits, function(f) if (is.null(f)) NA_real_ else kernel_search_elbo(f$engine), 0)
   npar <- vapply(fits, function(f) if (is.null(f)) NA_real_ else kernel_n_hyper(f$engine$kernel), 0)
   tab <- kernel_search_table(vapply(cands, `[[`, "", "label"), npar, elbo)
-  pick <- tab$chosen
-  for (cnd in conds[[which(pick)]]) {
-    if (inherits(cnd, "warning")) warning(cnd) else message(cnd)
-  }
-  ch <- fits[[which(pick)]]
-  list(engine = ch$engine, kernel_std = ch$kernel_std, kernel = cands[[which(pick)]]$kernel,
-       label = cands[[which(pick)]]$label, table = tab)
+  ch <- which(tab$chosen)
+  for (cnd in held[[ch]]) warning(cnd)
+  list(engine = fits[[ch]]$engine, kernel_std = fits[[ch]]$kernel_std,
+       kernel = cands[[ch]]$kernel, label = cands[[ch]]$label, table = tab)
 }
 
 # The rule, as the table the fit keeps: one row per candidate (the default first) with

@@ -11,6 +11,14 @@
 #   Rscript bench/counts/kernel_choice.R summary <dir with the kc_*.csv> [name]
 #     binds them into bench/counts/<name>.csv (default results_kernel_choice), prints the
 #     tables and writes them to bench/counts/<name>_summary.csv
+#   Rscript bench/counts/kernel_choice.R package <nb|poisson> <set> [splits] [first split]
+#     the same splits fitted by the package: its default (augp_control(kernel_search =
+#     "auto"), the penalised-ELBO choice) and kernel_search = FALSE, each fit timed;
+#     writes <OUT_DIR>/kcp_<lik>_<set>.csv
+#   Rscript bench/counts/kernel_choice.R compare <dir with the kcp_*.csv>
+#     the package's per-split LPD and choice against the elbo_pen_1 rule applied to the
+#     candidates of results_kernel_choice.csv and results_kernel_choice_confirm.csv;
+#     writes bench/counts/results_kernel_search_package.csv
 # Splits, seeds and LPDs as the scripts they extend:
 # - nb: bench_nb.R (80/20 splits redrawn until every factor level is in training, seeds
 #   1000 + split, fit seed 1; LPD from log_lik(fit, newdata = test, ndraws = 1000, seed = 1);
@@ -42,7 +50,7 @@ candidates <- function(d) list(
   m32_ard = augmentedGP::kernel_matern(nu = 1.5, lengthscale = rep(1, d))
 )
 
-if (mode == "run") {
+if (mode %in% c("run", "package")) {
   suppressPackageStartupMessages({
     library(augmentedGP)
     library(mgcv)
@@ -112,13 +120,31 @@ if (mode == "run") {
     }
     seed <- if (lik == "nb") 1 else sp
     nd <- if (lik == "nb") 1000 else 2000
+    if (mode == "package") {
+      for (ks in list("auto", FALSE)) {
+        f <- elapsed(quiet(augp(s$augp, train, likelihood = likelihood, seed = seed,
+                                control = augp_control(threads = 1, kernel_search = ks))))
+        ll <- log_lik(f$value, newdata = test, ndraws = nd, seed = 1)
+        tab <- f$value$kernel_search
+        add(split = sp, n_train = nrow(train), d = ncol(model.matrix(f$value)),
+            search = as.character(ks), lpd = mean(apply(ll, 2, log_mean_exp)),
+            chosen = if (is.null(tab)) "none" else tab$kernel[tab$chosen],
+            elbo = elbo(f$value), time = f$time)
+      }
+      r <- do.call(rbind, rows)
+      r <- r[r$split == sp, ]
+      cat(sprintf("%s %-12s split %d: %s\n", lik, set, sp,
+                  paste(sprintf("%s %.4f (%s, %.3f s)", r$search, r$lpd, r$chosen, r$time),
+                        collapse = "; ")))
+      next
+    }
     # the number of design columns, from the default fit's design
     d_cols <- NULL
     pw <- list()
     for (cn in names(candidates(1))) {
       k <- if (cn == "se") NULL else candidates(d_cols)[[cn]]
       f <- elapsed(quiet(augp(s$augp, train, likelihood = likelihood, kernel = k, seed = seed,
-                              control = augp_control(threads = 1))))
+                              control = augp_control(threads = 1, kernel_search = FALSE))))
       if (is.null(d_cols)) d_cols <- ncol(model.matrix(f$value))
       ll <- log_lik(f$value, newdata = test, ndraws = nd, seed = 1)
       l <- elapsed(quiet(loo::loo(f$value)))
@@ -154,7 +180,8 @@ if (mode == "run") {
     cat(sprintf("%s %-12s split %d (d %d): %s\n", lik, set, sp, d_cols,
                 paste(sprintf("%s %.4f", r$method, r$lpd), collapse = "; ")))
   }
-  out <- file.path(Sys.getenv("OUT_DIR", tempdir()), sprintf("kc_%s_%s.csv", lik, set))
+  out <- file.path(Sys.getenv("OUT_DIR", tempdir()),
+                   sprintf(if (mode == "package") "kcp_%s_%s.csv" else "kc_%s_%s.csv", lik, set))
   utils::write.csv(do.call(rbind, rows), out, row.names = FALSE)
   cat("wrote", out, "\n")
 }
@@ -238,4 +265,55 @@ if (mode == "summary") {
         digits = 3)
   utils::write.csv(tab, file.path("bench", "counts", paste0(name, "_summary.csv")),
                    row.names = FALSE)
+}
+
+if (mode == "compare") {
+  dir <- if (length(args) >= 2) args[2] else tempdir()
+  pkg <- do.call(rbind, lapply(list.files(dir, "^kcp_.*\\.csv$", full.names = TRUE),
+                               utils::read.csv))
+  meas <- rbind(utils::read.csv(file.path("bench", "counts", "results_kernel_choice.csv")),
+                utils::read.csv(file.path("bench", "counts", "results_kernel_choice_confirm.csv")))
+  cands <- names(candidates(1))
+  labels <- c(se = "squared exponential", se_ard = "squared exponential with ARD",
+              m32 = "Matern 3/2", m52 = "Matern 5/2", m32_ard = "Matern 3/2 with ARD")
+  out <- list()
+  for (i in which(pkg$search == "auto")) {
+    p <- pkg[i, ]
+    m <- meas[meas$lik == p$lik & meas$set == p$set & meas$split == p$split &
+                meas$method %in% cands, ]
+    m <- m[match(cands, m$method), ]
+    # elbo_pen_1 as in the summary: ELBO - (2, or d + 1 with ARD); the default unless
+    # beaten by more than 1 nat
+    sc <- m$elbo - ifelse(grepl("_ard$", cands), m$d + 1, 2)
+    g <- sc - sc[1] - 1
+    g[1] <- 0
+    pick <- which.max(g)
+    off <- pkg[pkg$lik == p$lik & pkg$set == p$set & pkg$split == p$split &
+                 pkg$search == "FALSE", ]
+    out[[length(out) + 1L]] <- data.frame(
+      lik = p$lik, set = p$set, split = p$split, chosen = p$chosen,
+      rule_chosen = labels[[cands[pick]]], lpd = p$lpd, lpd_rule = m$lpd[pick],
+      lpd_diff = p$lpd - m$lpd[pick], elbo_diff = p$elbo - m$elbo[pick],
+      lpd_off = off$lpd, lpd_off_vs_se = off$lpd - m$lpd[1], time = p$time,
+      time_off = off$time)
+  }
+  res <- do.call(rbind, out)
+  utils::write.csv(res, file.path("bench", "counts", "results_kernel_search_package.csv"),
+                   row.names = FALSE)
+  options(width = 200)
+  cat("\nPer split: same choice as elbo_pen_1?", sum(res$chosen == res$rule_chosen), "of",
+      nrow(res), "\n")
+  cat("max |LPD package - LPD elbo_pen_1|:", format(max(abs(res$lpd_diff))),
+      "; max |ELBO diff|:", format(max(abs(res$elbo_diff))),
+      "; max |LPD kernel_search = FALSE - LPD se|:", format(max(abs(res$lpd_off_vs_se))), "\n")
+  print(res[res$chosen != res$rule_chosen | abs(res$lpd_diff) > 1e-6, ], row.names = FALSE)
+  agg <- do.call(rbind, lapply(split(res, paste(res$lik, res$set)), function(r) {
+    data.frame(lik = r$lik[1], set = r$set[1], splits = nrow(r),
+               chosen = paste(names(table(r$chosen)), table(r$chosen), sep = " x", collapse = "; "),
+               gain = mean(r$lpd - r$lpd_off), gain_se = stats::sd(r$lpd - r$lpd_off) / sqrt(nrow(r)),
+               time_off = mean(r$time_off), time_ratio = sum(r$time) / sum(r$time_off))
+  }))
+  cat("\nPer set: choices, LPD of the default (auto) minus kernel_search = FALSE (se), fit time\n")
+  print(agg, row.names = FALSE, digits = 3)
+  cat("\nAll fits: time ratio", format(sum(res$time) / sum(res$time_off), digits = 3), "\n")
 }

@@ -185,3 +185,30 @@ test_that("print() names the kernel chosen and the rule, summary() lists the can
                   control = ks_ctl(kernel_search = FALSE))
   expect_false(any(grepl("penalised ELBO", capture.output(print(off)))))
 })
+
+test_that("only the chosen candidate's warnings are given, and a failed candidate is left out", {
+  cands <- list(list(label = "a", kernel = kernel_se()),
+                list(label = "b", kernel = kernel_se(lengthscale = rep(1, 3))),
+                list(label = "c", kernel = kernel_matern(nu = 1.5)))
+  elbos <- c(a = -100, b = -90, c = NA)
+  fit_one <- function(k) {
+    lab <- cands[[which(vapply(cands, function(cd) identical(cd$kernel, k), TRUE))]]$label
+    if (lab == "c") stop("no fit")
+    warning(sprintf("warning of %s", lab), call. = FALSE)
+    list(engine = list(elbo = c(-1e3, elbos[[lab]]), kernel = k), kernel_std = k)
+  }
+  expect_warning(res <- ks_ns$kernel_search_fit(cands, fit_one), "warning of b")
+  expect_identical(res$label, "b")
+  expect_identical(res$table$hyperparameters, c(2L, 4L, NA))
+  expect_equal(res$table$score, c(-102, -94, NA))
+  expect_identical(res$table$chosen, c(FALSE, TRUE, FALSE))
+  w <- character(0)
+  withCallingHandlers(ks_ns$kernel_search_fit(cands, fit_one),
+                      warning = function(cnd) {
+                        w <<- c(w, conditionMessage(cnd))
+                        invokeRestart("muffleWarning")
+                      })
+  expect_identical(w, "warning of b")
+  expect_message(suppressWarnings(ks_ns$kernel_search_fit(cands, fit_one, verbose = TRUE)),
+                 "Kernel search: candidate 2 of 3, b")
+})
