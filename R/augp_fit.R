@@ -89,11 +89,16 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = NULL,
 
   std <- standardise_design(x, control$standardise, x_names)
   col_scales <- lik_column_scales(likelihood, resp)
-  kernel_std <- if (is.null(col_scales)) {
-    fit_kernel_std(kernel, std, x_names, lik_latent_scale(likelihood, resp))
-  } else {
-    new_kernel_list(lapply(col_scales, function(s) fit_kernel_std(kernel, std, x_names, s)))
+  # a kernel (data units) on the standardised inputs (one per latent column with column
+  # scales)
+  std_kernel <- function(k) {
+    if (is.null(col_scales)) {
+      fit_kernel_std(k, std, x_names, lik_latent_scale(likelihood, resp))
+    } else {
+      new_kernel_list(lapply(col_scales, function(s) fit_kernel_std(k, std, x_names, s)))
+    }
   }
+  kernel_std <- std_kernel(kernel)
   # the starting values of a likelihood with a log-linear mean read the offset (exposure)
   resp_start <- resp
   resp_start$offset <- offset
@@ -151,21 +156,43 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = NULL,
     ctl_eng$jitter <- control$jitter *
       min(if (is.null(col_scales)) lik_latent_scale(likelihood, resp) else col_scales)^2
   }
-  eng <- if (learn_params && !is.null(inducing)) {
-    # sparse: the parameters are learned inside the sparse engine (R/sparse.R)
-    e <- run_engine(std$x, spec, kernel_std, method, control, seed, eng_mean0, inducing,
-                    check = FALSE, learn_lik = list(passes = lik_hyper_passes(likelihood)))
-    e$param_label <- lik_params_label(likelihood)
-    engine_check_convergence(e)
-  } else if (exact_marginal) {
-    engine_fit_gaussian_exact(std$x, spec, likelihood, kernel_std, method, ctl_eng, seed, eng_mean0,
-                              prior, ard = gaussian_ard_leaves(kernel))
-  } else if (learn_params) {
-    engine_fit_lik_params(std$x, spec, likelihood, kernel_std, method, ctl_eng, seed, eng_mean0,
-                          prior)
-  } else {
-    run_engine(std$x, spec, kernel_std, method, ctl_eng, seed, eng_mean0, inducing, prior = prior)
+  # the engine fit with kernel `k_std` (on the standardised inputs; `k`: in data units)
+  fit_engine <- function(k, k_std, method) {
+    if (learn_params && !is.null(inducing)) {
+      # sparse: the parameters are learned inside the sparse engine (R/sparse.R)
+      e <- run_engine(std$x, spec, k_std, method, control, seed, eng_mean0, inducing,
+                      check = FALSE, learn_lik = list(passes = lik_hyper_passes(likelihood)))
+      e$param_label <- lik_params_label(likelihood)
+      engine_check_convergence(e)
+    } else if (exact_marginal) {
+      engine_fit_gaussian_exact(std$x, spec, likelihood, k_std, method, ctl_eng, seed, eng_mean0,
+                                prior, ard = gaussian_ard_leaves(k))
+    } else if (learn_params) {
+      engine_fit_lik_params(std$x, spec, likelihood, k_std, method, ctl_eng, seed, eng_mean0,
+                            prior)
+    } else {
+      run_engine(std$x, spec, k_std, method, ctl_eng, seed, eng_mean0, inducing, prior = prior)
+    }
   }
+  # kernel_search: the kernel chosen among candidates fitted variationally (R/kernel_search.R);
+  # a Gibbs fit then samples at the chosen kernel, which its own variational fit learns
+  # again as the candidate's did
+  search <- kernel_search_use(control$kernel_search, likelihood, kernel_default,
+                              sparse = !is.null(inducing), learn_kernel = learn_kernel,
+                              exact_marginal = exact_marginal,
+                              sample_hyper = control$sample_hyper, nq = nrow(x) * spec$q)
+  ks <- NULL
+  if (search) {
+    cands <- kernel_search_candidates(kernel, ncol(x), x_names, ard = ncol(std$x) > 1L)
+    ks <- kernel_search_fit(cands, function(k) {
+      k_std <- std_kernel(k)
+      list(engine = fit_engine(k, k_std, "vi"), kernel_std = k_std)
+    }, verbose = control$verbose)
+    kernel_default <- which(ks$table$chosen) == 1L
+    kernel <- ks$kernel
+    kernel_std <- ks$kernel_std
+  }
+  eng <- if (!is.null(ks) && method == "vi") ks$engine else fit_engine(kernel, kernel_std, method)
   if (!is.null(refine)) eng <- engine_refine_planned(eng, refine, ctl_eng)
   # (the Gaussian exact fit builds its mixture itself, from the exact marginal likelihood)
   if (isTRUE(control$integrate_hyper) && is.null(eng$mixture)) {
@@ -193,6 +220,8 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = NULL,
   # marginal likelihood of a conjugate Gaussian fit, else the ELBO
   if (isTRUE(eng$exact_gaussian)) fit$likelihood$learned_by <- "the exact log marginal likelihood"
   fit$kernel_default <- kernel_default
+  # the candidates of the kernel search, when it ran (kernel_search_table())
+  fit$kernel_search <- ks$table
   # the likelihood parameters a full-Bayes Gibbs fit sampled (their values: medians)
   if (!is.null(eng$lik_draws)) fit$likelihood$sampled <- unique(eng$lik_prior$name)
   fit$prior_weights <- prior_weights
@@ -288,9 +317,12 @@ offset_prior_mean <- function(mean0, offset, n, q) {
 #' augp_fit() adds `prior_weights` (the frequency weights of the rows used; NULL without
 #' weights, when every row weighs 1), `offset` (per row used, or NULL) and `offset_centre` (its mean, NULL
 #' without offset), and `inducing_info` (sparse fits: list(placement = "kmeans",
-#' "random" or "user", learned = whether the locations were learned); NULL otherwise), and
+#' "random" or "user", learned = whether the locations were learned); NULL otherwise),
 #' `inference` (how the GP was chosen, choose_inference() in R/inference.R: choice "auto"
-#' or "given", engine "exact" or "sparse", m, n, q and, for "auto", the reason).
+#' or "given", engine "exact" or "sparse", m, n, q and, for "auto", the reason),
+#' `kernel_default` (whether the kernel is the likelihood's default) and `kernel_search`
+#' (when augp_control(kernel_search =) chose the kernel: a data frame of the candidates,
+#' kernel_search_table() in R/kernel_search.R; NULL otherwise).
 #' augp() adds the formula parts `formula`, `terms`, `xlevels`, `contrasts`,
 #' `na.action` and `model`.
 #' @noRd

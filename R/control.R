@@ -289,6 +289,37 @@
 #'   Gibbs fits start their chains from the coordinate-ascent fit; the setting
 #'   applies there only to the variational fit that the non-bijective
 #'   [logistic_softmax()] sampler's moves take as their reference.
+#' @param kernel_search `"auto"` (the default), `TRUE` or `FALSE`. Fits
+#'   with the likelihood's default kernel (`kernel = NULL`, no gp() terms in
+#'   the formula) on the exact GP whose kernel is learned by the ELBO: choose
+#'   the kernel per data set among five candidates, the default
+#'   [kernel_se()], the squared exponential with one lengthscale per input
+#'   (ARD, `kernel_se(lengthscale = rep(1, p))` for p design columns), Matern
+#'   3/2 and 5/2 (`kernel_matern(nu = 1.5)`, `kernel_matern(nu = 2.5)`) and
+#'   Matern 3/2 with ARD (`kernel_matern(nu = 1.5, lengthscale = rep(1,
+#'   p))`); with a single input the ARD kernels are the isotropic ones and
+#'   are left out. Each candidate is fitted variationally with its
+#'   hyperparameters (and the likelihood's parameters) learned, with the
+#'   same seed, and scored by its final ELBO minus one nat per kernel
+#'   hyperparameter it learned (2 for an isotropic kernel, p + 1 with ARD),
+#'   since the ELBO is maximised over them. The default kernel is kept unless
+#'   another candidate's score beats the default's by more than 1 nat; then
+#'   the best score wins. The fit is then the fit with the chosen kernel,
+#'   equal to a fit with `kernel =` that kernel and the same seed;
+#'   `refine` and `integrate_hyper` run on it alone, and a Gibbs fit
+#'   (`method = "gibbs"`, whose kernel its variational fit learns) samples at
+#'   it. Cost: about five fits (six for Gibbs, plus the sampling). `print()`
+#'   says which kernel was chosen, `summary()` lists the candidates with
+#'   their number of hyperparameters, ELBO and score, and the fit keeps them
+#'   as the data frame `fit$kernel_search`. `"auto"` searches where the
+#'   choice was measured not to lower the held-out log predictive density
+#'   (and to raise it on some data sets): [negative_binomial()] and
+#'   [poisson_logistic()] fits with at most 500 observations; other
+#'   likelihoods keep their default kernel. `TRUE` searches for any
+#'   likelihood, and is an error where the search cannot apply: a kernel
+#'   given, a sparse GP (`inducing`), a kernel not learned (`learn_hyper =
+#'   FALSE` or `hyper_maxit = 0`), `sample_hyper = TRUE`, or the
+#'   [gaussian_noise()] fit on the exact GP (which chooses ARD by `ard`).
 #' @details Regression with [gaussian_noise()] on the exact GP learns the
 #'   kernel and the noise scale together by maximising the exact log marginal
 #'   likelihood (a quasi-Newton search with exact gradients, each evaluation
@@ -336,7 +367,7 @@ augp_control <- function(maxit = 200, tol = 1e-6, learn_hyper = TRUE, shared_hyp
                          final_elbo = TRUE, block_size = 256,
                          learn_inducing = FALSE, inducing_method = c("kmeans", "random"),
                          ard = "auto", refine = "auto", integrate_hyper = "auto",
-                         hyper_points = 40) {
+                         hyper_points = 40, kernel_search = "auto") {
   control_build(as.list(environment()))
 }
 
@@ -384,7 +415,8 @@ control_build <- function(s, prefix = "") {
     ard = check_ard(s$ard, nm("ard")),
     refine = check_refine(s$refine, nm("refine")),
     integrate_hyper = check_auto_flag(s$integrate_hyper, nm("integrate_hyper")),
-    hyper_points = as.integer(check_count(s$hyper_points, nm("hyper_points"), min = 2)))
+    hyper_points = as.integer(check_count(s$hyper_points, nm("hyper_points"), min = 2)),
+    kernel_search = check_auto_flag(s$kernel_search, nm("kernel_search")))
   if (out$warmup >= out$iter) {
     stop(sprintf("`%s` (%s) must be smaller than `%s` (%s).", nm("warmup"), out$warmup,
                  nm("iter"), out$iter), call. = FALSE)

@@ -375,9 +375,10 @@ engine_fit_gaussian_exact <- function(X, spec, likelihood, kernel, method, contr
   engine_finish_at(vi, method, X, control, seed, mean0, prior, own)
 }
 
-# How print() and summary() describe the kernel search of a Gaussian exact fit: NULL
-# for other fits.
+# How print() and summary() describe the kernel search of a Gaussian exact fit, or the
+# choice of augp_control(kernel_search =) (kernel_search_line()): NULL for other fits.
 kernel_search_label <- function(object) {
+  if (!is.null(object$kernel_search)) return(kernel_search_line(object))
   eng <- object$engine
   if (!isTRUE(eng$exact_gaussian)) return(NULL)
   a <- eng$ard

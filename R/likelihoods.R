@@ -479,6 +479,19 @@ lik_integrate_auto_n.augp_likelihood <- function(likelihood) {
   if (lik_exact_marginal(likelihood)) IH_AUTO_N else 0
 }
 
+#' The largest n q (observations times latent columns) at which augp_control(kernel_search
+#' = "auto") chooses the kernel of a fit with this likelihood (internal generic)
+#'
+#' The search (kernel_search_fit() in R/kernel_search.R) fits every candidate of
+#' kernel_search_candidates(), about five fits. Default 0 (off): a likelihood on which the
+#' choice was measured not to lower the held-out log predictive density says so by its
+#' own method, returning KERNEL_SEARCH_AUTO_N.
+#' @noRd
+lik_kernel_search_auto_n <- function(likelihood) UseMethod("lik_kernel_search_auto_n")
+
+#' @export
+lik_kernel_search_auto_n.augp_likelihood <- function(likelihood) 0
+
 #' @export
 lik_accepts_offset.augp_likelihood <- function(likelihood) FALSE
 

@@ -112,7 +112,8 @@ summary.augp <- function(object, ...) {
               stats = st, time = object$time,
               levels = object$levels, q = object$q,
               lik = object$likelihood, param_rounds = object$engine$param_rounds,
-              kernel_search = kernel_search_label(object), mixture = mixture_label(object),
+              kernel_search = kernel_search_label(object),
+              kernel_search_table = object$kernel_search, mixture = mixture_label(object),
               mixture_hyper = mixture_hyper_summary(object),
               exact_gaussian = isTRUE(object$engine$exact_gaussian))
   out <- c(out, st, lik_param_values(object$likelihood), summary_convergence(object))
@@ -144,6 +145,7 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   if (!is.null(x$sparse)) cat(x$sparse, "\n", sep = "")
   print_lik_params(x$lik, digits, x$param_rounds)
   if (!is.null(x$kernel_search)) cat(x$kernel_search, "\n", sep = "")
+  print_kernel_search_table(x$kernel_search_table, digits)
   cat("Kernel (data units):", kernel_label(if (is.null(x$kernel_data)) x$kernel else x$kernel_data),
       "\n")
   cat(if (is.null(x$hyper_heading)) "Hyperparameters:\n" else x$hyper_heading)
@@ -162,7 +164,8 @@ print.summary.augp <- function(x, digits = max(3L, getOption("digits") - 3L), ..
 # of different scales (reported once per input).
 hyper_heading <- function(object, what) {
   k <- if (is_kernel_list(object$kernel)) object$kernel[[1]] else object$kernel
-  notes <- c(if (isTRUE(object$kernel_default)) sprintf("%s, the likelihood's default kernel", kernel_form(k)),
+  notes <- c(if (isTRUE(object$kernel_default)) sprintf("%s, the likelihood's default kernel", kernel_form(k))
+             else if (!is.null(object$kernel_search)) sprintf("%s, chosen by the kernel search", kernel_form(k)),
              "data units", if (is_kernel_list(object$kernel)) "one row per latent function")
   head <- sprintf("%s (%s):\n", what, paste(notes, collapse = "; "))
   if (kernel_shared_scale(k, object$scale)) {
