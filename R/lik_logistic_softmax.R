@@ -281,7 +281,7 @@ softmax_hmc_steps <- function(likelihood) {
   s <- likelihood$hmc_steps
   if (is.null(s)) SOFTMAX_HMC_STEPS else as.double(s)
 }
-SOFTMAX_HMC_STEPS <- 20
+SOFTMAX_HMC_STEPS <- 40
 softmax_hmc_moves <- function(likelihood) {
   s <- likelihood$hmc_moves
   if (is.null(s)) SOFTMAX_HMC_MOVES else as.double(s)
@@ -296,7 +296,7 @@ softmax_hmc_rank <- function(likelihood) {
   s <- likelihood$hmc_rank
   if (is.null(s)) SOFTMAX_HMC_RANK else as.double(s)
 }
-SOFTMAX_HMC_RANK <- 0
+SOFTMAX_HMC_RANK <- 10
 
 softmax_n_latent <- function(likelihood, K) if (isTRUE(likelihood$bijective)) K - 1L else K
 

@@ -122,8 +122,10 @@ test_that("the likelihood spec carries the default number of slice rounds", {
   expect_false(eng_ns$engine_lik_spec(logistic_softmax(bijective = TRUE), resp)$gibbs_reference)
   # the gradient move's leapfrog steps; it takes the reference too, so the spec asks for
   # one unless both it and the contrast moves are off
-  expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$hmc_steps, 20)
+  expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$hmc_steps, 40)
   expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$hmc_moves, 1)
+  # and its metric adapted along the kernel's 10 leading eigenvectors per latent column
+  expect_equal(eng_ns$engine_lik_spec(logistic_softmax(), resp)$hmc_rank, 10)
   lk$ref_steps <- 0
   expect_true(eng_ns$engine_lik_spec(lk, resp)$gibbs_reference)
   lk$hmc_steps <- 0
