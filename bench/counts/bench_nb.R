@@ -37,31 +37,10 @@ quiet <- function(expr) suppressWarnings(suppressMessages(expr))
 log_mean_exp <- function(x) max(x) + log(mean(exp(x - max(x))))
 
 # ---- data sets: a data frame, the response, and one formula per method ----
-# Ordered factors with a natural order become integer scores (numeric inputs for the
-# GP and smooth terms); offsets are the log exposure.
-ins <- MASS::Insurance
-ins$Group <- as.integer(ins$Group)
-ins$Age <- as.integer(ins$Age)
-epil <- MASS::epil
-epil$trt <- factor(epil$trt)
-sets <- list(
-  quine = list(data = MASS::quine, y = "Days",
-               augp = Days ~ Eth + Sex + Age + Lrn,
-               gam = Days ~ Eth + Sex + Age + Lrn,  # factors only: no smooth term possible
-               glm = Days ~ Eth + Sex + Age + Lrn),
-  epil = list(data = epil, y = "y",
-              augp = y ~ base + age + trt + period,
-              gam = y ~ s(base) + s(age) + trt + s(period, k = 4),
-              glm = y ~ log(base) + age + trt + period),
-  insurance = list(data = ins, y = "Claims",
-                   augp = Claims ~ District + Group + Age + offset(log(Holders)),
-                   gam = Claims ~ District + s(Group, k = 4) + s(Age, k = 4) + offset(log(Holders)),
-                   glm = Claims ~ District + Group + Age + offset(log(Holders))),
-  warpbreaks = list(data = datasets::warpbreaks, y = "breaks",
-                    augp = breaks ~ wool + tension,
-                    gam = breaks ~ wool * tension,
-                    glm = breaks ~ wool * tension)
-)
+source(file.path("bench", "counts", "count_data.R"))  # nb_sets, nb_ins, nb_epil
+ins <- nb_ins
+epil <- nb_epil
+sets <- nb_sets
 
 # ---- methods: fit on train, return the per-point held-out log predictive density ----
 # method "fb": full Bayes, Gibbs with the kernel hyperparameters and r sampled under their

@@ -60,30 +60,14 @@ if (mode %in% c("run", "package")) {
   set <- args[3]
   n_splits <- if (length(args) >= 4) as.integer(args[4]) else 5L
   first <- if (length(args) >= 5) as.integer(args[5]) else 1L
-  source(file.path("bench", "counts", "count_data.R"))  # disc, ep, qu
-  ins <- MASS::Insurance
-  ins$Group <- as.integer(ins$Group)
-  ins$Age <- as.integer(ins$Age)
-  epil <- MASS::epil
-  epil$trt <- factor(epil$trt)
+  source(file.path("bench", "counts", "count_data.R"))  # disc, ep, qu, nb_sets
   insect <- data.frame(y = InsectSprays$count, spray = InsectSprays$spray)
   wb <- data.frame(y = warpbreaks$breaks, wool = warpbreaks$wool, tension = warpbreaks$tension)
-  sets <- if (lik == "nb") list(
-    quine = list(data = MASS::quine, y = "Days", augp = Days ~ Eth + Sex + Age + Lrn,
-                 gam = Days ~ Eth + Sex + Age + Lrn, glm = Days ~ Eth + Sex + Age + Lrn),
-    epil = list(data = epil, y = "y", augp = y ~ base + age + trt + period,
-                gam = y ~ s(base) + s(age) + trt + s(period, k = 4),
-                glm = y ~ log(base) + age + trt + period),
-    insurance = list(data = ins, y = "Claims",
-                     augp = Claims ~ District + Group + Age + offset(log(Holders)),
-                     gam = Claims ~ District + s(Group, k = 4) + s(Age, k = 4) + offset(log(Holders)),
-                     glm = Claims ~ District + Group + Age + offset(log(Holders))),
-    warpbreaks = list(data = datasets::warpbreaks, y = "breaks", augp = breaks ~ wool + tension,
-                      gam = breaks ~ wool * tension, glm = breaks ~ wool * tension),
+  sets <- if (lik == "nb") c(nb_sets, list(
     discoveries = list(data = disc, y = "y", augp = y ~ year, gam = y ~ s(year),
                        glm = y ~ poly(year, 2)),
     InsectSprays = list(data = insect, y = "y", augp = y ~ spray, gam = y ~ spray, glm = y ~ spray)
-  ) else list(
+  )) else list(
     InsectSprays = list(data = insect, y = "y", augp = y ~ spray, glm = y ~ spray, gam = y ~ spray),
     warpbreaks = list(data = wb, y = "y", augp = y ~ wool + tension, glm = y ~ wool * tension,
                       gam = y ~ wool * tension),
