@@ -15,6 +15,16 @@
 #     the same splits fitted by the package: its default (augp_control(kernel_search =
 #     "auto"), the penalised-ELBO choice) and kernel_search = FALSE, each fit timed;
 #     writes <OUT_DIR>/kcp_<lik>_<set>.csv
+#   Rscript bench/counts/kernel_choice.R additive <nb|poisson> <set> [splits] [first split]
+#     the same splits fitted with the default `se` (a check against the run mode's csv) and
+#     the two additive candidates of additive_candidates(), each with kernel_search = FALSE,
+#     no loo(); with the number of kernel hyperparameters each fit learned (npar, counted as
+#     the package's search counts them) and the peers; writes <OUT_DIR>/kca_<lik>_<set>.csv
+#   Rscript bench/counts/kernel_choice.R summary7 <dir with the kca_*.csv>
+#     binds them into bench/counts/results_kernel_choice_additive.csv, joins the five
+#     candidates of results_kernel_choice.csv / results_kernel_choice_confirm.csv and prints
+#     the penalised-ELBO rule over the five and over all seven candidates (tables also in
+#     bench/counts/results_kernel_choice_additive_summary.csv)
 #   Rscript bench/counts/kernel_choice.R compare <dir with the kcp_*.csv>
 #     the package's per-split LPD and choice against the elbo_pen_1 rule applied to the
 #     candidates of results_kernel_choice.csv and results_kernel_choice_confirm.csv;
@@ -50,7 +60,23 @@ candidates <- function(d) list(
   m32_ard = augmentedGP::kernel_matern(nu = 1.5, lengthscale = rep(1, d))
 )
 
-if (mode %in% c("run", "package")) {
+# Additive candidates built from the formula's variables alone (its term labels, so an
+# offset is left out): `add_se`, one SE kernel per variable (a factor: one SE on all its
+# dummy columns), and `lin_add_se`, a linear kernel on all inputs plus that sum. A third,
+# `add_fac_lin` (a diagnostic, not in the seven-candidate rule): a linear kernel on each
+# factor's dummy columns and one SE kernel per numeric variable (bench_additive.R's
+# `augp_additive`, built from the variables' classes in `data`).
+additive_candidates <- function(formula, data) {
+  vars <- attr(stats::terms(formula), "term.labels")
+  add <- Reduce(`+`, lapply(vars, function(v) augmentedGP::kernel_se(dims = v)))
+  fac <- vapply(vars, function(v) is.factor(data[[v]]) || is.character(data[[v]]), TRUE)
+  list(add_se = add, lin_add_se = augmentedGP::kernel_linear() + add,
+       add_fac_lin = Reduce(`+`, lapply(vars, function(v) {
+         if (fac[[v]]) augmentedGP::kernel_linear(dims = v) else augmentedGP::kernel_se(dims = v)
+       })))
+}
+
+if (mode %in% c("run", "package", "additive")) {
   suppressPackageStartupMessages({
     library(augmentedGP)
     library(mgcv)
@@ -125,7 +151,21 @@ if (mode %in% c("run", "package")) {
     # the number of design columns, from the default fit's design
     d_cols <- NULL
     pw <- list()
-    for (cn in names(candidates(1))) {
+    if (mode == "additive") {
+      kk <- c(list(se = NULL), additive_candidates(s$augp, d))
+      for (cn in names(kk)) {
+        f <- elapsed(quiet(augp(s$augp, train, likelihood = likelihood, kernel = kk[[cn]],
+                                seed = seed,
+                                control = augp_control(threads = 1, kernel_search = FALSE))))
+        if (is.null(d_cols)) d_cols <- ncol(model.matrix(f$value))
+        ll <- log_lik(f$value, newdata = test, ndraws = nd, seed = 1)
+        add(split = sp, n_train = nrow(train), n_test = nrow(test), d = d_cols, method = cn,
+            lpd = mean(apply(ll, 2, log_mean_exp)), loo = NA, loo_se_diff = NA, k_bad = NA,
+            elbo = elbo(f$value), time = f$time, time_loo = NA,
+            npar = augmentedGP:::kernel_n_hyper(f$value$engine$kernel))
+      }
+    }
+    for (cn in if (mode == "run") names(candidates(1)) else character()) {
       k <- if (cn == "se") NULL else candidates(d_cols)[[cn]]
       f <- elapsed(quiet(augp(s$augp, train, likelihood = likelihood, kernel = k, seed = seed,
                               control = augp_control(threads = 1, kernel_search = FALSE))))
@@ -137,7 +177,8 @@ if (mode %in% c("run", "package")) {
           lpd = mean(apply(ll, 2, log_mean_exp)), loo = sum(pw[[cn]]) / nrow(train),
           loo_se_diff = if (cn == "se") 0 else stats::sd(pw[[cn]] - pw$se) * sqrt(nrow(train)),
           k_bad = sum(l$value$diagnostics$pareto_k > 0.7), elbo = elbo(f$value),
-          time = f$time, time_loo = l$time)
+          time = f$time, time_loo = l$time,
+          npar = augmentedGP:::kernel_n_hyper(f$value$engine$kernel))
     }
     # peers, as bench_nb.R / bench_poisson.R
     yt <- test[[s$y]]
@@ -157,7 +198,7 @@ if (mode %in% c("run", "package")) {
     for (m in list(list("gam", lp, g$time), list("glm", lq, gl$time))) {
       add(split = sp, n_train = nrow(train), n_test = nrow(test), d = d_cols, method = m[[1]],
           lpd = mean(m[[2]]), loo = NA, loo_se_diff = NA, k_bad = NA, elbo = NA, time = m[[3]],
-          time_loo = NA)
+          time_loo = NA, npar = NA)
     }
     r <- do.call(rbind, rows)
     r <- r[r$split == sp, ]
@@ -165,7 +206,8 @@ if (mode %in% c("run", "package")) {
                 paste(sprintf("%s %.4f", r$method, r$lpd), collapse = "; ")))
   }
   out <- file.path(Sys.getenv("OUT_DIR", tempdir()),
-                   sprintf(if (mode == "package") "kcp_%s_%s.csv" else "kc_%s_%s.csv", lik, set))
+                   sprintf(c(package = "kcp_%s_%s.csv", run = "kc_%s_%s.csv",
+                             additive = "kca_%s_%s.csv")[[mode]], lik, set))
   utils::write.csv(do.call(rbind, rows), out, row.names = FALSE)
   cat("wrote", out, "\n")
 }
@@ -300,4 +342,106 @@ if (mode == "compare") {
   cat("\nPer set: choices, LPD of the default (auto) minus kernel_search = FALSE (se), fit time\n")
   print(agg, row.names = FALSE, digits = 3)
   cat("\nAll fits: time ratio", format(sum(res$time) / sum(res$time_off), digits = 3), "\n")
+}
+
+if (mode == "summary7") {
+  dir <- if (length(args) >= 2) args[2] else tempdir()
+  add <- do.call(rbind, lapply(list.files(dir, "^kca_.*\\.csv$", full.names = TRUE),
+                               utils::read.csv))
+  utils::write.csv(add, file.path("bench", "counts", "results_kernel_choice_additive.csv"),
+                   row.names = FALSE)
+  meas <- rbind(utils::read.csv(file.path("bench", "counts", "results_kernel_choice.csv")),
+                utils::read.csv(file.path("bench", "counts", "results_kernel_choice_confirm.csv")))
+  key <- function(r) paste(r$lik, r$set, r$split, r$method)
+  # the check: this run's default fits and peers are those of the five-candidate run
+  a <- add[add$method %in% c("se", "gam", "glm"), ]
+  m <- meas[match(key(a), key(meas)), ]
+  cat(sprintf("%d default / peer fits matched; max |LPD diff| %g, max |ELBO diff| (se) %g\n",
+              sum(!is.na(m$lpd)), max(abs(a$lpd - m$lpd)),
+              max(abs(a$elbo - m$elbo), na.rm = TRUE)))
+  c5 <- names(candidates(1))
+  c7 <- c(c5, "add_se", "lin_add_se")
+  c8 <- c(c7, "add_fac_lin")
+  se_of <- function(x) if (length(x) > 1) stats::sd(x) / sqrt(length(x)) else NA
+  fmt <- function(x) sprintf("%+.3f (%.3f; %d/%d)", mean(x), se_of(x), sum(x >= 0), length(x))
+  tabs <- list()
+  for (lk in unique(add$lik)) for (st in unique(add$set[add$lik == lk])) {
+    r <- rbind(meas[meas$lik == lk & meas$set == st & meas$method %in% c5, ],
+               add[add$lik == lk & add$set == st & add$method %in% c(c8[-(1:5)], "gam", "glm"),
+                   names(meas)])
+    na <- add[add$lik == lk & add$set == st, ]
+    splits <- sort(unique(r$split))
+    get <- function(mm, col, rr = r) vapply(splits, function(sp) rr[rr$split == sp & rr$method == mm, col], 0)
+    best <- pmax(get("gam", "lpd"), get("glm", "lpd"))
+    L <- matrix(sapply(c8, get, col = "lpd"), length(splits), dimnames = list(NULL, c8))
+    E <- matrix(sapply(c8, get, col = "elbo"), length(splits), dimnames = list(NULL, c8))
+    # hyperparameters: 2 isotropic, d + 1 ARD (as the package counts them, kernel_n_hyper();
+    # the five-candidate csv predates the npar column), the additive ones from the fit
+    d <- r$d[1]
+    P <- cbind(matrix(rep(ifelse(grepl("_ard$", c5), d + 1, 2), each = length(splits)),
+                      length(splits)),
+               get("add_se", "npar", na), get("lin_add_se", "npar", na),
+               get("add_fac_lin", "npar", na))
+    stopifnot(all(get("se", "npar", na) == 2))
+    rule <- function(cs) {
+      sc <- E[, cs, drop = FALSE] - P[, match(cs, c8), drop = FALSE]
+      g <- sc - sc[, 1] - 1
+      g[, 1] <- 0
+      k <- max.col(g, "first")
+      list(lpd = L[cbind(seq_along(splits), match(cs[k], c8))], pick = cs[k],
+           gain = apply(sc - sc[, 1], 1, max))
+    }
+    r5 <- rule(c5)
+    r7 <- rule(c7)
+    r8 <- rule(c8)
+    orc7 <- apply(L[, c7], 1, max)
+    row <- data.frame(lik = lk, set = st, splits = length(splits), d = d,
+                      npar_add = paste(unique(P[, 6]), collapse = "/"),
+                      npar_lin_add = paste(unique(P[, 7]), collapse = "/"), best_peer = mean(best))
+    row$npar_fac_lin <- paste(unique(P[, 8]), collapse = "/")
+    for (nm in c("se", "add_se", "lin_add_se", "add_fac_lin")) row[[nm]] <- fmt(L[, nm] - best)
+    row$rule5 <- fmt(r5$lpd - best)
+    row$rule7 <- fmt(r7$lpd - best)
+    row$oracle5 <- fmt(apply(L[, c5], 1, max) - best)
+    row$oracle7 <- fmt(orc7 - best)
+    row$rule8 <- fmt(r8$lpd - best)
+    row$oracle8 <- fmt(apply(L, 1, max) - best)
+    tb8 <- table(factor(r8$pick, levels = c8))
+    row$chosen8 <- paste(names(tb8)[tb8 > 0], tb8[tb8 > 0], sep = " x", collapse = "; ")
+    row$rule7_minus_rule5 <- fmt(r7$lpd - r5$lpd)
+    row$rule7_minus_rule5_1_5 <- fmt((r7$lpd - r5$lpd)[splits <= 5])
+    row$rule7_minus_rule5_6_15 <- fmt((r7$lpd - r5$lpd)[splits > 5])
+    row$differ <- sum(r7$pick != r5$pick)
+    tb <- table(factor(r7$pick, levels = c7))
+    row$chosen7 <- paste(names(tb)[tb > 0], tb[tb > 0], sep = " x", collapse = "; ")
+    row$picks7 <- paste(r7$pick, collapse = ",")
+    # how close the choices are: splits whose best penalised gain over the default is
+    # within 1 nat of the margin (0 to 2 nats), over the seven candidates
+    row$close7 <- sum(r7$gain > 0 & r7$gain <= 2)
+    gadd <- pmax(E[, "add_se"] - P[, 6], E[, "lin_add_se"] - P[, 7]) - (E[, "se"] - 2)
+    row$add_gain <- sprintf("%.1f [%.1f, %.1f]", stats::median(gadd), min(gadd), max(gadd))
+    row$time_se <- mean(get("se", "time", na))
+    row$time_add <- sum(get("add_se", "time", na) + get("lin_add_se", "time", na)) /
+      sum(get("se", "time", na))
+    tabs[[length(tabs) + 1L]] <- row
+  }
+  tab <- do.call(rbind, tabs)
+  options(width = 250)
+  cat("\nLPD minus the best peer, 15 splits: mean (se; splits >= 0 / splits)\n")
+  print(tab[, c("lik", "set", "d", "npar_add", "npar_lin_add", "se", "rule5", "rule7", "add_se",
+                "lin_add_se", "oracle5", "oracle7")], row.names = FALSE)
+  cat("\nDiagnostic: add_fac_lin fixed, the rule over all eight, its choices\n")
+  print(tab[, c("lik", "set", "npar_fac_lin", "add_fac_lin", "rule8", "oracle8", "chosen8")],
+        row.names = FALSE)
+  cat("\nRule over 7 minus rule over 5 (all 15; splits 1-5; 6-15), splits where they differ\n")
+  print(tab[, c("lik", "set", "rule7_minus_rule5", "rule7_minus_rule5_1_5",
+                "rule7_minus_rule5_6_15", "differ")], row.names = FALSE)
+  cat("\nRule over 7: choices; splits with the best penalised gain in (0, 2] nats; penalised",
+      "gain of the better additive candidate over the default, median [min, max]\n")
+  print(tab[, c("lik", "set", "chosen7", "close7", "add_gain")], row.names = FALSE)
+  print(tab[, c("lik", "set", "picks7")], row.names = FALSE)
+  cat("\nTime: default fit (s, mean); (add_se + lin_add_se fit time) / default\n")
+  print(tab[, c("lik", "set", "time_se", "time_add")], row.names = FALSE, digits = 3)
+  utils::write.csv(tab, file.path("bench", "counts", "results_kernel_choice_additive_summary.csv"),
+                   row.names = FALSE)
 }
