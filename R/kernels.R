@@ -115,7 +115,17 @@ kernel_default_units <- function(variance, lengthscale, scale_name = "lengthscal
 #'
 #'   `kernel_linear()` works on the centred inputs (each input minus its
 #'   training mean) when the inputs are standardised, so its value at a point
-#'   depends on the distance of the point from the centre of the data.
+#'   depends on the distance of the point from the centre of the data. On
+#'   centred inputs it has no constant component: alone, it leaves the latent
+#'   function's level at the likelihood's prior mean (for counts the pooled log
+#'   rate, for binary data the log-odds of the overall rate). That is the
+#'   least-squares intercept of a regression, but not of a count or binary
+#'   GLM, whose level at the centre of the inputs differs (on
+#'   `MASS::Insurance` the pooled log rate is 0.26 below `glm.nb()`'s, and
+#'   such a fit loses 0.56 nats per count). For a GLM-like fit add a kernel
+#'   with a constant component, e.g. `kernel_linear() + kernel_se()` (the
+#'   squared exponential's variance carries the level), or fit with
+#'   `augp_control(standardise = FALSE)`.
 #'
 #' @param variance Kernel variance, a single number > 0; `NULL` (the default,
 #'   printed "auto") is one squared latent scale: 1 for the classification and
