@@ -184,9 +184,9 @@ response_names.augp_negative_binomial <- function(likelihood, levels) "mean"
 #' @export
 lik_accepts_offset.augp_negative_binomial <- function(likelihood) TRUE
 
-# kernel_search = "auto": the penalised-ELBO choice of the kernel never lowered the
-# held-out log predictive density beyond noise on the count sets of
-# bench/counts/results_kernel_choice.md, and raised it on epil.
+# kernel_search = "auto" chooses the kernel of this likelihood's fits up to
+# KERNEL_SEARCH_AUTO_N observations (R/kernel_search.R; the measurement behind it is in
+# bench/counts/results_kernel_choice.md).
 #' @export
 lik_kernel_search_auto_n.augp_negative_binomial <- function(likelihood) KERNEL_SEARCH_AUTO_N
 

@@ -162,9 +162,9 @@ lik_model_label.augp_poisson_logistic <- function(likelihood) "count regression 
 #' @export
 lik_integrate_auto_n.augp_poisson_logistic <- function(likelihood) IH_AUTO_N
 
-# kernel_search = "auto": the penalised-ELBO choice of the kernel never lowered the
-# held-out log predictive density beyond noise on the count sets of
-# bench/counts/results_kernel_choice.md, and raised it on epil.
+# kernel_search = "auto" chooses the kernel of this likelihood's fits up to
+# KERNEL_SEARCH_AUTO_N observations (R/kernel_search.R; the measurement behind it is in
+# bench/counts/results_kernel_choice.md).
 #' @export
 lik_kernel_search_auto_n.augp_poisson_logistic <- function(likelihood) KERNEL_SEARCH_AUTO_N
 
