@@ -8,6 +8,8 @@
 #   lin_const lin_raw plus a constant kernel (a linear kernel on an input equal to 1; the
 #             one tiny perturbation only keeps the column from being dropped as constant);
 #   se        the default kernel (kernel_search = FALSE);
+#   lin_raw_pois, se_pois  lin_raw and se with r fixed at 1e5 (negative_binomial(r = 1e5):
+#             practically Poisson, where glm.nb's theta runs off to);
 # and glm.nb with the same main effects. LPD as bench_nb.R: log mean over 1000 draws of
 # q(f) of p(y | f) per test row; glm.nb plug-in.
 #   Rscript bench/counts/insurance_level.R [splits]     (1 thread)
@@ -30,6 +32,8 @@ lme <- function(x) max(x) + log(mean(exp(x - max(x))))
 f_in <- Claims ~ District + Group + Age + one + offset(log(Holders))
 vars <- c("District", "Group", "Age")
 fits <- list(
+  lin_raw_pois = list(k = kernel_linear(dims = vars), std = FALSE, r = 1e5),
+  se_pois = list(k = kernel_se(dims = vars), std = TRUE, r = 1e5),
   lin_std = list(k = kernel_linear(dims = vars), std = TRUE),
   lin_raw = list(k = kernel_linear(dims = vars), std = FALSE),
   lin_const = list(k = kernel_linear(dims = vars) + kernel_linear(dims = "one"), std = FALSE),
@@ -44,6 +48,7 @@ for (sp in seq_len(n_splits)) {
                                                    mu = stats::predict(g, test, type = "response"), log = TRUE)))
   for (nm in names(fits)) {
     f <- suppressMessages(suppressWarnings(augp(f_in, data = train, kernel = fits[[nm]]$k, seed = 1,
+      likelihood = negative_binomial(r = fits[[nm]]$r),
       control = augp_control(kernel_search = FALSE, standardise = fits[[nm]]$std, threads = 1))))
     ll <- log_lik(f, newdata = test, ndraws = 1000, seed = 1)
     row[[nm]] <- mean(apply(ll, 2, lme))
