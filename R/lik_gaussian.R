@@ -210,15 +210,34 @@ lik_deviance.augp_gaussian <- function(likelihood, y, trials, levels, mean) {
 #' @export
 lik_sigma.augp_gaussian <- function(likelihood, object) likelihood$sigma
 
-# The noise sd of predict(type = "noise"): the same at every input (sigma(), without
-# posterior uncertainty).
+# The noise sd of predict(type = "noise"): the same at every input, summarised over the
+# values the fit holds for it (lik_noise_sd_values()): the posterior draws of a
+# full-Bayes fit, the points of a fit averaged over its hyperparameters, or the one
+# fitted value (sd 0, an interval of width 0).
 #' @export
 lik_noise_summary.augp_gaussian <- function(likelihood, object, lp, level) {
-  s <- matrix(lik_sigma(likelihood, object), nrow(lp$mean), 1L)
-  out <- list(mean = s, sd = s * 0)
-  if (level > 0) out$lwr <- out$upr <- s
+  s <- lik_noise_sd_values(likelihood, object)
+  r <- nrow(lp$mean)
+  const <- function(v) matrix(v, r, 1L)
+  out <- list(mean = const(mean(s)), sd = const(if (length(s) > 1L) stats::sd(s) else 0))
+  if (level > 0) {
+    q <- stats::quantile(s, c((1 - level) / 2, 1 - (1 - level) / 2), names = FALSE)
+    out$lwr <- const(q[1])
+    out$upr <- const(q[2])
+  }
   out
 }
+
+#' The noise standard deviation over the fit's posterior (internal generic)
+#'
+#' A vector of values of the (constant) noise sd, one per posterior draw or mixture
+#' point of the fit, or the one fitted value (fit_param_values()). gaussian_noise()
+#' and student_t(): sigma; laplace(): sqrt(2) times its scale.
+#' @noRd
+lik_noise_sd_values <- function(likelihood, object) UseMethod("lik_noise_sd_values")
+
+#' @export
+lik_noise_sd_values.augp_gaussian <- function(likelihood, object) fit_param_values(object, "sigma")
 
 #' @export
 present_response.augp_gaussian <- function(likelihood, parts) {

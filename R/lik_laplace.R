@@ -101,6 +101,9 @@ lik_residual_parts.augp_laplace <- function(likelihood, y, trials, levels, mean)
 lik_sigma.augp_laplace <- function(likelihood, object) sqrt(2) * likelihood$scale
 
 #' @export
+lik_noise_sd_values.augp_laplace <- function(likelihood, object) sqrt(2) * fit_param_values(object, "scale")
+
+#' @export
 lik_model_label.augp_laplace <- function(likelihood) "regression (robust, Laplace)"
 
 #' @export

@@ -83,6 +83,26 @@ lik_restarts <- function(likelihood, spec) UseMethod("lik_restarts")
 #' @export
 lik_restarts.augp_likelihood <- function(likelihood, spec) list()
 
+# The values of element `index` of the likelihood parameter `name` (a spec field, in
+# the units of the fit's likelihood object) over the fit's posterior: its draws in a
+# full-Bayes Gibbs fit that sampled it (iterations then chains), the values at the
+# points of a fit averaged over its hyperparameters (equally weighted, as its
+# predictions are) when the points move it, or else the one fitted value.
+fit_param_values <- function(object, name, index = 1L) {
+  eng <- object$engine
+  ld <- eng$lik_draws
+  if (!is.null(ld)) {
+    k <- which(eng$lik_prior$name == name & eng$lik_prior$index == index)
+    if (length(k) == 1L) return(as.numeric(ld[, , k]))
+  }
+  mx <- eng$mixture
+  if (!is.null(mx) && length(mx$lik_names)) {
+    k <- which(mx$lik_names == name & mx$lik_index == index)
+    if (length(k) == 1L) return(as.numeric(mx$lik_values[, k]))
+  }
+  as.numeric(object$likelihood[[name]][index])
+}
+
 # Alternate the likelihood's parameter step and warm-started CAVI sweeps on a
 # converged variational engine fit `eng` (R/engine.R engine_vi). X: the engine's
 # (standardised) inputs; spec: the engine likelihood list; mean0: the prior mean. Each

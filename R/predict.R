@@ -14,8 +14,12 @@
 #'   level), `"link"` a matrix of latent posterior means (one column per
 #'   latent function) and `"class"` the most probable category. `"noise"`:
 #'   the standard deviation of the observation noise at the inputs, for
-#'   regression likelihoods (constant for [gaussian_noise()]; input-dependent
-#'   for [heteroscedastic_gaussian()], with `se.fit` and credible intervals).
+#'   regression likelihoods, with `se.fit` and credible intervals: constant
+#'   over the inputs for [gaussian_noise()] (\eqn{\sigma}), [student_t()] (its
+#'   scale \eqn{\sigma}) and [laplace()] (\eqn{\sqrt{2} b}), summarised over
+#'   the posterior draws of a full-Bayes fit or the hyperparameter points of an
+#'   averaged fit (`integrate_hyper`), and a single value with standard error
+#'   0 otherwise; input-dependent for [heteroscedastic_gaussian()].
 #' @param se.fit Also return posterior standard deviations of the latent
 #'   function (for `type = "link"`) or of the probability (`"response"`).
 #' @param interval `"none"`, `"credible"`: pointwise credible intervals for

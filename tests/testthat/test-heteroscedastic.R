@@ -124,7 +124,8 @@ test_that("the front end: predictions, noise sd, intervals, simulate and residua
   sims <- simulate(fit, nsim = 3, seed = 1)
   expect_equal(dim(sims), c(80L, 3L))
   # a Gaussian fit's noise sd is its sigma at every input
-  gf <- augp_fit(d$x, d$y, likelihood = gaussian_noise(), seed = 2)
+  gf <- augp_fit(d$x, d$y, likelihood = gaussian_noise(), seed = 2,
+                 control = augp_control(integrate_hyper = FALSE))
   expect_equal(predict(gf, nd, type = "noise"), rep(sigma(gf), 3), ignore_attr = TRUE)
   expect_error(predict(augp_fit(d$x, d$y > 0, seed = 1), nd, type = "noise"), "regression")
 })

@@ -260,3 +260,42 @@ test_that("the importance ESS is recomputed from the dense target, and a small o
   expect_equal(mx$ess, sum(w)^2 / sum(w^2), tolerance = 1e-2)
   expect_lt(mx$ess, 4)
 })
+
+test_that("predict(type = \"noise\") summarises sigma over the points or draws the fit holds", {
+  df <- ih_data()
+  nd <- df[c(1, 20, 40), ]
+  f <- ih_fit(df)
+  # the points' sigma values, as hyper_draws() reports them
+  s <- as.numeric(posterior::extract_variable(hyper_draws(f), "sigma"))
+  expect_length(s, 12L)
+  expect_gt(stats::sd(s), 0)
+  ns <- predict(f, nd, type = "noise", se.fit = TRUE, interval = "credible", level = 0.8)
+  expect_equal(ns$fit, rep(mean(s), 3))
+  expect_equal(ns$se.fit, rep(stats::sd(s), 3))
+  expect_equal(ns$lwr, rep(stats::quantile(s, 0.1, names = FALSE), 3))
+  expect_equal(ns$upr, rep(stats::quantile(s, 0.9, names = FALSE), 3))
+  # one fitted sigma: itself, with standard error 0
+  f0 <- augp(y ~ x, df, likelihood = gaussian_noise(), kernel = kernel_se(), seed = 5,
+             control = augp_control(threads = 1, integrate_hyper = FALSE))
+  n0 <- predict(f0, nd, type = "noise", se.fit = TRUE)
+  expect_equal(n0$fit, rep(sigma(f0), 3))
+  expect_equal(n0$se.fit, rep(0, 3))
+  # full Bayes: over the sampled sigma draws
+  g <- suppressWarnings(augp(y ~ x, df, likelihood = gaussian_noise(), kernel = kernel_se(), seed = 5,
+                             method = "gibbs", control = augp_control(threads = 1, sample_hyper = TRUE,
+                                                                      iter = 120, warmup = 60, chains = 1)))
+  sg <- as.numeric(posterior::extract_variable(posterior::as_draws_matrix(g), "sigma"))
+  expect_length(sg, 60L)
+  ng <- predict(g, nd, type = "noise", se.fit = TRUE)
+  expect_equal(ng$fit, rep(mean(sg), 3))
+  expect_equal(ng$se.fit, rep(stats::sd(sg), 3))
+  # laplace(): the noise sd is sqrt(2) times the scale of each draw
+  gl <- suppressWarnings(augp(y ~ x, df, likelihood = laplace(), kernel = kernel_se(), seed = 5,
+                              method = "gibbs", control = augp_control(threads = 1, sample_hyper = TRUE,
+                                                                       iter = 120, warmup = 60, chains = 1)))
+  sl <- sqrt(2) * as.numeric(posterior::extract_variable(posterior::as_draws_matrix(gl), "scale"))
+  expect_gt(stats::sd(sl), 0)
+  nl <- predict(gl, nd, type = "noise", se.fit = TRUE)
+  expect_equal(nl$fit, rep(mean(sl), 3))
+  expect_equal(nl$se.fit, rep(stats::sd(sl), 3))
+})
