@@ -25,7 +25,7 @@ new_kernel_leaf <- function(type, variance, lengthscale, period = NULL, nu = NUL
                             sd_units = character(0), dims = NULL) {
   structure(
     list(type = type, variance = kernel_check_scalar(variance, "variance"),
-         lengthscale = kernel_check_lengthscale(lengthscale),
+         lengthscale = if (type == "constant") numeric(0) else kernel_check_lengthscale(lengthscale),
          period = period, nu = nu, sd_units = sd_units, dims = kernel_check_dims_arg(dims)),
     class = "augp_kernel"
   )
@@ -75,6 +75,12 @@ kernel_default_units <- function(variance, lengthscale, scale_name = "lengthscal
 #' * `kernel_linear()`: \eqn{v \sum_d x_d y_d / l_d^2} (not stationary).
 #' * `kernel_periodic()`: \eqn{v \exp(-2 \sum_d \sin^2(\pi (x_d - y_d) / p) / l_d^2)}
 #'   with period \eqn{p}.
+#' * `kernel_constant()`: \eqn{v} for every pair of inputs, the covariance of a
+#'   constant function whose value is \eqn{N(0, v)}: added to another kernel it
+#'   gives the latent function a level learned from the data (on top of the
+#'   likelihood's prior mean), the intercept of a GLM-like fit
+#'   `kernel_linear() + kernel_constant()`. It has no lengthscale and uses no
+#'   inputs.
 #'
 #' Hyperparameters are learned (on the log scale) when the model is fitted with
 #' hyperparameter learning switched on; the values given here are starting values.
@@ -122,10 +128,9 @@ kernel_default_units <- function(variance, lengthscale, scale_name = "lengthscal
 #'   least-squares intercept of a regression, but not of a count or binary
 #'   GLM, whose level at the centre of the inputs differs (on
 #'   `MASS::Insurance` the pooled log rate is 0.26 below `glm.nb()`'s, and
-#'   such a fit loses 0.56 nats per count). For a GLM-like fit add a kernel
-#'   with a constant component, e.g. `kernel_linear() + kernel_se()` (the
-#'   squared exponential's variance carries the level), or fit with
-#'   `augp_control(standardise = FALSE)`.
+#'   such a fit loses 0.56 nats per count). For a GLM-like fit add
+#'   [kernel_constant()]: `kernel_linear() + kernel_constant()` learns the
+#'   level as a GLM learns its intercept.
 #'
 #' @param variance Kernel variance, a single number > 0; `NULL` (the default,
 #'   printed "auto") is one squared latent scale: 1 for the classification and
@@ -148,6 +153,7 @@ kernel_default_units <- function(variance, lengthscale, scale_name = "lengthscal
 #' k
 #' kernel_matern(nu = 2.5, lengthscale = c(1, 3))
 #' kernel_se() + kernel_linear()
+#' kernel_linear() + kernel_constant()
 #' kernel_se() * kernel_periodic(period = 2)
 #' # an additive kernel: one smooth function of each input
 #' kernel_se(dims = "x1") + kernel_se(dims = "x2")
@@ -177,6 +183,13 @@ kernel_matern <- function(nu = 1.5, variance = NULL, lengthscale = NULL, dims = 
 kernel_linear <- function(variance = NULL, lengthscale = NULL, dims = NULL) {
   new_kernel_leaf("linear", kernel_default_ls(variance), kernel_default_ls(lengthscale),
                   sd_units = kernel_default_units(variance, lengthscale), dims = dims)
+}
+
+#' @rdname kernels
+#' @export
+kernel_constant <- function(variance = NULL) {
+  new_kernel_leaf("constant", kernel_default_ls(variance), NULL,
+                  sd_units = if (is.null(variance)) "variance" else character(0))
 }
 
 #' @rdname kernels
@@ -244,7 +257,8 @@ format.augp_kernel <- function(x, digits = 3, ...) {
     linear = sprintf("kernel_linear(variance = %s, lengthscale = %s)", vr(x$variance),
                      lsc(x$lengthscale, "lengthscale")),
     periodic = sprintf("kernel_periodic(variance = %s, lengthscale = %s, period = %s)",
-                       vr(x$variance), lsc(x$lengthscale, ""), lsc(x$period, "period"))
+                       vr(x$variance), lsc(x$lengthscale, ""), lsc(x$period, "period")),
+    constant = sprintf("kernel_constant(variance = %s)", vr(x$variance))
   )
   if (x$type %in% c("sum", "prod")) out else sub(")$", paste0(dm, ")"), out)
 }
@@ -271,7 +285,7 @@ kernel_code <- function(k) {
   switch(k$type,
     se = 1L,
     matern = c(`0.5` = 2L, `1.5` = 3L, `2.5` = 4L)[[format(k$nu)]],
-    linear = 5L, periodic = 6L, sum = 10L, prod = 11L)
+    linear = 5L, periodic = 6L, constant = 7L, sum = 10L, prod = 11L)
 }
 
 # Postfix representation for C++: node codes, number of lengthscales per node, the log
@@ -294,7 +308,7 @@ kernel_flatten_nodes <- function(k) {
   }
   nl <- length(k$lengthscale)
   th <- c(log(k$variance), log(k$lengthscale), if (k$type == "periodic") log(k$period))
-  nm <- c("variance", if (nl == 1) "lengthscale" else paste0("lengthscale", seq_len(nl)),
+  nm <- c("variance", if (nl == 1) "lengthscale" else if (nl > 1) paste0("lengthscale", seq_len(nl)),
           if (k$type == "periodic") "period")
   names(th) <- paste0(kernel_leaf_label(k), ".", nm)
   cols <- kernel_leaf_idx(k)
@@ -406,6 +420,7 @@ kernel_check_dims <- function(k, d) {
     kernel_check_dims(k$k2, d)
     return(invisible(TRUE))
   }
+  if (k$type == "constant") return(invisible(TRUE))
   nl <- length(k$lengthscale)
   idx <- kernel_leaf_idx(k)
   if (length(idx) && max(idx) > d) {
@@ -590,7 +605,9 @@ kernel_hyper_data <- function(kernel, scale) {
       paste0(type, ".", par, ".", suffix)
     }
     vals[[length(vals) + 1L]] <<- stats::setNames(k$variance, paste0(type, ".variance"))
-    vals[[length(vals) + 1L]] <<- stats::setNames(unname(k$lengthscale), nm("lengthscale", k$lengthscale))
+    if (length(k$lengthscale)) {
+      vals[[length(vals) + 1L]] <<- stats::setNames(unname(k$lengthscale), nm("lengthscale", k$lengthscale))
+    }
     if (k$type == "periodic") {
       vals[[length(vals) + 1L]] <<- stats::setNames(unname(k$period), nm("period", k$period))
     }

@@ -1,6 +1,6 @@
 // Kernel matrices, diagonals and their derivatives in the log parameters and the inputs.
 //
-// Layout: stationary profiles, the leaf families (stationary, linear, periodic), the
+// Layout: stationary profiles, the leaf families (stationary, linear, periodic, constant), the
 // registry of leaf kernels keyed by KernelCode, the postfix walker, and the public
 // functions built from them.
 #include "kernel.h"
@@ -114,6 +114,7 @@ inline double scaled_sq_dist(const Eigen::MatrixXd& x, int i, const Eigen::Matri
 // ---- leaf families -----------------------------------------------------------
 //
 // Every family provides, for one leaf:
+//   scaled                   whether it has lengthscales (one, or one per input);
 //   extra                    number of parameters after the lengthscales;
 //   eval(L, x, y, sym, g, v) K(x, y) and (g) its log-parameter derivatives; sym: y is x;
 //   input(L, x, z, g, v)     K(x, z) and (g) dK / dz_c for every input column c;
@@ -131,6 +132,7 @@ void contract_explicit(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::Mat
 
 template <Profile (*P)(double)>
 struct Stationary {
+  static constexpr bool scaled = true;
   static constexpr int extra = 0;
 
   static void eval(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& y, bool sym,
@@ -250,6 +252,7 @@ struct Stationary {
 
 // v sum_d x_d y_d / l_d^2.
 struct Linear {
+  static constexpr bool scaled = true;
   static constexpr int extra = 0;
 
   static void eval(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& y, bool,
@@ -304,6 +307,7 @@ struct Linear {
 
 // v exp(-2 sum_d sin^2(pi (x_d - y_d) / p) / l_d^2); the log period follows the lengthscales.
 struct Periodic {
+  static constexpr bool scaled = true;
   static constexpr int extra = 1;
 
   static void eval(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& y, bool,
@@ -381,6 +385,37 @@ struct Periodic {
   }
 };
 
+// v for every pair of inputs: the covariance of a constant function whose value is
+// N(0, v). Its only parameter is the log variance; it has no lengthscale and does not
+// depend on the inputs (their derivatives are zero).
+struct Constant {
+  static constexpr bool scaled = false;
+  static constexpr int extra = 0;
+
+  static void eval(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& y, bool,
+                   bool want_grad, MatVal& out) {
+    out.K = Eigen::MatrixXd::Constant(x.rows(), y.rows(), std::exp(L.th[0]));
+    if (want_grad) out.G.push_back(out.K);
+  }
+
+  static void input(const Leaf& L, const Eigen::MatrixXd& x, const Eigen::MatrixXd& z,
+                    bool want_grad, MatVal& out) {
+    out.K = Eigen::MatrixXd::Constant(x.rows(), z.rows(), std::exp(L.th[0]));
+    if (want_grad) out.G.assign(x.cols(), Eigen::MatrixXd::Zero(x.rows(), z.rows()));
+  }
+
+  static void diag(const Leaf& L, const Eigen::MatrixXd& x, bool want_grad, VecVal& out) {
+    out.K = Eigen::VectorXd::Constant(x.rows(), std::exp(L.th[0]));
+    if (want_grad) out.G.push_back(out.K);
+  }
+
+  // sum(M o dK / d log v) = v sum(M)
+  static void contract(const Leaf& L, const Eigen::MatrixXd&, const Eigen::MatrixXd& M,
+                       double* out) {
+    out[0] = std::exp(L.th[0]) * M.sum();
+  }
+};
+
 // ---- registry ------------------------------------------------------------------
 
 template <int Code, class Family>
@@ -398,7 +433,8 @@ using Leaves = Registry<Entry<K_SE, Stationary<prof_se>>,
                         Entry<K_MATERN32, Stationary<prof_matern32>>,
                         Entry<K_MATERN52, Stationary<prof_matern52>>,
                         Entry<K_LINEAR, Linear>,
-                        Entry<K_PERIODIC, Periodic>>;
+                        Entry<K_PERIODIC, Periodic>,
+                        Entry<K_CONSTANT, Constant>>;
 
 // Calls f(Family()) for the family registered under code; false if there is none.
 template <class F>
@@ -445,10 +481,15 @@ void walk(const KernelSpec& spec, LeafFn&& leaf, CombineFn&& combine) {
     }
     const int nls = spec.nls[node];
     int extra = 0;
-    with_leaf(code, [&](auto fam) { extra = decltype(fam)::extra; });
+    bool scaled = true;
+    with_leaf(code, [&](auto fam) {
+      extra = decltype(fam)::extra;
+      scaled = decltype(fam)::scaled;
+    });
     const std::size_t np = 1 + nls + extra;
-    if (nls < 1 || pos + np > spec.theta.size()) throw std::invalid_argument("malformed kernel spec");
-    if (nd > 0 && nls != 1 && nls != nd) {
+    if ((scaled ? nls < 1 : nls != 0) || pos + np > spec.theta.size())
+      throw std::invalid_argument("malformed kernel spec");
+    if (scaled && nd > 0 && nls != 1 && nls != nd) {
       throw std::invalid_argument("a kernel has " + std::to_string(nls) +
                                   " lengthscales but uses " + std::to_string(nd) + " inputs");
     }

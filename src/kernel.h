@@ -32,6 +32,7 @@ enum KernelCode {
   K_MATERN52 = 4,
   K_LINEAR = 5,
   K_PERIODIC = 6,
+  K_CONSTANT = 7,
   K_SUM = 10,
   K_PROD = 11
 };

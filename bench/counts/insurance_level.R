@@ -7,6 +7,8 @@
 #             give the kernel a constant component, so the level is learned (shrunk);
 #   lin_const lin_raw plus a constant kernel (a linear kernel on an input equal to 1; the
 #             one tiny perturbation only keeps the column from being dropped as constant);
+#   lin_std_kc  kernel_linear() + kernel_constant() on the standardised inputs;
+#   lin_kc_pois the same with r fixed at 1e5;
 #   se        the default kernel (kernel_search = FALSE);
 #   lin_raw_pois, se_pois  lin_raw and se with r fixed at 1e5 (negative_binomial(r = 1e5):
 #             practically Poisson, where glm.nb's theta runs off to);
@@ -35,6 +37,8 @@ fits <- list(
   lin_raw_pois = list(k = kernel_linear(dims = vars), std = FALSE, r = 1e5),
   se_pois = list(k = kernel_se(dims = vars), std = TRUE, r = 1e5),
   lin_std = list(k = kernel_linear(dims = vars), std = TRUE),
+  lin_std_kc = list(k = kernel_linear(dims = vars) + kernel_constant(), std = TRUE),
+  lin_kc_pois = list(k = kernel_linear(dims = vars) + kernel_constant(), std = TRUE, r = 1e5),
   lin_raw = list(k = kernel_linear(dims = vars), std = FALSE),
   lin_const = list(k = kernel_linear(dims = vars) + kernel_linear(dims = "one"), std = FALSE),
   se = list(k = kernel_se(dims = vars), std = TRUE))

@@ -100,7 +100,12 @@ test_that("linear, isotropic", { check_kernel(kernel_linear(0.7, 1.3)) })
 test_that("linear, ARD", { check_kernel(kernel_linear(0.7, c(1, 2, 3))) })
 test_that("periodic, isotropic", { check_kernel(kernel_periodic(1.2, 0.8, 1.7)) })
 test_that("periodic, ARD", { check_kernel(kernel_periodic(1, c(0.8, 1.1, 1.4), 2.3)) })
+test_that("constant", { check_kernel(kernel_constant(1.7)) })
 test_that("sum", { check_kernel(kernel_se(1, 0.8) + kernel_linear(0.3, c(1, 2, 0.5))) })
+test_that("linear plus constant, and a constant factor", {
+  check_kernel(kernel_linear(0.7, c(1, 2, 3)) + kernel_constant(0.4))
+  check_kernel(kernel_constant(2.2) * kernel_se(1, 0.8, dims = 2) + kernel_constant(0.3))
+})
 test_that("product", { check_kernel(kernel_matern(1.5, 1, c(1, 2, 1.5)) * kernel_periodic(2, 1, 3)) })
 test_that("nested", {
   check_kernel((kernel_se(1, c(1, 2, 1)) + kernel_matern(0.5, 0.7, 1.1)) * kernel_linear(1, 2))
