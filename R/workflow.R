@@ -202,7 +202,8 @@ log_lik_draws <- function(object, newdata = NULL, ndraws = NULL, draw_ids = NULL
 #' d$y <- factor(sin(2 * d$x) + rnorm(40, sd = 0.5) > 0, labels = c("no", "yes"))
 #' ctl <- augp_control()
 #' f_se <- augp(y ~ x, d, kernel = kernel_se(), control = ctl)
-#' f_lin <- augp(y ~ x, d, kernel = kernel_linear(), control = ctl)
+#' f_lin <- augp(y ~ x, d, kernel = kernel_linear() + kernel_constant(),
+#'               control = ctl)
 #' loo::loo_compare(loo::loo(f_se), loo::loo(f_lin))
 #' @exportS3Method loo::loo
 loo.augp <- function(x, ..., newdata = NULL, ndraws = NULL, draw_ids = NULL, seed = NULL,
