@@ -25,6 +25,13 @@
 #     candidates of results_kernel_choice.csv / results_kernel_choice_confirm.csv and prints
 #     the penalised-ELBO rule over the five and over all seven candidates (tables also in
 #     bench/counts/results_kernel_choice_additive_summary.csv)
+#   Rscript bench/counts/kernel_choice.R constant <nb|poisson> <set> [splits] [first split]
+#     the same splits fitted with the default `se` and `se_const` = kernel_se() +
+#     kernel_constant() (a learned level on top of the prior mean), each with
+#     kernel_search = FALSE, no loo(), and the peers; writes <OUT_DIR>/kcc_<lik>_<set>.csv
+#   Rscript bench/counts/kernel_choice.R summaryc <dir with the kcc_*.csv>
+#     binds them into bench/counts/results_kernel_constant.csv and prints se_const - se and
+#     both against the best peer per split
 #   Rscript bench/counts/kernel_choice.R compare <dir with the kcp_*.csv>
 #     the package's per-split LPD and choice against the elbo_pen_1 rule applied to the
 #     candidates of results_kernel_choice.csv and results_kernel_choice_confirm.csv;
@@ -76,7 +83,7 @@ additive_candidates <- function(formula, data) {
        })))
 }
 
-if (mode %in% c("run", "package", "additive")) {
+if (mode %in% c("run", "package", "additive", "constant")) {
   suppressPackageStartupMessages({
     library(augmentedGP)
     library(mgcv)
@@ -151,8 +158,9 @@ if (mode %in% c("run", "package", "additive")) {
     # the number of design columns, from the default fit's design
     d_cols <- NULL
     pw <- list()
-    if (mode == "additive") {
-      kk <- c(list(se = NULL), additive_candidates(s$augp, d))
+    if (mode %in% c("additive", "constant")) {
+      kk <- if (mode == "additive") c(list(se = NULL), additive_candidates(s$augp, d)) else
+        list(se = NULL, se_const = augmentedGP::kernel_se() + augmentedGP::kernel_constant())
       for (cn in names(kk)) {
         f <- elapsed(quiet(augp(s$augp, train, likelihood = likelihood, kernel = kk[[cn]],
                                 seed = seed,
@@ -207,7 +215,8 @@ if (mode %in% c("run", "package", "additive")) {
   }
   out <- file.path(Sys.getenv("OUT_DIR", tempdir()),
                    sprintf(c(package = "kcp_%s_%s.csv", run = "kc_%s_%s.csv",
-                             additive = "kca_%s_%s.csv")[[mode]], lik, set))
+                             additive = "kca_%s_%s.csv", constant = "kcc_%s_%s.csv")[[mode]],
+                           lik, set))
   utils::write.csv(do.call(rbind, rows), out, row.names = FALSE)
   cat("wrote", out, "\n")
 }
@@ -444,4 +453,22 @@ if (mode == "summary7") {
   print(tab[, c("lik", "set", "time_se", "time_add")], row.names = FALSE, digits = 3)
   utils::write.csv(tab, file.path("bench", "counts", "results_kernel_choice_additive_summary.csv"),
                    row.names = FALSE)
+}
+
+if (mode == "summaryc") {
+  dir <- if (length(args) >= 2) args[2] else tempdir()
+  files <- list.files(dir, "^kcc_.*\\.csv$", full.names = TRUE)
+  res <- do.call(rbind, lapply(files, utils::read.csv))
+  utils::write.csv(res, file.path("bench", "counts", "results_kernel_constant.csv"), row.names = FALSE)
+  fmt <- function(x) sprintf("%+.3f (%.3f; %d/%d)", mean(x), stats::sd(x) / sqrt(length(x)),
+                             sum(x >= 0), length(x))
+  cat("| lik | set | se - best peer | se_const - best peer | se_const - se |\n|---|---|---|---|---|\n")
+  for (lk in unique(res$lik)) for (st in unique(res$set[res$lik == lk])) {
+    r <- res[res$lik == lk & res$set == st, ]
+    splits <- sort(unique(r$split))
+    get <- function(m) vapply(splits, function(sp) r$lpd[r$split == sp & r$method == m], 0)
+    best <- pmax(get("gam"), get("glm"))
+    cat(sprintf("| %s | %s | %s | %s | %s |\n", lk, st, fmt(get("se") - best),
+                fmt(get("se_const") - best), fmt(get("se_const") - get("se"))))
+  }
 }
