@@ -148,9 +148,9 @@ for (nm in names(sets)) {
   res$ranger <- fit_ranger(s)
   res$glm <- fit_glm(s)
   if (have_gplite) {
-    # gplite's EP took 198 s at n = 240 on a loaded machine: run it on the small sets
-    # only; each gplite fit is stopped after 900 s (elapsed), and a stopped or failed
-    # fit is reported as such (no scores).
+    # gplite's EP runs on the small sets only (its times are in results_classification.md);
+    # each gplite fit is stopped after 900 s (elapsed), and a stopped or failed fit is
+    # reported as such (no scores).
     lim <- function(expr) {
       t0 <- proc.time()[["elapsed"]]
       setTimeLimit(elapsed = 900, transient = TRUE)
