@@ -1,13 +1,18 @@
-# Benchmark: augmentedGP (PG-augmented VI and Gibbs) against kernlab::gausspr
-# (Laplace-type GP classification with an RBF kernel) and, when available,
-# gplite, on binary classification data sets that ship with R packages.
+# Benchmark: augmentedGP (PG-augmented VI and Gibbs, at the package defaults) against
+# what users pick instead for binary classification, all in one run on the same splits:
+# kernlab::gausspr (Laplace-type GP classification, RBF kernel), gplite (Laplace and EP,
+# when installed), ranger (random forest, probability = TRUE, default settings) and
+# logistic regression (stats::glm, family = binomial), on data sets that ship with R
+# packages.
 #
 # Usage (from the package root, augmentedGP installed):
 #   Rscript bench/gp/bench_classification.R [max_n] [threads] [only]
 # `only` is an optional regular expression selecting data sets (e.g. "spam-2000").
+# Set AUGP_BENCH_INSTALL_GPLITE=1 to install gplite into bench/.lib when it is missing.
 # Writes bench/gp/results_classification[_only].csv and prints a markdown table.
-# Metrics on held-out data: error rate, mean log loss, fit time (seconds).
-# Ratios are augp / kernlab (below 1: augp better or faster).
+# Metrics on held-out data: error rate, mean log loss (probabilities clipped to
+# [1e-9, 1 - 1e-9]), fit time (seconds, elapsed). Ratios: each augp method over the best
+# peer for that metric (below 1: augp better or faster) and over ranger.
 args <- commandArgs(trailingOnly = TRUE)
 max_n <- if (length(args) >= 1) as.numeric(args[1]) else 4000
 threads <- if (length(args) >= 2) as.integer(args[2]) else 2L
@@ -25,7 +30,7 @@ need <- function(pkg) {
   }
   requireNamespace(pkg, quietly = TRUE)
 }
-stopifnot(need("MASS"), need("kernlab"), need("mlbench"))
+stopifnot(need("MASS"), need("kernlab"), need("mlbench"), need("ranger"))
 have_gplite <- requireNamespace("gplite", quietly = TRUE)
 if (!have_gplite && identical(Sys.getenv("AUGP_BENCH_INSTALL_GPLITE"), "1")) {
   have_gplite <- need("gplite")
@@ -73,12 +78,9 @@ for (n in c(500, 1000, 2000, 4000)) {
   sets[[paste0("spam-", n)]] <- list(split_sets(spam_d, n, 600, 3))
 }
 
+# augp as a user would call it: the package defaults (augp_control()), threads aside.
 fit_augp <- function(s, method) {
-  ctl <- if (method == "vi") {
-    augp_control(threads = threads)
-  } else {
-    augp_control(iter = 1000, warmup = 300, chains = 2, threads = threads)
-  }
+  ctl <- augp_control(threads = threads)
   t <- system.time(fit <- augp_fit(s$xtr, s$ytr, method = method, control = ctl,
                                    seed = 1))[["elapsed"]]
   p <- predict(fit, s$xte)
@@ -107,6 +109,33 @@ fit_gplite <- function(s, approx = c("laplace", "ep")) {
   c(scores(p, s$yte), time = t)
 }
 
+fit_ranger <- function(s) {
+  tr <- data.frame(s$xtr)
+  t <- system.time(fit <- ranger::ranger(x = tr, y = factor(s$ytr, levels = c(FALSE, TRUE)),
+                                         probability = TRUE, num.threads = threads,
+                                         seed = 1))[["elapsed"]]
+  p <- predict(fit, data = data.frame(s$xte), num.threads = threads)$predictions[, "TRUE"]
+  c(scores(p, s$yte), time = t)
+}
+# Logistic regression on the raw inputs (as kernlab and ranger get them; its fit does not
+# depend on an affine rescaling of the inputs). glm's warnings (no convergence, fitted
+# probabilities 0 or 1, i.e. separation) are kept and reported with the row.
+fit_glm <- function(s) {
+  tr <- data.frame(s$xtr, .y = s$ytr)
+  warn <- character()
+  t <- system.time(fit <- withCallingHandlers(
+    stats::glm(.y ~ ., data = tr, family = stats::binomial()),
+    warning = function(w) {
+      warn <<- c(warn, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    }))[["elapsed"]]
+  p <- stats::predict(fit, data.frame(s$xte), type = "response")
+  out <- c(scores(p, s$yte), time = t)
+  attr(out, "note") <- paste(unique(c(if (!fit$converged) "not converged", warn)),
+                             collapse = "; ")
+  out
+}
+
 if (nzchar(only)) sets <- sets[grepl(only, names(sets))]
 tag <- if (nzchar(only)) paste0("_", gsub("[^A-Za-z0-9]+", "", only)) else ""
 rows <- list()
@@ -116,44 +145,75 @@ for (nm in names(sets)) {
   cat(sprintf("%s: n_train = %d, n_test = %d, d = %d\n", nm, n, nrow(s$xte), ncol(s$xtr)))
   res <- list(kernlab = fit_kernlab(s), augp_vi = fit_augp(s, "vi"))
   if (n <= run_gibbs_upto) res$augp_gibbs <- fit_augp(s, "gibbs")
+  res$ranger <- fit_ranger(s)
+  res$glm <- fit_glm(s)
   if (have_gplite) {
-    # gplite's EP took 198 s at n = 240 here: run it on the small sets only; each gplite
-    # fit is stopped after 900 s (elapsed).
+    # gplite's EP runs on the small sets only (its times are in results_classification.md);
+    # each gplite fit is stopped after 900 s (elapsed), and a stopped or failed fit is
+    # reported as such (no scores).
     lim <- function(expr) {
+      t0 <- proc.time()[["elapsed"]]
       setTimeLimit(elapsed = 900, transient = TRUE)
       on.exit(setTimeLimit(elapsed = Inf))
-      tryCatch(expr, error = function(e) NULL)
+      tryCatch(expr, error = function(e) {
+        structure(c(error = NA, logloss = NA, time = proc.time()[["elapsed"]] - t0),
+                  note = paste("stopped:", conditionMessage(e)))
+      })
     }
     res$gplite_laplace <- lim(fit_gplite(s, "laplace"))
     if (n <= run_gibbs_upto) res$gplite_ep <- lim(fit_gplite(s, "ep"))
   }
   for (m in names(res)) {
-    if (is.null(res[[m]])) next
+    note <- attr(res[[m]], "note")
     rows[[length(rows) + 1]] <- data.frame(data = nm, n_train = n, n_test = nrow(s$xte),
                                            d = ncol(s$xtr), method = m,
                                            error = res[[m]][["error"]],
                                            logloss = res[[m]][["logloss"]],
-                                           time = res[[m]][["time"]])
+                                           time = res[[m]][["time"]],
+                                           note = if (is.null(note)) "" else note)
     print(rows[[length(rows)]], row.names = FALSE)
   }
 }
 tab <- do.call(rbind, rows)
 utils::write.csv(tab, file.path("bench", "gp", paste0("results_classification", tag, ".csv")), row.names = FALSE)
 
-# Markdown: one line per data set and augp method, with ratios to kernlab.
-md <- c("| data | n train | n test | d | method | error | log loss | time (s) | error ratio | log-loss ratio | time ratio |",
-        "|---|---|---|---|---|---|---|---|---|---|---|")
+# Markdown: one line per data set and method; augp rows carry their ratios to the best
+# peer for each metric (named) and to ranger.
+md <- c(paste("| data | n train | n test | d | method | error | log loss | time (s) |",
+              "error / best peer | log loss / best peer | time / best peer |",
+              "error / ranger | log loss / ranger | time / ranger |"),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+# (an error rate of 0 counts as 1e-9; a time below the timer's 1 ms as 1 ms)
+fmt3 <- function(v) sub("\\.$", "", trimws(formatC(v, digits = 3, format = "fg", flag = "#")))
+ratio <- function(a, b, floor = 1e-9) if (is.na(a) || is.na(b)) "NA" else fmt3(a / max(b, floor))
 for (nm in unique(tab$data)) {
   sub <- tab[tab$data == nm, ]
-  ref <- sub[sub$method == "kernlab", ]
+  peers <- sub[!grepl("^augp", sub$method) & !is.na(sub$error), ]
+  rf <- sub[sub$method == "ranger", ]
+  best_cell <- function(col, val) {
+    i <- which.min(peers[[col]])
+    sprintf("%s (%s)", ratio(val, peers[[col]][i], if (col == "time") 1e-3 else 1e-9),
+            peers$method[i])
+  }
   for (i in seq_len(nrow(sub))) {
     r <- sub[i, ]
-    md <- c(md, sprintf("| %s | %d | %d | %d | %s | %.3f | %.3f | %.2f | %s | %s | %s |",
-                        r$data, r$n_train, r$n_test, r$d, r$method, r$error, r$logloss,
-                        r$time,
-                        if (r$method == "kernlab") "1" else sprintf("%.2f", r$error / max(ref$error, 1e-9)),
-                        if (r$method == "kernlab") "1" else sprintf("%.2f", r$logloss / ref$logloss),
-                        if (r$method == "kernlab") "1" else sprintf("%.2f", r$time / ref$time)))
+    cells <- rep("", 6)
+    if (grepl("^augp", r$method)) {
+      cells <- c(vapply(c("error", "logloss", "time"),
+                        function(col) best_cell(col, r[[col]]), ""),
+                 ratio(r$error, rf$error), ratio(r$logloss, rf$logloss),
+                 ratio(r$time, rf$time, 1e-3))
+    }
+    md <- c(md, sprintf("| %s | %d | %d | %d | %s | %s | %s | %s | %s |",
+                        r$data, r$n_train, r$n_test, r$d, r$method,
+                        if (is.na(r$error)) "NA" else sprintf("%.3f", r$error),
+                        if (is.na(r$logloss)) "NA" else sprintf("%.3f", r$logloss),
+                        fmt3(r$time), paste(cells, collapse = " | ")))
   }
 }
 cat(md, sep = "\n")
+notes <- tab[nzchar(tab$note), c("data", "method", "note")]
+if (nrow(notes)) {
+  cat("\nNotes:\n")
+  cat(sprintf("- %s, %s: %s", notes$data, notes$method, notes$note), sep = "\n")
+}
