@@ -1,8 +1,9 @@
 # Benchmark: multi-class GP classification with the logistic-softmax likelihood
 # (augmentedGP, variational and Gibbs) against kernlab::gausspr (multi-class GP
-# classification, RBF kernel) and nnet::multinom (linear multinomial logit
-# baseline), on data sets that ship with R packages. All methods run in the same
-# process on the same splits.
+# classification, RBF kernel) and what users pick instead of a GP: nnet::multinom
+# (linear multinomial logit) and a random forest (ranger::ranger, probability forest,
+# its default 500 trees), on data sets that ship with R packages. All methods run in
+# the same process on the same splits.
 #
 # Usage (from the package root, augmentedGP installed):
 #   Rscript bench/multiclass/bench_multiclass.R [letter_n] [threads] [only]
@@ -14,7 +15,8 @@
 # Writes bench/multiclass/results[_only].csv (one row per split and method) and prints
 # a markdown table of means (standard errors over splits) and median fit times.
 # Metrics on held-out data: error rate, mean log loss (probabilities clipped at
-# 1e-9), fit time in seconds (elapsed). Ratios are augp / peer.
+# 1e-9), fit time in seconds (elapsed). Ratios are augp / peer, and augp / the best
+# peer (kernlab, nnet or ranger) in each column: lowest error, lowest log loss, fastest.
 args <- commandArgs(trailingOnly = TRUE)
 letter_n <- if (length(args) >= 1) as.integer(args[1]) else 2000L
 threads <- if (length(args) >= 2) as.integer(args[2]) else 2L
@@ -24,7 +26,7 @@ gibbs_upto <- 300  # Gibbs only on small training sets
 # variable AUGP_BENCH_SPARSE_FROM overrides it (results then go to results_<only>_exact...csv)
 sparse_from <- as.numeric(Sys.getenv("AUGP_BENCH_SPARSE_FROM", "1000"))
 
-for (p in c("MASS", "kernlab", "mlbench", "nnet")) {
+for (p in c("MASS", "kernlab", "mlbench", "nnet", "ranger")) {
   if (!requireNamespace(p, quietly = TRUE)) stop("benchmark needs package ", p)
 }
 library(augmentedGP)
@@ -57,6 +59,8 @@ invisible(suppressMessages(kernlab::gausspr(as.matrix(iris[c(1:10, 51:60, 101:11
                                             iris$Species[c(1:10, 51:60, 101:110)],
                                             type = "classification", kernel = "rbfdot")))
 invisible(nnet::multinom(Species ~ ., data = iris, trace = FALSE))
+invisible(ranger::ranger(Species ~ ., data = iris, probability = TRUE, num.trees = 5,
+                         num.threads = threads))
 
 rows <- list()
 add <- function(set, s, method, sc, time, note = "") {
@@ -110,6 +114,13 @@ for (nm in names(sets)) for (split in seq_len(min(sets[[nm]]$splits, max_splits)
   colnames(P) <- levels(s$ytr)
   add(nm, s, "nnet-multinom", scores(P, s$yte), r$time)
   print(utils::tail(rows, 1)[[1]])
+  # ranger: probability forest at its defaults (500 trees, mtry = floor(sqrt(p))),
+  # seeded so that every repetition is the same forest
+  r <- timed(ranger::ranger(y ~ ., data = dtr, probability = TRUE, num.threads = threads, seed = 1),
+             reps = 5L)
+  P <- stats::predict(r$val, data = s$xte, num.threads = threads)$predictions
+  add(nm, s, "ranger", scores(P, s$yte), r$time)
+  print(utils::tail(rows, 1)[[1]])
 }
 res <- do.call(rbind, rows)
 out <- file.path("bench", "multiclass",
@@ -127,11 +138,13 @@ for (nm in unique(res$set)) for (me in unique(res$method[res$set == nm])) {
               r$n_test[1], r$K[1], nrow(r), me, mean(r$error), format(se(r$error), digits = 2),
               mean(r$logloss), format(se(r$logloss), digits = 2), stats::median(r$time)))
 }
+peers <- c("kernlab-gausspr", "nnet-multinom", "ranger")
 cat("\nRatios augp-vi / peer over the same splits (mean error, mean log loss, median time;",
     "splits where augp's log loss is lower):\n")
+cat("\n| set | peer | error | log loss | time | augp's log loss lower |\n|---|---|---|---|---|---|\n")
 for (nm in unique(res$set)) {
   a <- res[res$set == nm & res$method == "augp-vi", ]
-  for (peer in c("kernlab-gausspr", "nnet-multinom")) {
+  for (peer in peers) {
     b <- res[res$set == nm & res$method == peer, ]
     b <- b[match(a$split, b$split), ]
     cat(sprintf("| %s | vs %s | %.2f | %.2f | %.2f | %d of %d |\n", nm, peer,
@@ -139,6 +152,17 @@ for (nm in unique(res$set)) {
                 stats::median(a$time) / stats::median(b$time), sum(a$logloss < b$logloss),
                 nrow(a)))
   }
+  # the best peer in each column (lowest mean error, lowest mean log loss, fastest median)
+  pm <- sapply(peers, function(pe) {
+    b <- res[res$set == nm & res$method == pe, ]
+    c(error = mean(b$error), logloss = mean(b$logloss), time = stats::median(b$time))
+  })
+  best <- apply(pm, 1, which.min)
+  cat(sprintf("| %s | vs best peer (%s / %s / %s) | %.2f | %.2f | %.2f | |\n", nm,
+              peers[best[["error"]]], peers[best[["logloss"]]], peers[best[["time"]]],
+              mean(a$error) / max(pm["error", best[["error"]]], 1e-9),
+              mean(a$logloss) / pm["logloss", best[["logloss"]]],
+              stats::median(a$time) / pm["time", best[["time"]]]))
 }
 cat(sprintf("\nR %s, %s, threads = %d, date %s\n", getRversion(), R.version$platform, threads,
             format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC")))
