@@ -99,6 +99,12 @@ augp_fit <- function(x, y, likelihood = NULL, kernel = NULL,
     }
   }
   kernel_std <- std_kernel(kernel)
+  if (isTRUE(control$standardise) && !kernel_has_level(kernel) && !lik_prior_mean_is_level(likelihood)) {
+    message(paste0("`kernel`: kernel_linear() on the standardised (centred) inputs has no constant ",
+                   "component, so the latent function's level at the centre of the inputs stays at ",
+                   "the likelihood's prior mean (the pooled rate), not the intercept a GLM would ",
+                   "fit; add kernel_constant() to learn it (see ?kernels)."))
+  }
   # the starting values of a likelihood with a log-linear mean read the offset (exposure)
   resp_start <- resp
   resp_start$offset <- offset

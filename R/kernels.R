@@ -202,6 +202,18 @@ kernel_periodic <- function(variance = NULL, lengthscale = 1, period = NULL, dim
 
 is_kernel <- function(x) inherits(x, "augp_kernel")
 
+# Can the kernel move the latent function's level at the centre of centred inputs? A
+# linear leaf is zero there; a sum can if either part can, a product only if both can.
+# For a list of kernels (one per latent column): every one of them.
+kernel_has_level <- function(k) {
+  if (is_kernel_list(k)) return(all(vapply(k, kernel_has_level, TRUE)))
+  switch(k$type,
+    sum = kernel_has_level(k$k1) || kernel_has_level(k$k2),
+    prod = kernel_has_level(k$k1) && kernel_has_level(k$k2),
+    linear = FALSE,
+    TRUE)
+}
+
 # The kernel with f applied to every leaf, left to right (sums and products kept).
 kernel_map_leaves <- function(k, f) {
   if (k$type %in% c("sum", "prod")) {

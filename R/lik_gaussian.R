@@ -165,6 +165,10 @@ lik_default_kernel.augp_gaussian <- function(likelihood) kernel_matern(nu = 2.5)
 #' @export
 lik_prior_mean.augp_gaussian <- function(likelihood, resp) sum(resp$trials * resp$y) / sum(resp$trials)
 
+# The weighted response mean is the least-squares intercept on centred inputs.
+#' @export
+lik_prior_mean_is_level.augp_gaussian <- function(likelihood) TRUE
+
 #' @export
 lik_param_spec.augp_gaussian <- function(likelihood) {
   scalar_param_spec(likelihood, "gaussian", 1L, list(sigma = 1))

@@ -235,6 +235,20 @@ engine_lik_spec <- function(likelihood, resp) UseMethod("engine_lik_spec")
 #' @noRd
 lik_prior_mean <- function(likelihood, resp) UseMethod("lik_prior_mean")
 
+#' Is the prior mean the level a linear model fits at the centre of the inputs? (internal
+#' generic)
+#'
+#' TRUE when lik_prior_mean() is the intercept that a linear predictor on centred inputs
+#' would have (the response mean, for an identity link and least squares); FALSE (the
+#' default) when it is a pooled plug-in that differs from a GLM's intercept (a non-linear
+#' link). A kernel without a constant component (kernel_linear() on the standardised
+#' inputs) keeps the level at the prior mean, which the front end then points out.
+#' @noRd
+lik_prior_mean_is_level <- function(likelihood) UseMethod("lik_prior_mean_is_level")
+
+#' @export
+lik_prior_mean_is_level.augp_likelihood <- function(likelihood) FALSE
+
 #' The response mean (inverse link) at latent values f (r x q): r x R
 #'
 #' From the likelihood's parameters alone (no data), through the C++ likelihood.

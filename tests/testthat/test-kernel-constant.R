@@ -35,8 +35,8 @@ test_that("a linear kernel plus a constant learns the level a GLM does", {
   ctl <- augp_control(threads = 1, kernel_search = FALSE)
   lc <- augp(fm, d, likelihood = negative_binomial(r = 1e4), seed = 1, control = ctl,
              kernel = kernel_linear() + kernel_constant())
-  lin <- augp(fm, d, likelihood = negative_binomial(r = 1e4), seed = 1, control = ctl,
-              kernel = kernel_linear())
+  expect_message(lin <- augp(fm, d, likelihood = negative_binomial(r = 1e4), seed = 1, control = ctl,
+                             kernel = kernel_linear()), "kernel_constant")
   nd <- data.frame(x1 = mean(d$x1), x2 = mean(d$x2), expo = 1)
   at_centre <- function(f) predict(f, nd, type = "link")
   glm_centre <- unname(stats::predict(glm_fit, nd, type = "link"))
@@ -72,4 +72,30 @@ test_that("the constant kernel works in sparse, Gaussian and full-Bayes fits", {
   dr <- posterior::as_draws_matrix(fb)
   expect_true("constant.variance" %in% posterior::variables(dr))
   expect_true(all(posterior::extract_variable(dr, "constant.variance") > 0))
+})
+
+test_that("a kernel that cannot move the level is pointed out where the prior mean is not the intercept", {
+  d <- kc_counts(60, 6)
+  fm <- y ~ x1 + x2 + offset(log(expo))
+  ctl <- augp_control(threads = 1, kernel_search = FALSE, learn_hyper = FALSE)
+  nb <- negative_binomial(r = 10)
+  msg <- "no constant component"
+  expect_message(augp(fm, d, likelihood = nb, kernel = kernel_linear(), control = ctl), msg)
+  expect_message(augp(fm, d, likelihood = nb, kernel = kernel_linear() * kernel_se(), control = ctl), msg)
+  quiet_about_level <- function(expr) {
+    msgs <- character(0)
+    withCallingHandlers(expr, message = function(m) {
+      msgs <<- c(msgs, conditionMessage(m))
+      invokeRestart("muffleMessage")
+    })
+    expect_false(any(grepl(msg, msgs)))
+  }
+  quiet_about_level(augp(fm, d, likelihood = nb, kernel = kernel_linear() + kernel_constant(), control = ctl))
+  quiet_about_level(augp(fm, d, likelihood = nb, kernel = kernel_linear() + kernel_se(), control = ctl))
+  quiet_about_level(augp(fm, d, likelihood = nb, kernel = kernel_linear(),
+                         control = augp_control(threads = 1, kernel_search = FALSE, learn_hyper = FALSE,
+                                                standardise = FALSE)))
+  # least squares: the response mean is the intercept on centred inputs
+  g <- data.frame(x = d$x1, y = d$x2 + d$x1)
+  quiet_about_level(augp(y ~ x, g, likelihood = gaussian_noise(), kernel = kernel_linear(), control = ctl))
 })
