@@ -4,7 +4,9 @@
 # memory of the process against the size of the data, and the held-out error against a
 # full-batch fit on a 1e5-row subsample (the same inducing-point count) and a random
 # forest (ranger, default 500 trees) on 2e5 rows (its default trees on more rows take
-# longer than the GP on all 1e7 and many GB).
+# longer than the GP on all 1e7 and many GB), and linear logistic regression
+# (stats::glm.fit, IRLS, on the design with an intercept column; no model frame) on all
+# rows.
 #
 # Data: x ~ N(0, I_28); P(y = 1 | x) = plogis(f(x)) with a smooth nonlinear f of four
 # fixed linear combinations of all 28 inputs; 20000 test rows from the same law; the
@@ -49,6 +51,14 @@ one_run <- function(n, method, threads) {
     fit_mb <- fit_peak_mb()
     p <- predict(rf, data.frame(te$X), num.threads = threads)$predictions[, "1"]
     extra <- sprintf("n=%d", n)
+  } else if (method == "glm") {
+    X1 <- cbind(1, tr$X)  # the design with an intercept column replaces the design
+    tr$X <- NULL
+    gl <- stats::glm.fit(X1, tr$y, family = stats::binomial())
+    el <- proc.time()[["elapsed"]] - t0
+    fit_mb <- fit_peak_mb()
+    p <- stats::plogis(drop(cbind(1, te$X) %*% gl$coefficients))
+    extra <- sprintf("n=%d iter=%d converged=%s", n, gl$iter, gl$converged)
   } else {
     suppressPackageStartupMessages(library(augmentedGP))
     ctl <- augp_control(threads = threads,
@@ -67,7 +77,7 @@ one_run <- function(n, method, threads) {
     extra = extra)
 }
 
-tab <- bench_main(args, "bench/sparse/bench_1e7.R", one_run, 1e7, c("sparse", "sub1e5", "ranger"),
+tab <- bench_main(args, "bench/sparse/bench_1e7.R", one_run, 1e7, c("sparse", "sub1e5", "ranger", "glm"),
                   c("fit_s", "error", "logloss", "bayes_error", "data_mb", "fit_peak_mb", "note"))
 utils::write.csv(tab, "bench/sparse/results_1e7.csv", row.names = FALSE)
 print(tab)

@@ -1,6 +1,8 @@
 # Benchmark: sparse variational GP multi-class classification (augmentedGP,
 # inducing points, m = 100; logistic-softmax and stick-breaking likelihoods)
-# against multinomial logistic regression (nnet::multinom) on simulated data.
+# against multinomial logistic regression (nnet::multinom) and a random forest (ranger,
+# probability forest at its defaults: 500 trees, seed 1, the script's threads) on
+# simulated data.
 #
 # Data: d = 10 inputs ~ N(0, I); K = 4 classes (change with the 4th argument) drawn
 # from softmax(f_1(x), ..., f_K(x)) where each f_k is a smooth GP-like function, a
@@ -78,6 +80,11 @@ for (n in sizes) {
   mn <- nnet::multinom(y ~ ., tr$df, trace = FALSE, maxit = 500)
   sec <- proc.time()[["elapsed"]] - t0
   add(n, "nnet::multinom (linear)", sec, metrics(predict(mn, te$df, type = "probs"), te$df$y))
+  t0 <- proc.time()[["elapsed"]]
+  rf <- ranger::ranger(y ~ ., tr$df, probability = TRUE, num.threads = threads, seed = 1)
+  sec <- proc.time()[["elapsed"]] - t0
+  P <- predict(rf, te$df, num.threads = threads)$predictions
+  add(n, "ranger (500 trees, probability forest)", sec, metrics(P[, levels(te$df$y)], te$df$y))
 }
 res <- do.call(rbind, rows)
 cat(sprintf("K = %d classes, d = %d, held-out 20000, threads %d, %s\n", K, d, threads,
