@@ -21,11 +21,12 @@ kernel_check_lengthscale <- function(x) {
 # classification likelihoods, var(y) for regression; 1 for kernel_matrix()).
 # `dims`: the leaf's active inputs as given (NULL: all of them); a fit resolves them
 # (kernel_resolve_dims()) into `dims_idx`, their column numbers in the design.
+# `lengthscale` NULL: a leaf without lengthscales (kernel_constant()).
 new_kernel_leaf <- function(type, variance, lengthscale, period = NULL, nu = NULL,
                             sd_units = character(0), dims = NULL) {
   structure(
     list(type = type, variance = kernel_check_scalar(variance, "variance"),
-         lengthscale = if (type == "constant") numeric(0) else kernel_check_lengthscale(lengthscale),
+         lengthscale = if (is.null(lengthscale)) numeric(0) else kernel_check_lengthscale(lengthscale),
          period = period, nu = nu, sd_units = sd_units, dims = kernel_check_dims_arg(dims)),
     class = "augp_kernel"
   )
@@ -432,7 +433,6 @@ kernel_check_dims <- function(k, d) {
     kernel_check_dims(k$k2, d)
     return(invisible(TRUE))
   }
-  if (k$type == "constant") return(invisible(TRUE))
   nl <- length(k$lengthscale)
   idx <- kernel_leaf_idx(k)
   if (length(idx) && max(idx) > d) {
@@ -440,7 +440,7 @@ kernel_check_dims <- function(k, d) {
                  max(idx), d), call. = FALSE)
   }
   nd <- if (length(idx)) length(idx) else d
-  if (nl != 1 && nl != nd) {
+  if (nl > 1 && nl != nd) {
     stop(sprintf("`kernel` has %d lengthscales (ARD) but %s %d columns.", nl,
                  if (length(idx)) "its dims select" else "the inputs have", nd), call. = FALSE)
   }

@@ -180,8 +180,7 @@ lik_noise_summary.augp_heteroscedastic <- function(likelihood, object, lp, level
   sfun <- function(g, lam) 1 / sqrt(lam * stats::plogis(g - log(lam)))
   if (!is.null(lp$draws)) {
     G <- matrix(lp$draws[, , 2], dim(lp$draws)[1], dim(lp$draws)[2])
-    ld <- object$engine$lik_draws
-    lam <- if (!is.null(ld)) as.numeric(ld[, , 1]) else likelihood$lambda
+    lam <- fit_param_values(object, "lambda")
     S <- sfun(G, lam)
     out <- list(mean = colMeans(S), sd = apply(S, 2, stats::sd))
     if (level > 0) {
